@@ -1,0 +1,79 @@
+"""``hdsp-agent tools list`` and ``hdsp-agent tools call``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..config import load_cli_config
+from ..tools.base import ToolCall, ToolContext
+from ..tools.builtin import builtin_tools
+from ..tools.definitions import EXPORT_FORMATS, export
+from ..tools.executor import ToolExecutor
+from ..tools.registry import ToolRegistry
+from .approvers import approver_for
+
+
+def add_parser(commands: Any) -> None:
+    tools = commands.add_parser("tools", help="list tool definitions or call a tool")
+    actions = tools.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    listing = actions.add_parser("list", help="print every tool's definition")
+    listing.add_argument("--format", choices=EXPORT_FORMATS, default="openai")
+    listing.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
+    listing.set_defaults(handler=list_tools)
+
+    call = actions.add_parser("call", help="run one tool call through the full pipeline; prints the result JSON")
+    call.add_argument("name", help="tool name")
+    call.add_argument("arguments", help="the arguments as a JSON object (as a model would send them)")
+    call.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
+    call.add_argument(
+        "--approve",
+        choices=("ask", "all", "none"),
+        default="ask",
+        help="answer approval requests: ask on the terminal (default), approve all, or decline all",
+    )
+    call.set_defaults(handler=call_tool)
+
+
+def _registry() -> ToolRegistry:
+    return ToolRegistry(builtin_tools())
+
+
+def _check_root(root: Path) -> Path | None:
+    if not root.is_dir():
+        print(f"hdsp-agent: --root {root} is not a directory", file=sys.stderr)
+        return None
+    return root.resolve()
+
+
+def list_tools(args: argparse.Namespace) -> int:
+    if _check_root(args.root) is None:
+        return 2
+    config = load_cli_config()
+    registry = _registry()
+    catalog = registry.catalog(disabled=config.disabled_tools)
+    print(export(catalog, args.format), end="" if args.format == "markdown" else "\n")
+    return 0
+
+
+def call_tool(args: argparse.Namespace) -> int:
+    root = _check_root(args.root)
+    if root is None:
+        return 2
+    config = load_cli_config()
+    registry = _registry()
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    executor = ToolExecutor(registry, approver=approver_for(args.approve), settings=config.executor_settings())
+    ctx = ToolContext(root_dir=root)
+    catalog = registry.catalog(ctx, disabled=config.disabled_tools)
+    call = ToolCall(id=f"cli-{uuid.uuid4().hex[:12]}", name=args.name, arguments=args.arguments)
+    result = asyncio.run(executor.execute(call, ctx, catalog))
+    print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    return 0 if result.ok else 1

@@ -1,0 +1,1 @@
+"""Deciding whether a tool call may run: policy decisions, approvals, and the checks behind them."""

@@ -1,0 +1,45 @@
+"""Asking the user: the request the approver sees and the reply it gives.
+
+Approval is a decision the runtime makes and records. The model cannot approve anything: replies come only from
+an ``Approver`` the server wired to a person (the sidebar dialog, a TTY prompt) or to an explicit CLI flag.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+ApprovalScope = Literal["once", "session", "always"]
+
+
+class ApprovalRequest(BaseModel):
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    reasons: list[str] = Field(default_factory=list)
+    # What the call would do, for the dialog: a unified diff for edits, the analysed command for shell, ...
+    preview: str | None = None
+    action_kind: str | None = None
+    action_target: str | None = None
+
+
+class ApprovalReply(BaseModel):
+    approved: bool
+    scope: ApprovalScope = "once"
+    reason: str | None = None
+
+
+class Approver(Protocol):
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalReply: ...
+
+
+class FixedApprover:
+    """Answers every request the same way: ``--approve all`` / ``--approve none`` on the CLI."""
+
+    def __init__(self, approve: bool, reason: str | None = None) -> None:
+        self.approve = approve
+        self.reason = reason
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalReply:
+        return ApprovalReply(approved=self.approve, reason=None if self.approve else self.reason)

@@ -1,0 +1,53 @@
+"""The policy's answer for one call, and the interface the executor asks it through.
+
+The full rule engine lives beside this module; the executor only needs ``PermissionPolicy.decide``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from ..tools.base import PermissionAction, Tool, ToolContext
+
+DecisionKind = Literal["allow", "ask", "deny"]
+
+# Continue's names for the three levels, used in rules and settings.
+LEVEL_FOR_DECISION: dict[DecisionKind, str] = {
+    "allow": "allowedWithoutPermission",
+    "ask": "allowedWithPermission",
+    "deny": "disabled",
+}
+DECISION_FOR_LEVEL: dict[str, DecisionKind] = {level: kind for kind, level in LEVEL_FOR_DECISION.items()}
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    decision: DecisionKind
+    reasons: list[str] = field(default_factory=list)
+    # The rule that decided, as written (e.g. "run_terminal_command(git status*)"), or None for a default.
+    rule: str | None = None
+
+    @property
+    def level(self) -> str:
+        return LEVEL_FOR_DECISION[self.decision]
+
+
+class PermissionPolicy(Protocol):
+    def decide(
+        self, tool: Tool[Any], args: BaseModel, action: PermissionAction | None, ctx: ToolContext
+    ) -> PolicyDecision: ...
+
+
+class ReadOnlyPolicy:
+    """The safe default until rules are configured: read-only tools run, everything else asks the user."""
+
+    def decide(
+        self, tool: Tool[Any], args: BaseModel, action: PermissionAction | None, ctx: ToolContext
+    ) -> PolicyDecision:
+        if tool.read_only and action is None:
+            return PolicyDecision("allow", [f"{tool.name} only reads"])
+        what = f"{action.kind.value} {action.target}".strip() if action else f"{tool.name} changes state"
+        return PolicyDecision("ask", [f"needs approval: {what}"])

@@ -1,0 +1,208 @@
+"""The tool contract: what a tool declares, what it may touch, and what it returns.
+
+Every tool, whoever calls it (sidebar, CLI, MCP endpoint), runs through ``executor.ToolExecutor``; this module
+holds only the shapes that pipeline and the tools agree on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ErrorCode(str, Enum):
+    """Stable codes the model, the UI and tests can rely on."""
+
+    NOT_FOUND = "E_TOOL_NOT_FOUND"
+    NOT_IN_CATALOG = "E_TOOL_NOT_IN_CATALOG"
+    INVALID_ARGS = "E_TOOL_INVALID_ARGS"
+    TIMEOUT = "E_TOOL_TIMEOUT"
+    DENIED = "E_TOOL_DENIED"
+    FAILED = "E_TOOL_FAILED"
+    CANCELED = "E_TOOL_CANCELED"
+
+
+class ToolStatus(str, Enum):
+    """The lifecycle of one tool call, as the UI shows it."""
+
+    GENERATING = "generating"
+    GENERATED = "generated"
+    AWAITING_APPROVAL = "awaiting_approval"
+    CALLING = "calling"
+    DONE = "done"
+    ERRORED = "errored"
+    DENIED = "denied"
+    CANCELED = "canceled"
+
+
+ResultStatus = Literal["ok", "error", "denied", "canceled"]
+
+
+class ToolErrorInfo(BaseModel):
+    code: str
+    message: str
+    suggestion: str | None = None
+
+
+class ToolCall(BaseModel):
+    """A call as the model made it: ``arguments`` is the raw string (or an already-parsed object)."""
+
+    id: str
+    name: str
+    arguments: str | dict[str, Any] | None = None
+
+
+class ToolResult(BaseModel):
+    """What one call produced. ``content`` is the text the model reads (before the untrusted envelope)."""
+
+    tool_call_id: str
+    name: str
+    status: ResultStatus
+    content: str = ""
+    error: ToolErrorInfo | None = None
+    # Remarks from the pipeline itself (e.g. "your arguments were repaired"): trusted, shown outside the envelope.
+    notes: list[str] = Field(default_factory=list)
+    # Structured extras for the UI and callers (a diff, the repaired arguments, paging info). Never sent to the model.
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class ToolError(Exception):
+    """Raised by a tool for an expected failure the model can act on (bad path, no match, ...).
+
+    The executor turns it into an ``error`` result; it is not logged as a crash.
+    """
+
+    def __init__(self, code: str, message: str, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.suggestion = suggestion
+
+
+@dataclass
+class ToolOutput:
+    """A tool's successful return when it has more than text to give (details for the UI)."""
+
+    content: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class PermissionKind(str, Enum):
+    """What a call would do, so the policy can reason about it without knowing the tool."""
+
+    EXECUTE = "Execute"
+    FILE_WRITE = "FileWrite"
+    FILE_DELETE = "FileDelete"
+    FILE_READ_SENSITIVE = "FileReadSensitive"
+    NETWORK = "Network"
+    KERNEL = "Kernel"
+    CUSTOM = "Custom"
+
+
+@dataclass(frozen=True)
+class PermissionAction:
+    """The risky thing a call does: a command to execute, a path to write, a URL to fetch, ..."""
+
+    kind: PermissionKind
+    target: str = ""
+    detail: str = ""
+
+
+class ToolArgs(BaseModel):
+    """Base for argument models: unknown fields are an error the model is told about, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+class CancelToken:
+    """Cooperative cancellation shared by one turn: set once, observed by the executor and long-running tools."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self.reason = ""
+
+    def cancel(self, reason: str = "canceled by the user") -> None:
+        self.reason = reason
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+def _ignore_event(event: BaseModel) -> None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch, injected by whoever runs it. Tools make no global lookups."""
+
+    root_dir: Path
+    call_id: str = ""
+    session_id: str = ""
+    emit: Callable[[BaseModel], None] = _ignore_event
+    cancel: CancelToken = field(default_factory=CancelToken)
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("hdsp_agent.tools"))
+    kernel_manager: Any = None
+    session_manager: Any = None
+    contents_manager: Any = None
+    notebook_gateway: Any = None
+    # What the sidebar sent with the message (active document, selected cells); tools read, never write it.
+    client_context: dict[str, Any] = field(default_factory=dict)
+
+    def for_call(self, call_id: str) -> ToolContext:
+        return replace(self, call_id=call_id)
+
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+class Tool(Generic[ArgsT]):
+    """A tool: a name, a description written for the model, a pydantic argument model and ``run``.
+
+    Subclasses set the class attributes and implement ``run``. ``run`` returns text, a ``ToolOutput``, or raises
+    ``ToolError``; any other exception is reported to the model as ``E_TOOL_FAILED`` and logged.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[BaseModel]] = NoArgs
+    read_only: ClassVar[bool] = False
+    # Seconds; None means the executor's default.
+    timeout: ClassVar[float | None] = None
+    # How the model can see what an output budget cut, e.g. "read_file_range with startLine/endLine".
+    paging_hint: ClassVar[str] = "narrow the request (a smaller range, path or pattern)"
+
+    def time_limit(self, args: ArgsT) -> float | None:
+        """Seconds this call may take; tools whose arguments carry a timeout override this."""
+        return self.timeout
+
+    def permission(self, args: ArgsT, ctx: ToolContext) -> PermissionAction | None:
+        """The risky action this call performs, for the policy; None for a call with no side effects."""
+        return None
+
+    def is_available(self, ctx: ToolContext) -> bool:
+        """Whether the tool can work here at all (e.g. a search backend is configured)."""
+        return True
+
+    async def run(self, args: ArgsT, ctx: ToolContext) -> str | ToolOutput:
+        raise NotImplementedError

@@ -1,0 +1,67 @@
+"""``ls``: list a directory of the project (Continue's ``ls`` tool: ``dirPath``, ``recursive``)."""
+
+from __future__ import annotations
+
+import asyncio
+from itertools import islice
+from pathlib import Path
+
+from pydantic import Field
+
+from ...permissions.paths import display_path, resolve_in_root
+from ..base import Tool, ToolArgs, ToolContext, ToolError
+from .ignore import GitignoreWalker
+
+MAX_ENTRIES = 200
+
+
+class ListDirectoryArgs(ToolArgs):
+    dirPath: str = Field(
+        default=".",
+        description="The directory to list, relative to the project root (default: the root itself).",
+    )
+    recursive: bool = Field(
+        default=False,
+        description="List the whole subtree (respecting .gitignore) instead of only the directory's entries.",
+    )
+
+
+class ListDirectoryTool(Tool[ListDirectoryArgs]):
+    name = "ls"
+    description = (
+        "List files and directories in a directory of the project. Directories end with '/'. "
+        f"Returns at most {MAX_ENTRIES} entries, relative to the project root, with a note when more exist. "
+        "Use recursive=true to see a subtree (files ignored by .gitignore are left out)."
+    )
+    args_model = ListDirectoryArgs
+    read_only = True
+    paging_hint = "list a subdirectory instead"
+
+    async def run(self, args: ListDirectoryArgs, ctx: ToolContext) -> str:
+        directory = resolve_in_root(ctx.root_dir, args.dirPath)
+        if not directory.exists():
+            raise ToolError("E_PATH_NOT_FOUND", f"{args.dirPath!r} does not exist", "List the parent directory.")
+        if not directory.is_dir():
+            raise ToolError("E_NOT_A_DIRECTORY", f"{args.dirPath!r} is a file", "Read it with read_file instead.")
+        # Directory walks can be large: keep them off the event loop.
+        return await asyncio.to_thread(_listing, directory, ctx.root_dir, args.recursive)
+
+
+def _listing(directory: Path, root: Path, recursive: bool) -> str:
+    if recursive:
+        entries = GitignoreWalker(directory, root.resolve()).walk()
+    else:
+        entries = ((path, path.is_dir()) for path in sorted(directory.iterdir(), key=lambda p: p.name))
+    shown = [_entry(path, is_dir, root) for path, is_dir in islice(entries, MAX_ENTRIES + 1)]
+    where = display_path(directory, root)
+    if not shown:
+        return f"{where} is empty."
+    if len(shown) > MAX_ENTRIES:
+        remaining = sum(1 for _ in entries) + 1
+        shown = shown[:MAX_ENTRIES]
+        shown.append(f"[... {remaining} more entries not shown; list a subdirectory to see them]")
+    return "\n".join(shown)
+
+
+def _entry(path: Path, is_dir: bool, root: Path) -> str:
+    return display_path(path, root) + ("/" if is_dir else "")

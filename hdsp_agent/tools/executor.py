@@ -1,0 +1,325 @@
+"""The one pipeline every tool call goes through, whoever makes it (sidebar, CLI, MCP endpoint).
+
+    lookup → catalog → parse/repair → validate → permission (policy, approval) → middleware → run
+    (timeout, cancellation) → result within budget
+
+``execute`` never raises for a tool's or the model's fault: every failure is a ``ToolResult`` the model can read.
+Each stage change is emitted as a ``ToolStatusEvent`` through ``ctx.emit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..events import ApprovalRequestEvent, ToolStatusEvent
+from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
+from ..permissions.decision import PermissionPolicy, PolicyDecision, ReadOnlyPolicy
+from .args import parse_arguments, validate_arguments
+from .base import (
+    ErrorCode,
+    PermissionAction,
+    ResultStatus,
+    Tool,
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolErrorInfo,
+    ToolOutput,
+    ToolResult,
+    ToolStatus,
+)
+from .middleware import Middleware, MiddlewareChain, ToolInvocation
+from .output import OutputBudget, apply_budget, cut_message
+from .registry import ToolCatalog, ToolRegistry
+
+_TERMINAL_STATUS: dict[ResultStatus, ToolStatus] = {
+    "ok": ToolStatus.DONE,
+    "error": ToolStatus.ERRORED,
+    "denied": ToolStatus.DENIED,
+    "canceled": ToolStatus.CANCELED,
+}
+# How long a canceled tool gets to wind down before the executor stops waiting for it.
+_CANCEL_GRACE_SECONDS = 5.0
+
+
+@dataclass
+class ExecutorSettings:
+    default_timeout: float = 120.0
+    error_message_limit: int = 1000
+    output_budget: OutputBudget = field(default_factory=OutputBudget)
+
+
+class _Refusal(Exception):
+    """Ends the pipeline early with a finished result."""
+
+    def __init__(self, result: ToolResult) -> None:
+        self.result = result
+
+
+class ToolExecutor:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        policy: PermissionPolicy | None = None,
+        approver: Approver | None = None,
+        settings: ExecutorSettings | None = None,
+    ) -> None:
+        self.registry = registry
+        self.policy: PermissionPolicy = policy or ReadOnlyPolicy()
+        self.approver = approver
+        self.settings = settings or ExecutorSettings()
+        self.middleware = MiddlewareChain()
+
+    def add_middleware(self, middleware: Middleware, priority: int = 0) -> None:
+        self.middleware.add(middleware, priority)
+
+    async def execute(self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None = None) -> ToolResult:
+        ctx = ctx.for_call(call.id)
+        self._emit_status(ctx, call.name, ToolStatus.GENERATED)
+        try:
+            result = await self._pipeline(call, ctx, catalog)
+        except _Refusal as refusal:
+            result = refusal.result
+        except asyncio.CancelledError:
+            self._emit_result(ctx, self._canceled(call, "the turn was canceled"))
+            raise
+        self._emit_result(ctx, result)
+        return result
+
+    async def _pipeline(self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None) -> ToolResult:
+        tool = self._lookup(call, catalog)
+        args, notes = self._arguments(tool, call)
+        arguments = args.model_dump(mode="json")
+        await self._authorize(tool, args, arguments, call, ctx)
+        self._emit_status(ctx, tool.name, ToolStatus.CALLING, arguments=arguments)
+        invocation = ToolInvocation(tool=tool, args=args, ctx=ctx, call_id=call.id)
+        result = await self._run_guarded(invocation, call)
+        result.notes = notes + result.notes
+        return self._within_budget(tool, result)
+
+    # -- stages ----------------------------------------------------------------------------------------------
+
+    def _lookup(self, call: ToolCall, catalog: ToolCatalog | None) -> Tool[Any]:
+        tool = self.registry.get(call.name)
+        if tool is None:
+            known = catalog.names() if catalog is not None else self.registry.names()
+            close = difflib.get_close_matches(call.name, known, n=3, cutoff=0.6)
+            hint = f"Did you mean {', '.join(close)}?" if close else f"Available tools: {', '.join(known)}."
+            raise _Refusal(self._error(call, ErrorCode.NOT_FOUND.value, f"no tool named {call.name!r}", hint))
+        if catalog is not None and call.name not in catalog:
+            raise _Refusal(
+                self._error(
+                    call,
+                    ErrorCode.NOT_IN_CATALOG.value,
+                    f"tool {call.name!r} is not available in this step",
+                    f"Use one of the tools offered: {', '.join(catalog.names()) or 'none'}.",
+                )
+            )
+        return tool
+
+    def _arguments(self, tool: Tool[Any], call: ToolCall) -> tuple[BaseModel, list[str]]:
+        try:
+            parsed = parse_arguments(call.arguments)
+            args = validate_arguments(tool.args_model, parsed.value)
+        except ToolError as error:
+            raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
+        notes = []
+        if parsed.repaired:
+            repaired = args.model_dump_json(exclude_unset=True)
+            notes.append(f"{'; '.join(parsed.notes)}; they were repaired to {repaired}. Send valid JSON next time.")
+        return args, notes
+
+    async def _authorize(
+        self, tool: Tool[Any], args: BaseModel, arguments: dict[str, Any], call: ToolCall, ctx: ToolContext
+    ) -> None:
+        try:
+            action = tool.permission(args, ctx)
+            decision = self.policy.decide(tool, args, action, ctx)
+        except ToolError as error:
+            raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
+        if decision.decision == "allow":
+            return
+        if decision.decision == "deny":
+            reasons = "; ".join(decision.reasons) or "blocked by policy"
+            raise _Refusal(
+                self._error(
+                    call,
+                    ErrorCode.DENIED.value,
+                    f"not allowed: {reasons}",
+                    "Do not retry this call; choose another approach or ask the user.",
+                    status="denied",
+                )
+            )
+        reply = await self._ask(tool, arguments, action, decision, call, ctx)
+        if not reply.approved:
+            reason = f" Reason: {reply.reason}" if reply.reason else ""
+            raise _Refusal(
+                self._error(
+                    call,
+                    ErrorCode.DENIED.value,
+                    f"the user declined this call.{reason}",
+                    "Do not repeat the same call; adjust your approach to the user's reason or ask them.",
+                    status="denied",
+                )
+            )
+
+    async def _ask(
+        self,
+        tool: Tool[Any],
+        arguments: dict[str, Any],
+        action: PermissionAction | None,
+        decision: PolicyDecision,
+        call: ToolCall,
+        ctx: ToolContext,
+    ) -> ApprovalReply:
+        if self.approver is None:
+            return ApprovalReply(approved=False, reason="approval is required but no one is connected to approve")
+        request = ApprovalRequest(
+            call_id=call.id,
+            tool=tool.name,
+            arguments=arguments,
+            reasons=decision.reasons,
+            action_kind=action.kind.value if action else None,
+            action_target=action.target if action else None,
+            preview=action.detail if action and action.detail else None,
+        )
+        self._emit_status(ctx, tool.name, ToolStatus.AWAITING_APPROVAL, arguments=arguments)
+        ctx.emit(ApprovalRequestEvent(request=request))
+        outcome = await _race(self.approver.request_approval(request), None, ctx)
+        if outcome.canceled:
+            raise _Refusal(self._canceled(call, ctx.cancel.reason or "canceled while awaiting approval"))
+        if outcome.error is not None:
+            ctx.logger.error("approval for call %s failed", call.id, exc_info=outcome.error)
+            return ApprovalReply(approved=False, reason=f"the approval could not be obtained ({outcome.error})")
+        reply: ApprovalReply = outcome.value
+        return reply
+
+    async def _run_guarded(self, invocation: ToolInvocation, call: ToolCall) -> ToolResult:
+        tool, ctx = invocation.tool, invocation.ctx
+        limit = tool.time_limit(invocation.args)
+        timeout = self.settings.default_timeout if limit is None else limit
+        outcome = await _race(self.middleware.wrap(self._run_tool)(invocation), timeout, ctx)
+        if outcome.canceled:
+            return self._canceled(call, ctx.cancel.reason or "canceled")
+        if outcome.timed_out:
+            return self._error(
+                call,
+                ErrorCode.TIMEOUT.value,
+                f"{tool.name} did not finish within {timeout:g} s and was stopped",
+                "Try a smaller task, or a longer timeout if the tool accepts one.",
+            )
+        if outcome.error is not None:
+            return self._crash(call, ctx, outcome.error)
+        result: ToolResult = outcome.value
+        return result
+
+    async def _run_tool(self, invocation: ToolInvocation) -> ToolResult:
+        """The innermost handler: the tool itself, with its expected errors turned into results."""
+        call = ToolCall(id=invocation.call_id, name=invocation.tool.name)
+        try:
+            output = await invocation.tool.run(invocation.args, invocation.ctx)
+        except ToolError as error:
+            return self._error(call, error.code, error.message, error.suggestion)
+        if isinstance(output, ToolOutput):
+            return ToolResult(
+                tool_call_id=call.id, name=call.name, status="ok", content=output.content, details=output.details
+            )
+        return ToolResult(tool_call_id=call.id, name=call.name, status="ok", content=str(output))
+
+    def _within_budget(self, tool: Tool[Any], result: ToolResult) -> ToolResult:
+        if result.status != "ok":
+            return result
+        budgeted = apply_budget(result.content, self.settings.output_budget, tool.paging_hint)
+        if budgeted.was_cut:
+            result.content = budgeted.text
+            result.details["output_cut"] = {"cut_chars": budgeted.cut_chars, "total_chars": budgeted.total_chars}
+        return result
+
+    # -- results ---------------------------------------------------------------------------------------------
+
+    def _error(
+        self,
+        call: ToolCall,
+        code: str,
+        message: str,
+        suggestion: str | None = None,
+        *,
+        status: ResultStatus = "error",
+    ) -> ToolResult:
+        limit = self.settings.error_message_limit
+        error = ToolErrorInfo(
+            code=code,
+            message=cut_message(message, limit),
+            suggestion=cut_message(suggestion, limit) if suggestion else None,
+        )
+        return ToolResult(tool_call_id=call.id, name=call.name, status=status, error=error)
+
+    def _canceled(self, call: ToolCall, reason: str) -> ToolResult:
+        return self._error(call, ErrorCode.CANCELED.value, reason, status="canceled")
+
+    def _crash(self, call: ToolCall, ctx: ToolContext, error: BaseException) -> ToolResult:
+        ctx.logger.error("tool %s (call %s) failed", call.name, call.id, exc_info=error)
+        return self._error(
+            call,
+            ErrorCode.FAILED.value,
+            f"{call.name} failed: {type(error).__name__}: {error}",
+            "This looks like a fault in the tool, not in your arguments; try another way or tell the user.",
+        )
+
+    # -- events ----------------------------------------------------------------------------------------------
+
+    def _emit_status(
+        self, ctx: ToolContext, name: str, status: ToolStatus, *, arguments: dict[str, Any] | None = None
+    ) -> None:
+        ctx.emit(ToolStatusEvent(call_id=ctx.call_id, name=name, status=status, arguments=arguments))
+
+    def _emit_result(self, ctx: ToolContext, result: ToolResult) -> None:
+        ctx.emit(
+            ToolStatusEvent(
+                call_id=result.tool_call_id,
+                name=result.name,
+                status=_TERMINAL_STATUS[result.status],
+                content=result.content,
+                error=result.error,
+                details=result.details or None,
+            )
+        )
+
+
+@dataclass
+class _Outcome:
+    value: Any = None
+    error: BaseException | None = None
+    canceled: bool = False
+    timed_out: bool = False
+
+
+async def _race(awaitable: Any, timeout: float | None, ctx: ToolContext) -> _Outcome:
+    """Await ``awaitable`` against the turn's cancellation and an optional timeout; stop it if either wins."""
+    work = asyncio.ensure_future(awaitable)
+    cancel_wait = asyncio.ensure_future(ctx.cancel.wait())
+    try:
+        done, _ = await asyncio.wait({work, cancel_wait}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        await _stop(work)
+        raise
+    finally:
+        cancel_wait.cancel()
+    if work in done:
+        if work.cancelled():
+            return _Outcome(canceled=True)
+        error = work.exception()
+        return _Outcome(error=error) if error is not None else _Outcome(value=work.result())
+    await _stop(work)
+    return _Outcome(canceled=True) if cancel_wait in done else _Outcome(timed_out=True)
+
+
+async def _stop(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    await asyncio.wait({task}, timeout=_CANCEL_GRACE_SECONDS)
