@@ -102,6 +102,8 @@ class PermissionKind(str, Enum):
     """What a call would do, so the policy can reason about it without knowing the tool."""
 
     EXECUTE = "Execute"
+    # A read the policy must look at (outside the root, or a sensitive file); plain reads inside the root have none.
+    FILE_READ = "FileRead"
     FILE_WRITE = "FileWrite"
     FILE_DELETE = "FileDelete"
     FILE_READ_SENSITIVE = "FileReadSensitive"

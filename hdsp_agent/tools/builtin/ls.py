@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ...permissions.paths import display_path, resolve_in_root
-from ..base import Tool, ToolArgs, ToolContext, ToolError
+from ...permissions.paths import display_path, read_action, resolve_in_root
+from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
 MAX_ENTRIES = 200
@@ -37,8 +37,11 @@ class ListDirectoryTool(Tool[ListDirectoryArgs]):
     read_only = True
     paging_hint = "list a subdirectory instead"
 
+    def permission(self, args: ListDirectoryArgs, ctx: ToolContext) -> PermissionAction | None:
+        return read_action(ctx.root_dir, args.dirPath)
+
     async def run(self, args: ListDirectoryArgs, ctx: ToolContext) -> str:
-        directory = resolve_in_root(ctx.root_dir, args.dirPath)
+        directory = resolve_in_root(ctx.root_dir, args.dirPath, allow_outside=True)
         if not directory.exists():
             raise ToolError("E_PATH_NOT_FOUND", f"{args.dirPath!r} does not exist", "List the parent directory.")
         if not directory.is_dir():
