@@ -136,15 +136,20 @@ def coerce_to_schema(value: dict[str, Any], schema: dict[str, Any]) -> dict[str,
             continue
         expected = _types_of(prop, schema)
         if isinstance(item, str) and expected & {"object", "array"} and "string" not in expected:
-            try:
-                decoded = json.loads(item)
-            except json.JSONDecodeError:
-                decoded = None
+            decoded = _json_or_none(item)
             if isinstance(decoded, (dict, list)):
                 coerced[key] = decoded
-        elif expected == {"array"} and not isinstance(item, list) and item is not None:
+                continue
+        if expected == {"array"} and not isinstance(item, list) and item is not None:
             coerced[key] = [item]
     return coerced
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
 
 
 def _types_of(prop: dict[str, Any], schema: dict[str, Any]) -> set[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ...permissions.paths import display_path, read_action, resolve_in_root
+from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
 from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -55,7 +55,9 @@ def _listing(directory: Path, root: Path, recursive: bool) -> str:
         entries = GitignoreWalker(directory, root.resolve()).walk()
     else:
         entries = ((path, path.is_dir()) for path in sorted(directory.iterdir(), key=lambda p: p.name))
-    shown = [_entry(path, is_dir, root) for path, is_dir in islice(entries, MAX_ENTRIES + 1)]
+    # Outside the root (an approved read), relative paths would be misleading: show absolute ones.
+    shown_from = root if is_inside(directory, root.resolve()) else Path("/")
+    shown = [_entry(path, is_dir, shown_from) for path, is_dir in islice(entries, MAX_ENTRIES + 1)]
     where = display_path(directory, root)
     if not shown:
         return f"{where} is empty."
@@ -66,5 +68,7 @@ def _listing(directory: Path, root: Path, recursive: bool) -> str:
     return "\n".join(shown)
 
 
-def _entry(path: Path, is_dir: bool, root: Path) -> str:
-    return display_path(path, root) + ("/" if is_dir else "")
+def _entry(path: Path, is_dir: bool, shown_from: Path) -> str:
+    if shown_from == Path("/"):
+        return str(path) + ("/" if is_dir else "")
+    return display_path(path, shown_from) + ("/" if is_dir else "")

@@ -1,0 +1,53 @@
+"""Shared fixtures: a real Jupyter server with hdsp-agent enabled, and a guard against reaching real providers."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
+    return {"ServerApp": {"jpserver_extensions": {"hdsp_agent": True}}}
+
+
+class ExternalNetworkBlocked(RuntimeError):
+    pass
+
+
+def _is_local(address: Any) -> bool:
+    if not isinstance(address, tuple):  # AF_UNIX paths
+        return True
+    host = address[0]
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+@pytest.fixture(autouse=True)
+def _no_external_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test that would reach a real model provider (or anything off this machine)."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(self: socket.socket, address: Any) -> Any:
+        if not _is_local(address):
+            raise ExternalNetworkBlocked(f"test tried to connect to {address!r}: only loopback is allowed")
+        return real_connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+        if not _is_local(address):
+            raise ExternalNetworkBlocked(f"test tried to connect to {address!r}: only loopback is allowed")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    # Model clients read these; a test must configure its scripted local model explicitly.
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
