@@ -5,14 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
+from .agent.models import SETUP_HELP, catalog_from_config, probe_local_servers
+from .agent.runtime import AgentRuntime
+from .agent.sessions import SessionManager
+from .agent.store import SessionStore
 from .config import HdspAgentConfig
+from .permissions.decision import ReadOnlyPolicy
 from .routes import build_handlers
 from .tools.base import ToolContext
 from .tools.builtin import builtin_tools
-from .tools.executor import ToolExecutor
 from .tools.registry import ToolCatalog, ToolRegistry
 
 
@@ -20,17 +25,32 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     """hdsp-agent inside jupyter-server. Configure it as ``c.HdspAgentApp.<trait>``."""
 
     name = "hdsp_agent"
-    # Never opened on its own: hdsp-agent lives inside JupyterLab.
     load_other_extensions = True
 
     def initialize_settings(self) -> None:
         self.registry = ToolRegistry(builtin_tools())
-        self.executor = ToolExecutor(self.registry, settings=self.executor_settings())
+        self.runtime = AgentRuntime(
+            registry=self.registry,
+            policy=ReadOnlyPolicy(),
+            models=catalog_from_config(self),
+            context_factory=self.tool_context,
+            executor_settings=self.executor_settings(),
+            max_steps=self.max_steps,
+            tool_call_limits=dict(self.tool_call_limits),
+            disabled_tools=list(self.disabled_tools),
+        )
+        self.store = SessionStore(self.conversation_store_path(), self.log)
+        self.sessions = SessionManager(self.store, self.runtime)
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(build_handlers())
+
+    def conversation_store_path(self) -> Path:
+        if self.store_path:
+            return Path(self.store_path).expanduser()
+        return Path(jupyter_data_dir()) / "hdsp_agent" / "sessions.sqlite3"
 
     @property
     def root_dir(self) -> Path:
@@ -51,5 +71,14 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     def catalog(self) -> ToolCatalog:
         return self.registry.catalog(self.tool_context(), disabled=self.disabled_tools)
 
+    async def models_overview(self) -> dict[str, Any]:
+        models = self.runtime.models
+        overview: dict[str, Any] = {"configured": models.configured, "models": models.public()}
+        if not models.configured:
+            overview["setup_help"] = SETUP_HELP
+            overview["discovered"] = await probe_local_servers() if self.probe_local_models else []
+        return overview
+
     async def stop_extension(self) -> None:
         self.log.info("hdsp-agent stopping")
+        await self.sessions.shutdown()

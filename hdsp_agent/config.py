@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from traitlets import Float, Int, List, Unicode
+from traitlets import Bool, Dict, Float, Int, List, Unicode
 from traitlets.config import Config, Configurable
 
 from .tools.executor import ExecutorSettings
@@ -38,6 +38,51 @@ class HdspAgentConfig(Configurable):
         default_value=[],
         config=True,
         help="Tools never offered to the model nor callable, whatever the user's settings.",
+    )
+
+    # -- the model ---------------------------------------------------------------------------------------------
+    model = Unicode(
+        "",
+        config=True,
+        help="Model name sent to the endpoint (e.g. 'gpt-4o-mini', 'llama3.1'). Empty: no model configured yet.",
+    )
+    base_url = Unicode(
+        "",
+        config=True,
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1. Empty: $OPENAI_BASE_URL, else OpenAI.",
+    )
+    api_key = Unicode(
+        "",
+        config=True,
+        help="API key for the endpoint (kept on the server). Empty: $OPENAI_API_KEY; local servers need none.",
+    )
+    models = List(
+        Dict(),
+        default_value=[],
+        config=True,
+        help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, 'context_window'?, "
+        "'vision'?, 'extra_headers'?}]. The first is the default when 'model' is empty.",
+    )
+    extra_headers = Dict(
+        per_key_traits=None, default_value={}, config=True, help="Extra HTTP headers sent to the model endpoint."
+    )
+    request_timeout = Float(120.0, config=True, help="Seconds to wait for the model before giving up.")
+    max_retries = Int(3, config=True, help="Retries (with backoff, honouring Retry-After) on 429/5xx/connection errors.")
+    context_window = Int(32_768, config=True, help="The model's context size in tokens; old tool outputs are elided to fit.")
+    vision = Bool(False, config=True, help="Whether the model accepts images (cell outputs are then sent as images).")
+    max_steps = Int(25, config=True, help="Model calls per turn before the agent stops and asks the user to continue.")
+    tool_call_limits = Dict(
+        default_value={}, config=True, help="Per-tool caps on calls per turn, e.g. {'run_terminal_command': 10}."
+    )
+    probe_local_models = Bool(
+        True,
+        config=True,
+        help="When no model is configured, look for Ollama, LM Studio, llama.cpp and vLLM on 127.0.0.1.",
+    )
+    store_path = Unicode(
+        "",
+        config=True,
+        help="SQLite file for conversations. Empty: hdsp_agent/sessions.sqlite3 in the Jupyter data dir.",
     )
 
     def executor_settings(self) -> ExecutorSettings:

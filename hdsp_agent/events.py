@@ -37,7 +37,89 @@ class ApprovalRequestEvent(BaseModel):
     request: ApprovalRequest
 
 
-ServerEvent = Annotated[
-    ToolStatusEvent | ToolProgressEvent | ApprovalRequestEvent,
+
+
+class UserMessageEvent(BaseModel):
+    type: Literal["message.user"] = "message.user"
+    turn_id: str
+    content: str
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnStartEvent(BaseModel):
+    type: Literal["turn.start"] = "turn.start"
+    turn_id: str
+    model: str
+
+
+TurnEndReason = Literal["completed", "canceled", "error", "step_limit", "repeated_call", "interrupted"]
+
+
+class TurnEndEvent(BaseModel):
+    type: Literal["turn.end"] = "turn.end"
+    turn_id: str
+    reason: TurnEndReason
+    message: str | None = None
+
+
+class AssistantDeltaEvent(BaseModel):
+    """A piece of streamed answer text (``kind="text"``) or thinking (``kind="reasoning"``)."""
+
+    type: Literal["assistant.delta"] = "assistant.delta"
+    message_id: str
+    kind: Literal["text", "reasoning"] = "text"
+    text: str
+
+
+class ToolCallSummary(BaseModel):
+    id: str
+    name: str
+    arguments: str
+
+
+class AssistantMessageEvent(BaseModel):
+    """The complete assistant message of one step (what the deltas added up to)."""
+
+    type: Literal["assistant.message"] = "assistant.message"
+    message_id: str
+    content: str
+    reasoning: str = ""
+    tool_calls: list[ToolCallSummary] = Field(default_factory=list)
+
+
+class ApprovalResolvedEvent(BaseModel):
+    type: Literal["approval.resolved"] = "approval.resolved"
+    call_id: str
+    approved: bool
+    scope: str = "once"
+    reason: str | None = None
+
+
+class ErrorEvent(BaseModel):
+    """A failure the user should see (model unreachable, wrong key, ...); the session stays usable."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class SessionUpdatedEvent(BaseModel):
+    type: Literal["session.updated"] = "session.updated"
+    title: str
+    status: Literal["idle", "running"]
+
+
+AgentEvent = Annotated[
+    ToolStatusEvent
+    | ToolProgressEvent
+    | ApprovalRequestEvent
+    | ApprovalResolvedEvent
+    | UserMessageEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | AssistantDeltaEvent
+    | AssistantMessageEvent
+    | ErrorEvent
+    | SessionUpdatedEvent,
     Field(discriminator="type"),
 ]

@@ -1,6 +1,7 @@
 """The only HTTP code: each handler translates between the wire and the domain objects the app built.
 
-Every route lives under ``/hdsp-agent/`` on the Jupyter port and requires Jupyter authentication.
+Every route lives under ``/hdsp-agent/`` on the Jupyter port and requires Jupyter authentication (and XSRF for
+cookie-authenticated writes, which ``APIHandler`` enforces). Domain errors become HTTP errors here, nowhere else.
 """
 
 from __future__ import annotations
@@ -9,27 +10,56 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
-from jupyter_server.base.handlers import APIHandler
+import tornado.websocket
+from jupyter_server.auth.decorator import ws_authenticated
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.base.websocket import WebSocketMixin
 from jupyter_server.extension.handler import ExtensionHandlerMixin
+from pydantic import ValidationError
 
 from . import __version__
+from .agent.session import AgentSession, TurnAlreadyRunning
+from .agent.sessions import SessionNotFound
+from .permissions.approval import ApprovalReply
 from .tools.definitions import to_summary
+from .wire import ClientCommand, parse_command
 
 if TYPE_CHECKING:
     from .app import HdspAgentApp
 
 NAMESPACE = "hdsp-agent"
+SESSION_ID = r"(?P<session_id>[0-9a-f]{32})"
 
 
-class _AgentHandler(ExtensionHandlerMixin, APIHandler):
+class _AgentMixin(ExtensionHandlerMixin):
+    settings: dict[str, Any]
+
     @property
     def agent(self) -> HdspAgentApp:
         agent: HdspAgentApp = self.settings["hdsp_agent"]
         return agent
 
-    def write_json(self, payload: Any) -> None:
+    async def session_or_404(self, session_id: str) -> AgentSession:
+        try:
+            return await self.agent.sessions.get(session_id)
+        except SessionNotFound:
+            raise tornado.web.HTTPError(404, f"no conversation {session_id}") from None
+
+
+class _AgentHandler(_AgentMixin, APIHandler):
+    def write_json(self, payload: Any, status: int = 200) -> None:
+        self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(payload))
+
+    def body_json(self) -> dict[str, Any]:
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except json.JSONDecodeError as error:
+            raise tornado.web.HTTPError(400, f"invalid JSON body: {error}") from None
+        if not isinstance(body, dict):
+            raise tornado.web.HTTPError(400, "the body must be a JSON object")
+        return body
 
 
 class InfoHandler(_AgentHandler):
@@ -46,9 +76,155 @@ class InfoHandler(_AgentHandler):
         )
 
 
+class ModelsHandler(_AgentHandler):
+    """``GET /hdsp-agent/models``: configured models (never their keys), or local servers found and how to set up."""
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        self.write_json(await self.agent.models_overview())
+
+
+class SessionsHandler(_AgentHandler):
+    @tornado.web.authenticated
+    def get(self) -> None:
+        self.write_json({"sessions": self.agent.sessions.list()})
+
+    @tornado.web.authenticated
+    def post(self) -> None:
+        body = self.body_json()
+        session = self.agent.sessions.create(title=body.get("title"), model=str(body.get("model") or ""))
+        self.write_json(session.record.public(), status=201)
+
+
+class SessionHandler(_AgentHandler):
+    @tornado.web.authenticated
+    async def get(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        self.write_json({**session.record.public(), "last_seq": session.last_seq})
+
+    @tornado.web.authenticated
+    async def patch(self, session_id: str) -> None:
+        title = self.body_json().get("title")
+        if not isinstance(title, str):
+            raise tornado.web.HTTPError(400, "'title' (a string) is required")
+        await self.session_or_404(session_id)
+        self.write_json(await self.agent.sessions.rename(session_id, title))
+
+    @tornado.web.authenticated
+    async def delete(self, session_id: str) -> None:
+        await self.session_or_404(session_id)
+        await self.agent.sessions.delete(session_id)
+        self.set_status(204)
+        self.finish()
+
+
+class SessionEventsHandler(_AgentHandler):
+    """``GET .../events?since=N``: the event log after N (what the WebSocket's ``resume`` replays)."""
+
+    @tornado.web.authenticated
+    async def get(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        try:
+            since = int(self.get_query_argument("since", "0"))
+        except ValueError:
+            raise tornado.web.HTTPError(400, "'since' must be an integer") from None
+        self.write_json({"events": session.events_since(since), "last_seq": session.last_seq})
+
+
+class SessionExportHandler(_AgentHandler):
+    @tornado.web.authenticated
+    async def get(self, session_id: str) -> None:
+        fmt = self.get_query_argument("format", "markdown")
+        if fmt not in ("markdown", "json"):
+            raise tornado.web.HTTPError(400, "format must be 'markdown' or 'json'")
+        await self.session_or_404(session_id)
+        text = await self.agent.sessions.export(session_id, fmt)
+        self.set_header("Content-Type", "application/json" if fmt == "json" else "text/markdown; charset=utf-8")
+        self.finish(text)
+
+
+class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+    """``/hdsp-agent/sessions/{id}/ws``: events out, commands in (send, approve, deny, cancel, resume).
+
+    Nothing is sent until the client says ``resume {since_seq}``: the replay and the subscription then happen in
+    the same tick of the event loop, so the client misses no event and sees none twice.
+    """
+
+    session: AgentSession | None = None
+    _unsubscribe: Any = None
+
+    @ws_authenticated
+    async def get(self, *args: Any, **kwargs: Any) -> None:
+        self.session = await self.session_or_404(kwargs["session_id"])
+        await super().get(*args, **kwargs)
+
+    async def on_message(self, message: str | bytes) -> None:
+        assert self.session is not None
+        try:
+            command = parse_command(message)
+        except (ValidationError, ValueError) as error:
+            self._reply("command.error", None, f"invalid command: {error}")
+            return
+        try:
+            await self._handle(self.session, command)
+        except (TurnAlreadyRunning, KeyError) as error:
+            self._reply("command.error", command, str(error).strip("'\""))
+        else:
+            self._reply("command.ok", command)
+
+    async def _handle(self, session: AgentSession, command: ClientCommand) -> None:
+        if command.type == "resume":
+            self._subscribe(session, command.since_seq)
+            return
+        if self._unsubscribe is None:
+            self._subscribe(session, session.last_seq)
+        if command.type == "send":
+            session.send(command.content, command.context, command.model)
+        elif command.type == "approve":
+            session.resolve_approval(command.call_id, ApprovalReply(approved=True, scope=command.scope))
+        elif command.type == "deny":
+            session.resolve_approval(command.call_id, ApprovalReply(approved=False, reason=command.reason))
+        elif command.type == "cancel":
+            await session.cancel()
+
+    def _subscribe(self, session: AgentSession, since_seq: int) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        for event in session.events_since(since_seq):
+            self._send(event)
+        self._unsubscribe = session.subscribe(self._send)
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        try:
+            self.write_message(json.dumps(payload))
+        except tornado.websocket.WebSocketClosedError:
+            self.on_close()
+
+    def _reply(self, kind: str, command: ClientCommand | None, message: str | None = None) -> None:
+        reply: dict[str, Any] = {"type": kind, "command": command.type if command else None}
+        if command is not None and command.id is not None:
+            reply["id"] = command.id
+        if message:
+            reply["message"] = message
+        self._send(reply)
+
+    def on_close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+
 def route(endpoint: str) -> str:
     return f"/{NAMESPACE}/{endpoint}"
 
 
 def build_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
-    return [(route("info"), InfoHandler)]
+    return [
+        (route("info"), InfoHandler),
+        (route("models"), ModelsHandler),
+        (route("sessions"), SessionsHandler),
+        (route(f"sessions/{SESSION_ID}"), SessionHandler),
+        (route(f"sessions/{SESSION_ID}/events"), SessionEventsHandler),
+        (route(f"sessions/{SESSION_ID}/export"), SessionExportHandler),
+        (route(f"sessions/{SESSION_ID}/ws"), SessionSocketHandler),
+    ]

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+# The scripted model lives beside the tests and is imported by name.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture

@@ -1,0 +1,50 @@
+# Quick start (see README): `make lab` sets up and starts JupyterLab with hdsp-agent; `make test` sets up and runs
+# every test suite. Both start from a fresh clone: a virtual env in .venv, node modules from package-lock.json.
+
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+CHROMIUM ?= /usr/bin/chromium
+# jupyter refuses to run as root without this flag (CI and containers run as root).
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+LAB_PORT ?= 8888
+
+.PHONY: setup lab test test-python test-js test-ui lint browser bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml package.json package-lock.json
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	npm ci --no-audit --no-fund
+	$(PY) -m pip install --quiet -e ".[test]"
+	$(BIN)/jupyter labextension develop --overwrite .
+	touch $@
+
+lab: setup
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) $(ROOT_FLAG)
+
+test: setup browser test-python test-js test-ui
+
+test-python: setup
+	$(PY) -m pytest -q
+
+test-js: setup
+	npm test
+
+test-ui: setup browser
+	cd ui-tests && npm ci --no-audit --no-fund && PATH="$(abspath $(BIN)):$$PATH" npx playwright test
+
+# The UI tests drive Debian's Chromium (Playwright cannot download its own browsers here).
+browser:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "Install Debian's chromium package (sudo apt-get install chromium) for the UI tests" >&2; exit 1; fi; }
+
+lint: setup
+	$(BIN)/ruff check hdsp_agent tests
+	$(BIN)/mypy hdsp_agent
+
+clean:
+	rm -rf $(VENV) node_modules ui-tests/node_modules lib hdsp_agent/labextension hdsp_agent/_version.py

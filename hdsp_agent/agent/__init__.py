@@ -1,0 +1,1 @@
+"""The agent: model client, the tool loop, sessions and their persistent event log."""

@@ -1,0 +1,73 @@
+"""What every session shares: the registry, the policy, the models, the settings — and how to build a turn's parts.
+
+The server and the headless CLI each build one ``AgentRuntime``; sessions ask it for a model client, an executor
+wired to their approval broker, a tool context and the step's catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..permissions.decision import PermissionPolicy
+from ..permissions.broker import ApprovalBroker
+from ..tools.base import ToolContext
+from ..tools.executor import ExecutorSettings, ToolExecutor
+from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
+from .llm import ModelClient, ModelSettings
+from .loop import LoopSettings
+from .models import ModelCatalog
+from .prompts import RulesProvider, build_system_prompt
+
+ContextFactory = Callable[..., ToolContext]
+
+
+@dataclass
+class AgentRuntime:
+    registry: ToolRegistry
+    policy: PermissionPolicy
+    models: ModelCatalog
+    context_factory: ContextFactory
+    executor_settings: ExecutorSettings = field(default_factory=ExecutorSettings)
+    max_steps: int = 25
+    tool_call_limits: dict[str, int] = field(default_factory=dict)
+    disabled_tools: list[str] = field(default_factory=list)
+    rules_provider: RulesProvider | None = None
+    # Narrows the catalog (e.g. the read-only mode); None offers every available tool.
+    catalog_filter: ToolFilter | None = None
+    # Builds approval brokers; sessions keep one each so grants "for this session" stay in that session.
+    broker_factory: Callable[[Callable[[BaseModel], Any]], ApprovalBroker] | None = None
+
+    def model_settings(self, name: str | None) -> ModelSettings:
+        return self.models.get(name)
+
+    def model_client(self, settings: ModelSettings) -> ModelClient:
+        return ModelClient(settings)
+
+    def loop_settings(self, settings: ModelSettings) -> LoopSettings:
+        return LoopSettings(
+            max_steps=self.max_steps,
+            tool_call_limits=dict(self.tool_call_limits),
+            context_window=settings.context_window,
+        )
+
+    def executor(self, approver: ApprovalBroker) -> ToolExecutor:
+        return ToolExecutor(self.registry, policy=self.policy, approver=approver, settings=self.executor_settings)
+
+    def new_broker(self, emit: Callable[[BaseModel], Any]) -> ApprovalBroker:
+        if self.broker_factory is not None:
+            return self.broker_factory(emit)
+        return ApprovalBroker()
+
+    def tool_context(self, **overrides: Any) -> ToolContext:
+        return self.context_factory(**overrides)
+
+    def catalog(self, ctx: ToolContext) -> ToolCatalog:
+        return self.registry.catalog(ctx, include=self.catalog_filter, disabled=self.disabled_tools)
+
+    def system_prompt(self, ctx: ToolContext) -> str:
+        return build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)

@@ -1,0 +1,189 @@
+"""One conversation: its messages, its numbered event log, its running turn, and the people watching it.
+
+Every event gets the next sequence number, is kept in memory and written to the store, and is fanned out to each
+subscriber (a browser tab, the headless CLI). A tab that reconnects asks for everything after the last number it
+saw, so it misses nothing and sees nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..events import (
+    ApprovalResolvedEvent,
+    ErrorEvent,
+    SessionUpdatedEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessageEvent,
+)
+from ..permissions.approval import ApprovalReply
+from ..tools.base import CancelToken
+from .loop import AgentLoop, TurnOutcome
+from .models import ModelNotConfigured
+from .runtime import AgentRuntime
+from .store import SessionRecord, SessionStore
+
+Subscriber = Callable[[dict[str, Any]], None]
+DEFAULT_TITLE = "New chat"
+
+
+class TurnAlreadyRunning(Exception):
+    pass
+
+
+class AgentSession:
+    def __init__(
+        self,
+        record: SessionRecord,
+        store: SessionStore,
+        runtime: AgentRuntime,
+        *,
+        events: list[dict[str, Any]] | None = None,
+        messages: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.record = record
+        self.store = store
+        self.runtime = runtime
+        self.events: list[dict[str, Any]] = events or []
+        self.messages: list[dict[str, Any]] = messages or []
+        self.broker = runtime.new_broker(self.emit)
+        self._subscribers: list[Subscriber] = []
+        self._turn: asyncio.Task[None] | None = None
+        self._cancel: CancelToken | None = None
+        self.log = logging.getLogger("hdsp_agent.session")
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def last_seq(self) -> int:
+        return int(self.events[-1]["seq"]) if self.events else 0
+
+    @property
+    def running(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    # -- events ----------------------------------------------------------------------------------------------
+
+    def emit(self, event: BaseModel) -> dict[str, Any]:
+        envelope = {"seq": self.last_seq + 1, "session_id": self.id, "ts": time.time(), **event.model_dump(mode="json")}
+        self.events.append(envelope)
+        self.store.append_event(self.id, envelope["seq"], envelope)
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(envelope)
+            except Exception:  # one broken tab must not stop the turn or the other tabs
+                self.log.exception("hdsp-agent: a subscriber of session %s failed", self.id)
+        return envelope
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def events_since(self, seq: int) -> list[dict[str, Any]]:
+        return [event for event in self.events if event["seq"] > seq]
+
+    # -- turns -----------------------------------------------------------------------------------------------
+
+    def send(self, content: str, context: dict[str, Any] | None = None, model: str | None = None) -> str:
+        """Start a turn with the user's message; returns the turn id. One turn at a time per session."""
+        if self.running:
+            raise TurnAlreadyRunning("a turn is already running in this session; stop it or wait")
+        turn_id = f"turn_{uuid.uuid4().hex[:12]}"
+        context = context or {}
+        self.emit(UserMessageEvent(turn_id=turn_id, content=content, context=context))
+        self.messages.append({"role": "user", "content": content})
+        self.store.save_messages(self.id, self.messages)
+        if self.record.title == DEFAULT_TITLE and content.strip():
+            self.record.title = _title_from(content)
+        self._set_status("running")
+        self._cancel = CancelToken()
+        self._turn = asyncio.create_task(self._run_turn(turn_id, context, model, self._cancel))
+        return turn_id
+
+    async def _run_turn(self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken) -> None:
+        outcome = TurnOutcome("error", "the turn did not finish")
+        client = None
+        try:
+            settings = self.runtime.model_settings(model or self.record.model or None)
+            self.emit(TurnStartEvent(turn_id=turn_id, model=settings.label))
+            client = self.runtime.model_client(settings)
+            ctx = self.runtime.tool_context(session_id=self.id, cancel=cancel, emit=self.emit, client_context=context)
+            loop = AgentLoop(
+                client,
+                self.runtime.executor(self.broker),
+                self.runtime.loop_settings(settings),
+                self.emit,
+                checkpoint=lambda: self.store.save_messages(self.id, self.messages),
+            )
+            outcome = await loop.run_turn(
+                self.messages, self.runtime.system_prompt(ctx), ctx, self.runtime.catalog(ctx)
+            )
+        except asyncio.CancelledError:
+            outcome = TurnOutcome("canceled", cancel.reason or "canceled")
+            if not cancel.cancelled:
+                raise  # the server is shutting down, not the user stopping the turn
+        except ModelNotConfigured as error:
+            self.emit(ErrorEvent(code="E_MODEL_NOT_CONFIGURED", message=str(error)))
+            outcome = TurnOutcome("error", "no model is configured")
+        except Exception as error:  # a bug must end the turn visibly, not leave it "running" forever
+            self.log.exception("hdsp-agent: turn %s failed", turn_id)
+            self.emit(ErrorEvent(code="E_INTERNAL", message=f"the turn failed: {type(error).__name__}: {error}"))
+            outcome = TurnOutcome("error", str(error))
+        finally:
+            self.broker.cancel_all("the turn ended")
+            if client is not None:
+                await client.close()
+            self.emit(TurnEndEvent(turn_id=turn_id, reason=outcome.reason, message=outcome.message))
+            self.store.save_messages(self.id, self.messages)
+            self._set_status("idle")
+
+    async def cancel(self, reason: str = "stopped by the user") -> None:
+        """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals canceled."""
+        if not self.running or self._cancel is None or self._turn is None:
+            return
+        self._cancel.cancel(reason)
+        self.broker.cancel_all(reason)
+        self._turn.cancel()
+        await asyncio.wait({self._turn}, timeout=15)
+
+    async def wait(self) -> None:
+        """Wait for the running turn (tests, headless runs)."""
+        if self._turn is not None:
+            await asyncio.wait({self._turn})
+
+    def resolve_approval(self, call_id: str, reply: ApprovalReply) -> None:
+        """Answer a pending approval. Raises KeyError for a call id this session is not waiting on."""
+        self.broker.resolve(call_id, reply)
+        self.emit(ApprovalResolvedEvent(call_id=call_id, approved=reply.approved, scope=reply.scope, reason=reply.reason))
+
+    # -- record ----------------------------------------------------------------------------------------------
+
+    def rename(self, title: str) -> None:
+        self.record.title = title.strip() or DEFAULT_TITLE
+        self._set_status(self.record.status)
+
+    def _set_status(self, status: str) -> None:
+        self.record.status = status
+        self.record.updated = time.time()
+        self.store.upsert_session(self.record)
+        self.emit(SessionUpdatedEvent(title=self.record.title, status="running" if status == "running" else "idle"))
+
+
+def _title_from(content: str) -> str:
+    line = content.strip().splitlines()[0]
+    return line if len(line) <= 60 else line[:57] + "..."

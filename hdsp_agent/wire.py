@@ -1,0 +1,56 @@
+"""Commands a client sends over the session WebSocket, discriminated by ``type``; mirrored in ``src/tokens.ts``.
+
+Server → client messages are the events of ``events.py`` (each with ``seq``, ``session_id``, ``ts``) plus the
+replies ``{"type": "command.ok" | "command.error", "command": ..., "id"?: ..., "message"?: ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+
+class _Command(BaseModel):
+    # Echoed back in the reply so a client can match replies to requests.
+    id: str | None = None
+
+
+class SendCommand(_Command):
+    type: Literal["send"]
+    content: str = Field(min_length=1)
+    context: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = None
+
+
+class ApproveCommand(_Command):
+    type: Literal["approve"]
+    call_id: str
+    scope: Literal["once", "session", "always"] = "once"
+
+
+class DenyCommand(_Command):
+    type: Literal["deny"]
+    call_id: str
+    reason: str | None = None
+
+
+class CancelCommand(_Command):
+    type: Literal["cancel"]
+
+
+class ResumeCommand(_Command):
+    type: Literal["resume"]
+    since_seq: int = Field(default=0, ge=0)
+
+
+ClientCommand = SendCommand | ApproveCommand | DenyCommand | CancelCommand | ResumeCommand
+_COMMAND = TypeAdapter(Annotated[ClientCommand, Field(discriminator="type")])
+
+
+def parse_command(raw: str | bytes) -> ClientCommand:
+    """Raises ``ValueError`` (bad JSON) or ``pydantic.ValidationError`` (bad shape)."""
+    payload = json.loads(raw)
+    command: ClientCommand = _COMMAND.validate_python(payload)
+    return command

@@ -1,0 +1,277 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1: the only stand-in in our tests.
+
+It speaks the real wire format — SSE chunks with ``choices[].delta`` text and ``tool_calls`` fragments, ``index`` on
+every choice and call, ``finish_reason`` on the last chunk, ``data: [DONE]`` — so the real ``openai`` client, our
+loop and the executor run end to end. Each test scripts the replies (text, tool calls split into deltas, parallel
+calls, HTTP errors, 429s, dropped connections, slow streams) and can read back every request it received.
+
+Runs in its own thread so any event loop (pytest-asyncio's, pytest-jupyter's) can talk to it. Also runnable as
+``python tests/scripted_model.py --port N --script script.json`` for the browser tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer to one request."""
+
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    status: int = 200
+    body: dict[str, Any] | None = None  # for error statuses
+    headers: dict[str, str] = field(default_factory=dict)
+    drop_after: int | None = None  # close the connection after this many chunks, without [DONE]
+    delay: float = 0.0  # seconds between chunks
+    hang: float = 0.0  # seconds to wait before answering at all
+
+
+def _chunk(delta: dict[str, Any], finish_reason: str | None = None, model: str = "scripted") -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+def text(content: str, *, pieces: int = 4, reasoning: str | None = None, delay: float = 0.0) -> Reply:
+    """A plain answer streamed in ``pieces`` deltas (reasoning first, if given)."""
+    chunks = [_chunk({"role": "assistant", "content": ""})]
+    if reasoning:
+        chunks.append(_chunk({"reasoning_content": reasoning}))
+    for part in _split(content, pieces):
+        chunks.append(_chunk({"content": part}))
+    chunks.append(_chunk({}, "stop"))
+    return Reply(chunks, delay=delay)
+
+
+def tool_calls(
+    *calls: tuple[str, str],
+    pieces: int = 3,
+    content: str = "",
+    finish_reason: str | None = "tool_calls",
+    repeat_name: bool = False,
+    omit_index: bool = False,
+    call_ids: Iterable[str] | None = None,
+) -> Reply:
+    """Tool calls ``(name, arguments_json)``, each's arguments split into ``pieces`` deltas.
+
+    ``repeat_name`` repeats the name (and id) in every chunk, as llama.cpp's server does; ``omit_index`` drops the
+    ``index`` of each call, as some gateways do.
+    """
+    ids = list(call_ids) if call_ids is not None else [f"call_{i}" for i in range(len(calls))]
+    chunks = [_chunk({"role": "assistant", "content": content or None})]
+    for position, (name, arguments) in enumerate(calls):
+        for piece_number, part in enumerate(_split(arguments, pieces) or [""]):
+            call: dict[str, Any] = {"function": {"arguments": part}}
+            if not omit_index:
+                call["index"] = position
+            if piece_number == 0 or repeat_name:
+                call.update({"id": ids[position], "type": "function"})
+                call["function"]["name"] = name
+            chunks.append(_chunk({"tool_calls": [call]}))
+    chunks.append(_chunk({}, finish_reason))
+    return Reply(chunks)
+
+
+def error(status: int, message: str = "scripted error", *, retry_after: float | None = None) -> Reply:
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+    return Reply(status=status, body={"error": {"message": message, "type": "scripted", "code": status}}, headers=headers)
+
+
+def _split(content: str, pieces: int) -> list[str]:
+    if not content:
+        return []
+    size = max(1, -(-len(content) // max(1, pieces)))
+    return [content[i : i + size] for i in range(0, len(content), size)]
+
+
+ReplyFactory = Callable[[dict[str, Any]], Reply]
+
+
+class ScriptedModel:
+    """Start with ``with ScriptedModel([...]) as model:``; point clients at ``model.base_url``."""
+
+    def __init__(
+        self, replies: Iterable[Reply] = (), *, factory: ReplyFactory | None = None, port: int = 0
+    ) -> None:
+        self._replies = list(replies)
+        self._factory = factory
+        self._lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def add(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._replies)
+
+    def start(self) -> ScriptedModel:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> ScriptedModel:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_reply(self, request: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            self.request_headers.append(headers)
+            if self._replies:
+                return self._replies.pop(0)
+        if self._factory is not None:
+            return self._factory(request)
+        return error(500, "the scripted model has no reply left for this request")
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                request = json.loads(self.rfile.read(length) or b"{}")
+                reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
+                if reply.hang:
+                    time.sleep(reply.hang)
+                if reply.status != 200:
+                    self._json(reply.status, reply.body or {}, reply.headers)
+                    return
+                if not request.get("stream"):
+                    self._json(200, _collapse(reply.chunks))
+                    return
+                self._stream(reply)
+
+            def _stream(self, reply: Reply) -> None:
+                # Chunked transfer encoding, as real servers stream: a dropped connection is then a broken
+                # body the client notices, not a clean end.
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    for number, chunk in enumerate(reply.chunks):
+                        if reply.drop_after is not None and number >= reply.drop_after:
+                            self.close_connection = True
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            return
+                        self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+                        if reply.delay:
+                            time.sleep(reply.delay)
+                    self._write_chunk(b"data: [DONE]\n\n")
+                    self._write_chunk(b"")
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client went away (a canceled turn)
+
+            def _write_chunk(self, payload: bytes) -> None:
+                self.wfile.write(f"{len(payload):X}\r\n".encode() + payload + b"\r\n")
+                self.wfile.flush()
+
+            def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+        return Handler
+
+
+def _collapse(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The non-streaming form of a streamed reply."""
+    content = ""
+    calls: dict[int, dict[str, Any]] = {}
+    finish = "stop"
+    for chunk in chunks:
+        choice = chunk["choices"][0]
+        delta = choice.get("delta", {})
+        content += delta.get("content") or ""
+        for position, call in enumerate(delta.get("tool_calls") or []):
+            index = call.get("index", position)
+            entry = calls.setdefault(index, {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}})
+            entry["function"]["name"] = call.get("function", {}).get("name") or entry["function"]["name"]
+            entry["function"]["arguments"] += call.get("function", {}).get("arguments") or ""
+        finish = choice.get("finish_reason") or finish
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if calls:
+        message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "scripted",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def reply_from_json(spec: dict[str, Any]) -> Reply:
+    """A reply from a JSON script entry: {"text": "..."} | {"tool_calls": [[name, args], ...]} | {"error": 500}."""
+    if "text" in spec:
+        return text(spec["text"], pieces=spec.get("pieces", 4), delay=spec.get("delay", 0.0))
+    if "tool_calls" in spec:
+        return tool_calls(*[(name, args) for name, args in spec["tool_calls"]], pieces=spec.get("pieces", 3))
+    return error(int(spec.get("error", 500)), spec.get("message", "scripted error"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Serve a scripted OpenAI-compatible model on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--script", help="JSON file: a list of reply specs, served in order")
+    args = parser.parse_args()
+    replies = [reply_from_json(spec) for spec in json.load(open(args.script))] if args.script else []
+    fallback = text("(the scripted model has nothing more to say)")
+    model = ScriptedModel(replies, factory=lambda request: fallback, port=args.port)
+    print(f"scripted model on {model.base_url}", flush=True)
+    model.start()._thread.join()
+
+
+if __name__ == "__main__":
+    main()
