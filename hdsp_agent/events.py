@@ -17,6 +17,8 @@ class ToolStatusEvent(BaseModel):
     call_id: str
     name: str
     status: ToolStatus
+    # The arguments as the model sent them (on generated and on the final status), and as validated (once parsed).
+    raw_arguments: str | None = None
     arguments: dict[str, Any] | None = None
     content: str | None = None
     error: ToolErrorInfo | None = None

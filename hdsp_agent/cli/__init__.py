@@ -9,7 +9,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import tools_command
+from . import run_command, tools_command
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hdsp-agent", description="hdsp-agent tools from the command line.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     tools_command.add_parser(commands)
+    run_command.add_parser(commands)
     return parser
 
 

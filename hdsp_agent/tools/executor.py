@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,15 +82,16 @@ class ToolExecutor:
 
     async def execute(self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None = None) -> ToolResult:
         ctx = ctx.for_call(call.id)
-        self._emit_status(ctx, call.name, ToolStatus.GENERATED)
+        raw_arguments = _raw(call.arguments)
+        ctx.emit(ToolStatusEvent(call_id=call.id, name=call.name, status=ToolStatus.GENERATED, raw_arguments=raw_arguments))
         try:
             result = await self._pipeline(call, ctx, catalog)
         except _Refusal as refusal:
             result = refusal.result
         except asyncio.CancelledError:
-            self._emit_result(ctx, self._canceled(call, "the turn was canceled"))
+            self._emit_result(ctx, self._canceled(call, "the turn was canceled"), raw_arguments)
             raise
-        self._emit_result(ctx, result)
+        self._emit_result(ctx, result, raw_arguments)
         return result
 
     async def _pipeline(self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None) -> ToolResult:
@@ -279,17 +281,24 @@ class ToolExecutor:
     ) -> None:
         ctx.emit(ToolStatusEvent(call_id=ctx.call_id, name=name, status=status, arguments=arguments))
 
-    def _emit_result(self, ctx: ToolContext, result: ToolResult) -> None:
+    def _emit_result(self, ctx: ToolContext, result: ToolResult, raw_arguments: str) -> None:
         ctx.emit(
             ToolStatusEvent(
                 call_id=result.tool_call_id,
                 name=result.name,
                 status=_TERMINAL_STATUS[result.status],
+                raw_arguments=raw_arguments,
                 content=result.content,
                 error=result.error,
                 details=result.details or None,
             )
         )
+
+
+def _raw(arguments: str | dict[str, Any] | None) -> str:
+    if isinstance(arguments, dict):
+        return json.dumps(arguments, ensure_ascii=False)
+    return arguments or ""
 
 
 @dataclass
