@@ -15,7 +15,9 @@ from .agent.sessions import SessionManager
 from .agent.store import SessionStore
 from .config import HdspAgentConfig
 from .permissions.decision import ReadOnlyPolicy
+from .proxy.upstream import Upstream
 from .routes import build_handlers
+from .routes_openai import build_openai_handlers
 from .tools.base import ToolContext
 from .tools.builtin import builtin_tools
 from .tools.registry import ToolCatalog, ToolRegistry
@@ -39,6 +41,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             tool_call_limits=dict(self.tool_call_limits),
             disabled_tools=list(self.disabled_tools),
         )
+        self.upstream = Upstream(self.runtime.models, frozenset(self.v1_disabled_tools))
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = SessionManager(self.store, self.runtime)
         self.settings.update({"hdsp_agent": self})
@@ -46,6 +49,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(build_handlers())
+        self.handlers.extend(build_openai_handlers())
 
     def conversation_store_path(self) -> Path:
         if self.store_path:

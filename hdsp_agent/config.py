@@ -79,6 +79,13 @@ class HdspAgentConfig(Configurable):
         config=True,
         help="When no model is configured, look for Ollama, LM Studio, llama.cpp and vLLM on 127.0.0.1.",
     )
+    v1_disabled_tools = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Tools removed from requests to the OpenAI-compatible endpoint /hdsp-agent/v1 (e.g. "
+        "['run_terminal_command']), so the model behind it is never offered them.",
+    )
     store_path = Unicode(
         "",
         config=True,

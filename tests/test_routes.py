@@ -12,7 +12,15 @@ from jupyter_server.serverapp import ServerApp
 from jupyter_server.utils import JupyterServerAuthWarning, url_path_join
 
 from hdsp_agent import __version__
-from hdsp_agent.routes import NAMESPACE, build_handlers
+from hdsp_agent.routes import NAMESPACE, SESSION_ID, build_handlers
+from hdsp_agent.routes_openai import build_openai_handlers
+
+ALL_ROUTES = [
+    (pattern.replace(SESSION_ID, "0" * 32), method.upper())
+    for pattern, handler in build_handlers() + build_openai_handlers()
+    for method in ("get", "post", "patch", "delete")
+    if method in vars(handler)
+]
 
 
 
@@ -35,13 +43,14 @@ def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize(("endpoint", "method"), [(path, "GET") for path, _ in build_handlers()])
+@pytest.mark.parametrize(("endpoint", "method"), ALL_ROUTES)
 async def test_every_route_rejects_unauthenticated_requests(
     jp_serverapp: ServerApp, http_server_client: Any, jp_base_url: str, endpoint: str, method: str
 ) -> None:
     url = url_path_join(jp_base_url, endpoint)
+    body = "{}" if method in ("POST", "PATCH") else None
     with pytest.raises(tornado.httpclient.HTTPClientError) as caught:
-        await http_server_client.fetch(url, method=method, raise_error=True)
+        await http_server_client.fetch(url, method=method, body=body, raise_error=True)
     assert caught.value.code in (401, 403)
 
 
@@ -59,6 +68,10 @@ async def test_server_with_unauthenticated_access_disallowed_loads_without_auth_
         w for w in caught if issubclass(w.category, JupyterServerAuthWarning) and f"/{NAMESPACE}/" in str(w.message)
     ]
     assert auth_warnings == [], [str(w.message) for w in auth_warnings]
+
+
+def test_every_handler_verb_is_covered() -> None:
+    assert len(ALL_ROUTES) >= 10
 
 
 async def test_disabled_tools_are_left_out_of_the_catalog(jp_fetch: Any, jp_serverapp: ServerApp) -> None:

@@ -1,0 +1,1 @@
+"""hdsp-agent as an OpenAI-compatible model backend (for Continue and other clients that run tools themselves)."""
