@@ -14,12 +14,14 @@ LAB_PORT ?= 8888
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml package.json package-lock.json
+$(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue_cli/package-lock.json
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	npm ci --no-audit --no-fund
 	$(PY) -m pip install --quiet -e ".[test]"
 	$(BIN)/jupyter labextension develop --overwrite .
+	# The Continue CLI, for the test that uses hdsp-agent as Continue's model backend.
+	npm ci --no-audit --no-fund --prefix tests/continue_cli
 	touch $@
 
 lab: setup

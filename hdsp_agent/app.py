@@ -19,8 +19,8 @@ from .proxy.upstream import Upstream
 from .routes import build_handlers
 from .routes_openai import build_openai_handlers
 from .tools.base import ToolContext
-from .tools.builtin import builtin_tools
-from .tools.registry import ToolCatalog, ToolRegistry
+from .tools.defaults import default_registry
+from .tools.registry import ToolCatalog
 
 
 class HdspAgentApp(HdspAgentConfig, ExtensionApp):
@@ -30,7 +30,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     load_other_extensions = True
 
     def initialize_settings(self) -> None:
-        self.registry = ToolRegistry(builtin_tools())
+        self.registry = default_registry(self)
         self.runtime = AgentRuntime(
             registry=self.registry,
             policy=ReadOnlyPolicy(),

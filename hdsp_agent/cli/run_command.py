@@ -23,8 +23,7 @@ from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
 from ..permissions.broker import ApprovalBroker
 from ..permissions.decision import ReadOnlyPolicy
 from ..tools.base import ToolContext
-from ..tools.builtin import builtin_tools
-from ..tools.registry import ToolRegistry
+from ..tools.defaults import default_registry
 from .approvers import approver_for
 
 
@@ -67,7 +66,7 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
     root = args.root.resolve()
     approver = approver_for(args.approve)
     runtime = AgentRuntime(
-        registry=ToolRegistry(builtin_tools()),
+        registry=default_registry(config),
         policy=ReadOnlyPolicy(),
         models=catalog_from_config(config),
         context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),

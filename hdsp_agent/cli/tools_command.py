@@ -13,10 +13,9 @@ from typing import Any
 
 from ..config import load_cli_config
 from ..tools.base import ToolCall, ToolContext
-from ..tools.builtin import builtin_tools
+from ..tools.defaults import default_registry
 from ..tools.definitions import EXPORT_FORMATS, export
 from ..tools.executor import ToolExecutor
-from ..tools.registry import ToolRegistry
 from .approvers import approver_for
 
 
@@ -42,10 +41,6 @@ def add_parser(commands: Any) -> None:
     call.set_defaults(handler=call_tool)
 
 
-def _registry() -> ToolRegistry:
-    return ToolRegistry(builtin_tools())
-
-
 def _check_root(root: Path) -> Path | None:
     if not root.is_dir():
         print(f"hdsp-agent: --root {root} is not a directory", file=sys.stderr)
@@ -57,7 +52,7 @@ def list_tools(args: argparse.Namespace) -> int:
     if _check_root(args.root) is None:
         return 2
     config = load_cli_config()
-    registry = _registry()
+    registry = default_registry(config)
     catalog = registry.catalog(disabled=config.disabled_tools)
     print(export(catalog, args.format), end="" if args.format == "markdown" else "\n")
     return 0
@@ -68,7 +63,7 @@ def call_tool(args: argparse.Namespace) -> int:
     if root is None:
         return 2
     config = load_cli_config()
-    registry = _registry()
+    registry = default_registry(config)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     executor = ToolExecutor(registry, approver=approver_for(args.approve), settings=config.executor_settings())
     ctx = ToolContext(root_dir=root)
