@@ -162,6 +162,11 @@ class ScriptedModel:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self) -> None:
+                super().setup()
+                # Small SSE writes must go out at once, not wait for the peer's delayed ACK (Nagle).
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def log_message(self, format: str, *args: Any) -> None:
                 return None
 

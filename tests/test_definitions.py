@@ -32,7 +32,7 @@ class NestedTool(Tool[NestedArgs]):
 
 
 class Unavailable(Tool[NestedArgs]):
-    name = "search_web"
+    name = "needs_backend"
     description = "Needs a backend."
     args_model = NestedArgs
 
@@ -55,8 +55,8 @@ def test_registry_refuses_duplicates_and_invalid_names() -> None:
 def test_catalog_filters_by_availability_disabled_and_predicate(tmp_path) -> None:
     registry = ToolRegistry([NestedTool(), Unavailable(), *builtin_tools()])
     ctx = ToolContext(root_dir=tmp_path)
-    assert "search_web" not in registry.catalog(ctx)
-    assert "search_web" in registry.catalog()  # without a context nothing is judged unavailable
+    assert "needs_backend" not in registry.catalog(ctx)
+    assert "needs_backend" in registry.catalog()  # without a context nothing is judged unavailable
     assert "nested" not in registry.catalog(ctx, disabled=["nested"])
     read_only = registry.catalog(ctx, include=lambda tool: tool.read_only)
     assert "nested" in read_only and "ls" in read_only

@@ -45,8 +45,19 @@ class AgentRuntime:
     def model_settings(self, name: str | None) -> ModelSettings:
         return self.models.get(name)
 
+    # One client per model for the server's life: its HTTP connections are reused from turn to turn.
+    _clients: dict[int, ModelClient] = field(default_factory=dict, init=False, repr=False)
+
     def model_client(self, settings: ModelSettings) -> ModelClient:
-        return ModelClient(settings)
+        client = self._clients.get(id(settings))
+        if client is None:
+            client = self._clients[id(settings)] = ModelClient(settings)
+        return client
+
+    async def close(self) -> None:
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()
 
     def loop_settings(self, settings: ModelSettings) -> LoopSettings:
         return LoopSettings(

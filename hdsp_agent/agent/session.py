@@ -117,7 +117,6 @@ class AgentSession:
 
     async def _run_turn(self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken) -> None:
         outcome = TurnOutcome("error", "the turn did not finish")
-        client = None
         try:
             settings = self.runtime.model_settings(model or self.record.model or None)
             self.emit(TurnStartEvent(turn_id=turn_id, model=settings.label))
@@ -146,8 +145,6 @@ class AgentSession:
             outcome = TurnOutcome("error", str(error))
         finally:
             self.broker.cancel_all("the turn ended")
-            if client is not None:
-                await client.close()
             self.emit(TurnEndEvent(turn_id=turn_id, reason=outcome.reason, message=outcome.message))
             self.store.save_messages(self.id, self.messages)
             self._set_status("idle")

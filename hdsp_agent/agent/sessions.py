@@ -74,6 +74,7 @@ class SessionManager:
     async def shutdown(self) -> None:
         for session in list(self._live.values()):
             await session.cancel("the server is shutting down")
+        await self.runtime.close()
         self.store.close()
 
     # -- recovery --------------------------------------------------------------------------------------------

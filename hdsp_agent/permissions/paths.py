@@ -5,6 +5,7 @@ Symlinks are resolved, so a link inside the root that points outside counts as o
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -12,6 +13,13 @@ from ..tools.base import PermissionAction, PermissionKind, ToolError
 
 E_PATH_OUTSIDE_ROOT = "E_PATH_OUTSIDE_ROOT"
 E_PATH_INVALID = "E_PATH_INVALID"
+
+
+@functools.lru_cache(maxsize=64)
+def resolved_root(root: Path) -> Path:
+    """The root with symlinks resolved. Cached: a server's root does not move while it runs, and resolving it
+    again for every path of every call was most of the tool pipeline's overhead."""
+    return root.resolve()
 
 
 def resolve_in_root(root: Path, user_path: str, *, allow_outside: bool = False) -> Path:
@@ -22,7 +30,7 @@ def resolve_in_root(root: Path, user_path: str, *, allow_outside: bool = False) 
     """
     if "\x00" in user_path:
         raise ToolError(E_PATH_INVALID, "the path contains a NUL byte", "Send a plain relative path.")
-    root_resolved = root.resolve()
+    root_resolved = resolved_root(root)
     candidate = Path(os.path.expanduser(user_path)) if user_path.startswith("~") else Path(user_path)
     if not candidate.is_absolute():
         candidate = root_resolved / candidate
@@ -42,7 +50,7 @@ def is_inside(path: Path, root: Path) -> bool:
 
 def display_path(path: Path, root: Path) -> str:
     """The path as the model should write it back: relative to the root, with forward slashes."""
-    for base in (root.resolve(), root):
+    for base in (resolved_root(root), root):
         try:
             return path.relative_to(base).as_posix() or "."
         except ValueError:
@@ -73,7 +81,7 @@ def read_action(root: Path, user_path: str) -> PermissionAction | None:
         resolved = resolve_in_root(root, user_path, allow_outside=True)
     except ToolError:
         return None  # the tool itself reports the malformed path
-    if not is_inside(resolved, root.resolve()):
+    if not is_inside(resolved, resolved_root(root)):
         return PermissionAction(PermissionKind.FILE_READ, user_path, "outside the working directory")
     if is_sensitive(resolved):
         return PermissionAction(PermissionKind.FILE_READ_SENSITIVE, user_path, "may contain secrets")

@@ -7,6 +7,7 @@ is an ``E_TOOL_INVALID_ARGS`` error, as is anything that does not come out as a 
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,9 +168,15 @@ def _types_of(prop: dict[str, Any], schema: dict[str, Any]) -> set[str]:
     return types
 
 
+@functools.lru_cache(maxsize=512)
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    # Generating a JSON Schema is costly; an argument model's never changes.
+    return model.model_json_schema()
+
+
 def validate_arguments(model: type[BaseModel], value: dict[str, Any]) -> BaseModel:
     """Validate with pydantic; the error lists at most five problems, then "+N more"."""
-    coerced = coerce_to_schema(value, model.model_json_schema())
+    coerced = coerce_to_schema(value, _schema_of(model))
     try:
         return model.model_validate(coerced)
     except ValidationError as error:

@@ -7,9 +7,10 @@ holds only the shapes that pipeline and the tools agree on.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
@@ -136,11 +137,26 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = asyncio.Event()
+        self._callbacks: list[Callable[[], object]] = []
         self.reason = ""
 
     def cancel(self, reason: str = "canceled by the user") -> None:
+        if self._event.is_set():
+            return
         self.reason = reason
         self._event.set()
+        for callback in list(self._callbacks):
+            callback()
+
+    def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Run ``callback`` when the token is canceled; returns a function that unregisters it."""
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
 
     @property
     def cancelled(self) -> bool:
@@ -172,7 +188,10 @@ class ToolContext:
     client_context: dict[str, Any] = field(default_factory=dict)
 
     def for_call(self, call_id: str) -> ToolContext:
-        return replace(self, call_id=call_id)
+        # A shallow copy (not dataclasses.replace, which re-runs __init__): this runs for every tool call.
+        ctx = copy.copy(self)
+        ctx.call_id = call_id
+        return ctx
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
+from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root, resolved_root
 from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -52,11 +52,11 @@ class ListDirectoryTool(Tool[ListDirectoryArgs]):
 
 def _listing(directory: Path, root: Path, recursive: bool) -> str:
     if recursive:
-        entries = GitignoreWalker(directory, root.resolve()).walk()
+        entries = GitignoreWalker(directory, resolved_root(root)).walk()
     else:
         entries = ((path, path.is_dir()) for path in sorted(directory.iterdir(), key=lambda p: p.name))
     # Outside the root (an approved read), relative paths would be misleading: show absolute ones.
-    shown_from = root if is_inside(directory, root.resolve()) else Path("/")
+    shown_from = root if is_inside(directory, resolved_root(root)) else Path("/")
     shown = [_entry(path, is_dir, shown_from) for path, is_dir in islice(entries, MAX_ENTRIES + 1)]
     where = display_path(directory, root)
     if not shown:
