@@ -1,0 +1,75 @@
+/**
+ * Browser tests of hdsp-agent: a real JupyterLab (the `jupyter` on PATH, so run them inside the venv
+ * where hdsp-agent is installed) driven by Playwright in Debian's Chromium.
+ *
+ * Environment:
+ *   HDSP_UI_PORT        port of the JupyterLab started for the tests (default 18765)
+ *   HDSP_UI_CHROMIUM    browser binary (default /usr/bin/chromium)
+ */
+import { randomBytes } from 'crypto';
+import { mkdtempSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+
+import { defineConfig } from '@playwright/test';
+
+const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+// The config is evaluated by the runner and again by each worker: the runner picks the values and
+// the workers inherit them through the environment.
+const env = process.env;
+env.HDSP_UI_PORT ??= '18765';
+env.HDSP_UI_TOKEN ??= randomBytes(16).toString('hex');
+env.HDSP_UI_ROOT_DIR ??= mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-root-'));
+
+const baseURL = `http://127.0.0.1:${env.HDSP_UI_PORT}`;
+
+export default defineConfig({
+  ...baseConfig,
+  testDir: './tests',
+  outputDir: './test-results',
+  reporter: [['list'], ['html', { open: 'never' }]],
+  retries: 0,
+  workers: 1,
+  timeout: 90_000,
+  expect: { timeout: 15_000 },
+  use: {
+    ...baseConfig.use,
+    baseURL,
+    // Every page and API request of the test carries the server token.
+    extraHTTPHeaders: { Authorization: `token ${env.HDSP_UI_TOKEN}` },
+    trace: 'retain-on-failure',
+    video: 'off',
+    launchOptions: {
+      executablePath: env.HDSP_UI_CHROMIUM ?? '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-dev-shm-usage'
+      ]
+    }
+  },
+  webServer: {
+    command: [
+      'jupyter lab',
+      '--config=jupyter_server_test_config.py',
+      '--no-browser',
+      '--allow-root',
+      '--ServerApp.ip=127.0.0.1',
+      `--ServerApp.port=${env.HDSP_UI_PORT}`,
+      '--ServerApp.port_retries=0',
+      `--IdentityProvider.token=${env.HDSP_UI_TOKEN}`,
+      `--ServerApp.root_dir=${env.HDSP_UI_ROOT_DIR}`
+    ].join(' '),
+    url: `${baseURL}/api`,
+    timeout: 120_000,
+    reuseExistingServer: false,
+    stdout: 'pipe',
+    stderr: 'pipe'
+  }
+});
