@@ -72,44 +72,51 @@ class StreamAccumulator:
         self.usage: dict[str, Any] | None = None
 
     def add(self, chunk: Any) -> StepDelta:
-        """Fold one chunk (an SDK ``ChatCompletionChunk`` or a plain dict) into the message."""
+        """Fold one chunk (an SDK ``ChatCompletionChunk`` or a plain dict) into the message.
+
+        Whatever a server sends, this never raises: malformed pieces are skipped (the network is the boundary).
+        """
         chunk = _as_dict(chunk)
-        if chunk.get("usage"):
+        if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
         step = StepDelta()
-        for choice in chunk.get("choices") or []:
-            if (choice.get("index") or 0) != 0:
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
                 continue  # we ask for one choice; ignore any others a server volunteers
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self._content.append(delta["content"])
-                step.text += delta["content"]
+            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                self._content.append(content)
+                step.text += content
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str) and reasoning:
                 self._reasoning.append(reasoning)
                 step.reasoning += reasoning
-            for position, fragment in enumerate(delta.get("tool_calls") or []):
-                step.calls_touched.append(self._add_call_fragment(fragment, position))
-            if choice.get("finish_reason"):
+            fragments = delta.get("tool_calls")
+            for position, fragment in enumerate(fragments if isinstance(fragments, list) else []):
+                if isinstance(fragment, dict):
+                    step.calls_touched.append(self._add_call_fragment(fragment, position))
+            if isinstance(choice.get("finish_reason"), str):
                 self._finish_reason = choice["finish_reason"]
         return step
 
     def _add_call_fragment(self, fragment: dict[str, Any], position: int) -> ToolCallDraft:
-        call_id = fragment.get("id") or ""
+        call_id = fragment.get("id") if isinstance(fragment.get("id"), str) else ""
         index = fragment.get("index")
-        if index is None:
+        if not isinstance(index, int) or isinstance(index, bool):
             index = self._index_without_one(call_id, position)
-        key = (0, int(index))
+        key = (0, index)
         draft = self._calls.get(key)
         if draft is None:
             draft = self._calls[key] = ToolCallDraft()
             self._order.append(key)
         if call_id and not draft.id:
             draft.id = call_id
-        function = fragment.get("function") or {}
-        if function.get("name"):
+        function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
+        if isinstance(function.get("name"), str) and function["name"]:
             draft.add_name(function["name"])
-        if function.get("arguments"):
+        if isinstance(function.get("arguments"), str) and function["arguments"]:
             draft.add_arguments(function["arguments"])
         return draft
 
@@ -142,8 +149,9 @@ class StreamAccumulator:
 def _as_dict(chunk: Any) -> dict[str, Any]:
     if isinstance(chunk, dict):
         return chunk
-    dumped: dict[str, Any] = chunk.model_dump(exclude_none=False)
-    return dumped
+    dump = getattr(chunk, "model_dump", None)
+    dumped = dump(exclude_none=False) if callable(dump) else {}
+    return dumped if isinstance(dumped, dict) else {}
 
 
 def _is_json(text: str) -> bool:
