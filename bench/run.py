@@ -7,11 +7,14 @@ import sys
 from pathlib import Path
 
 from figures_core import run_core_figures
+from figures_server import startup, stream_relay
 from harness import report
 
 
 async def main() -> int:
     figures = await run_core_figures()
+    figures.append(await stream_relay())
+    figures.append(startup())
     print(report(figures, Path(__file__).parent / "results.json"))
     return 0
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import openai
 
 from .accumulator import AssistantMessage, StepDelta, StreamAccumulator
 
@@ -70,6 +69,9 @@ StreamCallback = Callable[[StepDelta], None]
 
 class ModelClient:
     def __init__(self, settings: ModelSettings, *, http_client: httpx.AsyncClient | None = None) -> None:
+        # Imported here: the SDK takes ~0.4 s to import, which every Jupyter server start would otherwise pay.
+        import openai
+
         self.settings = settings
         # trust_env: proxies and CA bundles come from the environment (HTTPS_PROXY, SSL_CERT_FILE, ...).
         self._client = openai.AsyncOpenAI(
@@ -92,6 +94,8 @@ class ModelClient:
         if tools:  # vLLM answers 422 to tool_choice without tools; send neither when there are none
             request["tools"] = tools
             request["tool_choice"] = "auto"
+        import openai
+
         accumulator = StreamAccumulator()
         received = 0
         try:
@@ -118,7 +122,9 @@ async def _chunks(stream: Any) -> AsyncIterator[Any]:
             yield chunk
 
 
-def _model_error(error: openai.APIError, settings: ModelSettings) -> ModelError:
+def _model_error(error: Any, settings: ModelSettings) -> ModelError:
+    import openai
+
     where = settings.resolved_base_url()
     if isinstance(error, openai.AuthenticationError):
         return ModelError("E_MODEL_AUTH", f"the model endpoint {where} rejected the API key (401): {error.message}")

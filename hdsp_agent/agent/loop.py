@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..events import (
-    AssistantDeltaEvent,
     AssistantMessageEvent,
     ErrorEvent,
     ToolCallSummary,
@@ -32,6 +31,7 @@ from ..tools.output import model_text
 from ..tools.registry import ToolCatalog
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
 from .context_budget import fit_to_context
+from .relay import DeltaBatcher
 from .llm import ModelClient, ModelError
 
 Emit = Callable[[BaseModel], None]
@@ -114,18 +114,23 @@ class AgentLoop:
     async def _stream_step(self, request: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AssistantMessage:
         message_id = f"msg_{uuid.uuid4().hex[:12]}"
         announced: set[int] = set()
+        batcher = DeltaBatcher(message_id, self.emit)
 
         def relay(step: StepDelta) -> None:
             if step.reasoning:
-                self.emit(AssistantDeltaEvent(message_id=message_id, kind="reasoning", text=step.reasoning))
+                batcher.add("reasoning", step.reasoning)
             if step.text:
-                self.emit(AssistantDeltaEvent(message_id=message_id, text=step.text))
+                batcher.add("text", step.text)
             for draft in step.calls_touched:
                 if id(draft) not in announced and draft.name:
                     announced.add(id(draft))
+                    batcher.flush()
                     self.emit(ToolStatusEvent(call_id=draft.id, name=draft.name, status=ToolStatus.GENERATING))
 
-        answer = await self.model.stream(request, tools, relay)
+        try:
+            answer = await self.model.stream(request, tools, relay)
+        finally:
+            batcher.flush()  # what arrived before an error or a cancel is still shown
         self.emit(
             AssistantMessageEvent(
                 message_id=message_id,
