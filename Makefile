@@ -14,7 +14,8 @@ LAB_PORT ?= 8888
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue_cli/package-lock.json
+$(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue_cli/package-lock.json \
+		tests/mcp_servers/package-lock.json
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	npm ci --no-audit --no-fund
@@ -22,6 +23,8 @@ $(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue
 	$(BIN)/jupyter labextension develop --overwrite .
 	# The Continue CLI, for the test that uses hdsp-agent as Continue's model backend.
 	npm ci --no-audit --no-fund --prefix tests/continue_cli
+	# MCP's reference server, for the MCP client tests.
+	npm ci --no-audit --no-fund --prefix tests/mcp_servers
 	touch $@
 
 lab: setup

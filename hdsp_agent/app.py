@@ -14,12 +14,16 @@ from .agent.runtime import AgentRuntime
 from .agent.sessions import SessionManager
 from .agent.store import SessionStore
 from .config import HdspAgentConfig
-from .permissions.decision import ReadOnlyPolicy
+from .mcp.services import McpServices
+from .permissions.broker import ApprovalBroker
+from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
 from .routes import build_handlers
+from .routes_mcp import build_mcp_handlers
 from .routes_openai import build_openai_handlers
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
+from .tools.jupyter import close_notebook_tools
 from .tools.registry import ToolCatalog
 
 
@@ -31,9 +35,12 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
 
     def initialize_settings(self) -> None:
         self.registry = default_registry(self)
+        self.policy = build_policy(self, self.root_dir)
         self.runtime = AgentRuntime(
             registry=self.registry,
-            policy=ReadOnlyPolicy(),
+            policy=self.policy,
+            catalog_filter=self.policy.catalog_filter,
+            broker_factory=lambda emit: ApprovalBroker(on_reply=self.policy.grants.record),
             models=catalog_from_config(self),
             context_factory=self.tool_context,
             executor_settings=self.executor_settings(),
@@ -44,12 +51,15 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.upstream = Upstream(self.runtime.models, frozenset(self.v1_disabled_tools))
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = SessionManager(self.store, self.runtime)
+        self.mcp = McpServices.for_app(self)
+        self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(build_handlers())
         self.handlers.extend(build_openai_handlers())
+        self.handlers.extend(build_mcp_handlers())
 
     def conversation_store_path(self) -> Path:
         if self.store_path:
@@ -73,7 +83,9 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         )
 
     def catalog(self) -> ToolCatalog:
-        return self.registry.catalog(self.tool_context(), disabled=self.disabled_tools)
+        return self.registry.catalog(
+            self.tool_context(), include=self.policy.catalog_filter, disabled=self.disabled_tools
+        )
 
     async def models_overview(self) -> dict[str, Any]:
         models = self.runtime.models
@@ -86,3 +98,6 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     async def stop_extension(self) -> None:
         self.log.info("hdsp-agent stopping")
         await self.sessions.shutdown()
+        await self.mcp.close()
+        # Notebook runs still going after their call answered: stop waiting before the kernels go away.
+        await close_notebook_tools(self.registry)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from traitlets import Bool, Dict, Float, Int, List, Unicode
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 from traitlets.config import Config, Configurable
 
 from .tools.executor import ExecutorSettings
@@ -38,6 +38,48 @@ class HdspAgentConfig(Configurable):
         default_value=[],
         config=True,
         help="Tools never offered to the model nor callable, whatever the user's settings.",
+    )
+
+    # -- permissions: the administrator's floor (docs/permissions.md) ---------------------------------------------
+    deny_rules = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Rules no one can loosen, e.g. ['run_terminal_command(curl*)', 'read_file(**/*.pem)', 'myserver__*']: "
+        "matching calls are denied whatever the user's rules or approvals say.",
+    )
+    ask_rules = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Rules that always ask the user, e.g. ['run_terminal_command(git push*)']; neither the user's allow "
+        "rules nor 'allow for this session' lift them.",
+    )
+    allow_rules = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Rules allowed without asking unless the user's own deny or ask rules say otherwise, e.g. "
+        "['run_terminal_command(pytest*)'].",
+    )
+    url_allowlist = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Hosts, '*.domain' suffixes, IPs or CIDRs the agent may fetch without asking, including internal "
+        "ones the SSRF guard refuses otherwise (a cloud metadata address only when named exactly).",
+    )
+    permission_mode = Enum(
+        ["default", "accept-edits", "read-only"],
+        default_value="default",
+        config=True,
+        help="The mode until the user picks one: 'default' (edits ask), 'accept-edits' (file edits inside the "
+        "root run without asking), 'read-only' (only reading tools are offered).",
+    )
+    permissions_file = Unicode(
+        "",
+        config=True,
+        help="The user's rules file. Empty: <jupyter config dir>/hdsp_agent/permissions.json.",
     )
 
     # -- the model ---------------------------------------------------------------------------------------------
@@ -90,6 +132,40 @@ class HdspAgentConfig(Configurable):
         "",
         config=True,
         help="SQLite file for conversations. Empty: hdsp_agent/sessions.sqlite3 in the Jupyter data dir.",
+    )
+
+    # -- MCP and declared tools ---------------------------------------------------------------------------------
+    mcp_servers = Dict(
+        default_value={},
+        config=True,
+        help="MCP servers in the common format: {'mcpServers': {name: {'command', 'args', 'env', 'cwd'} | "
+        "{'url', 'headers'}, plus 'disabled', 'autoApprove': [tool, ...], 'timeout': seconds}}. Added to the "
+        "user's <jupyter config dir>/hdsp_agent/mcp.json; a project's .hdsp/mcp.json is used once the user trusts it.",
+    )
+    mcp_denied_servers = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="MCP server names never started, from whichever file configures them ('*' denies every server).",
+    )
+    mcp_endpoint_enabled = Bool(
+        True,
+        config=True,
+        help="Serve hdsp-agent's tools over MCP (Streamable HTTP) at /hdsp-agent/mcp, behind Jupyter authentication.",
+    )
+    custom_tools = List(
+        Dict(),
+        default_value=[],
+        config=True,
+        help="Python tools: [{'name', 'entry': 'python.module', 'exports': [{'name', 'description', 'parameters', "
+        "'handler'?, 'readOnly'?}]}], offered as name__export; a handler is 'async def handler(ctx, input)'.",
+    )
+    http_tools = List(
+        Dict(),
+        default_value=[],
+        config=True,
+        help="HTTP tools (Continue's URI tools): [{'name', 'description', 'parameters', 'url', 'headers'?}]; a call "
+        "POSTs {'arguments': ...} to the URL and returns the answer's 'output'.",
     )
 
     def executor_settings(self) -> ExecutorSettings:

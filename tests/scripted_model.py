@@ -127,6 +127,13 @@ class ScriptedModel:
         with self._lock:
             self._replies.extend(replies)
 
+    def load_script(self, replies: Iterable[Reply]) -> None:
+        """Replace the replies still queued and forget the requests seen (``POST /script``)."""
+        with self._lock:
+            self._replies = list(replies)
+            self.requests.clear()
+            self.request_headers.clear()
+
     @property
     def pending(self) -> int:
         with self._lock:
@@ -171,6 +178,10 @@ class ScriptedModel:
                 return None
 
             def do_GET(self) -> None:
+                if self.path.rstrip("/") == "/requests":  # what clients sent, for browser tests to inspect
+                    with model._lock:
+                        self._json(200, {"requests": list(model.requests), "pending": len(model._replies)})
+                    return
                 if self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
                 else:
@@ -179,6 +190,10 @@ class ScriptedModel:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/") == "/script":  # browser tests load their own replies
+                    model.load_script([reply_from_json(spec) for spec in request.get("replies", [])])
+                    self._json(200, {"pending": model.pending})
+                    return
                 reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
                 if reply.hang:
                     time.sleep(reply.hang)
@@ -258,9 +273,12 @@ def _collapse(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def reply_from_json(spec: dict[str, Any]) -> Reply:
-    """A reply from a JSON script entry: {"text": "..."} | {"tool_calls": [[name, args], ...]} | {"error": 500}."""
+    """A reply from a JSON script entry: {"text": "...", "reasoning"?, "pieces"?, "delay"?} |
+    {"tool_calls": [[name, args], ...]} | {"error": 500}."""
     if "text" in spec:
-        return text(spec["text"], pieces=spec.get("pieces", 4), delay=spec.get("delay", 0.0))
+        return text(
+            spec["text"], pieces=spec.get("pieces", 4), reasoning=spec.get("reasoning"), delay=spec.get("delay", 0.0)
+        )
     if "tool_calls" in spec:
         return tool_calls(*[(name, args) for name, args in spec["tool_calls"]], pieces=spec.get("pieces", 3))
     return error(int(spec.get("error", 500)), spec.get("message", "scripted error"))

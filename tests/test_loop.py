@@ -274,3 +274,20 @@ async def test_old_tool_outputs_are_elided_to_fit_the_context(root: Path) -> Non
     assert "elided to fit the context window" in tool_contents[0]
     assert "file_with_a_long_name_000.txt" in tool_contents[1], "the latest output is kept"
     assert "file_with_a_long_name" in [m for m in session.messages if m["role"] == "tool"][0]["content"]
+
+
+async def test_system_prompt_carries_root_active_notebook_and_project_rules(root: Path) -> None:
+    rules = root / ".hdsp" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.md").write_text("---\nname: style\nalwaysApply: true\n---\nAlways use pandas, never polars.\n")
+    (rules / "sql.md").write_text("---\nname: sql\nglobs: '**/*.sql'\n---\nUppercase SQL keywords.\n")
+    context = {"active_document": {"path": "analysis.ipynb"}, "selected_cells": [{"id": "c1", "index": 0, "source": "df.head()"}]}
+    with ScriptedModel([text("ok")]) as model:
+        session = make_manager(root, make_runtime(root, model, [])).create()
+        await run_turn(session, "hi", context=context)
+    system = model.requests[0]["messages"][0]
+    assert system["role"] == "system"
+    assert str(root) in system["content"] and "analysis.ipynb" in system["content"]
+    assert "df.head()" in system["content"]
+    assert "Always use pandas, never polars." in system["content"]
+    assert "Uppercase SQL keywords." not in system["content"], "a glob rule applies only to matching paths"

@@ -8,6 +8,13 @@ from typing import Any
 
 RulesProvider = Callable[[Path, list[str]], list[str]]
 
+
+def project_rules(root_dir: Path, paths_in_play: list[str]) -> list[str]:
+    """The rules of ``.hdsp/rules`` that apply now: always-on ones, and those matching a path in play."""
+    from ..tools.builtin.rules import applicable_rules
+
+    return [rule.as_prompt() for rule in applicable_rules(root_dir, paths_in_play)]
+
 ROLE = """You are hdsp-agent, an AI assistant inside JupyterLab. You help a data scientist with their notebooks and \
 project: you read notebooks and files, run code on the notebook's live kernel, edit cells and files, search the \
 project and run shell commands, using the tools you are given.

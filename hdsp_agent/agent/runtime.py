@@ -6,7 +6,7 @@ wired to their approval broker, a tool context and the step's catalog.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
 from .llm import ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
-from .prompts import RulesProvider, build_system_prompt
+from .prompts import RulesProvider, build_system_prompt, project_rules
 
 ContextFactory = Callable[..., ToolContext]
 
@@ -36,9 +36,11 @@ class AgentRuntime:
     max_steps: int = 25
     tool_call_limits: dict[str, int] = field(default_factory=dict)
     disabled_tools: list[str] = field(default_factory=list)
-    rules_provider: RulesProvider | None = None
+    rules_provider: RulesProvider | None = project_rules
     # Narrows the catalog (e.g. the read-only mode); None offers every available tool.
     catalog_filter: ToolFilter | None = None
+    # Brings tools from outside up to date (MCP servers: connect lazily, re-list after list_changed).
+    refresh_tools: Callable[[], Awaitable[None]] | None = None
     # Builds approval brokers; sessions keep one each so grants "for this session" stay in that session.
     broker_factory: Callable[[Callable[[BaseModel], Any]], ApprovalBroker] | None = None
 
@@ -79,6 +81,12 @@ class AgentRuntime:
 
     def catalog(self, ctx: ToolContext) -> ToolCatalog:
         return self.registry.catalog(ctx, include=self.catalog_filter, disabled=self.disabled_tools)
+
+    async def prepare_catalog(self, ctx: ToolContext) -> ToolCatalog:
+        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for them."""
+        if self.refresh_tools is not None:
+            await self.refresh_tools()
+        return self.catalog(ctx)
 
     def system_prompt(self, ctx: ToolContext) -> str:
         return build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)

@@ -94,6 +94,11 @@ class AgentSession:
 
         return unsubscribe
 
+    @property
+    def watched(self) -> bool:
+        """Whether someone (a sidebar tab, the headless CLI) is subscribed, i.e. could answer an approval."""
+        return bool(self._subscribers)
+
     def events_since(self, seq: int) -> list[dict[str, Any]]:
         return [event for event in self.events if event["seq"] > seq]
 
@@ -130,7 +135,7 @@ class AgentSession:
                 checkpoint=lambda: self.store.save_messages(self.id, self.messages),
             )
             outcome = await loop.run_turn(
-                self.messages, self.runtime.system_prompt(ctx), ctx, self.runtime.catalog(ctx)
+                self.messages, self.runtime.system_prompt(ctx), ctx, await self.runtime.prepare_catalog(ctx)
             )
         except asyncio.CancelledError:
             outcome = TurnOutcome("canceled", cancel.reason or "canceled")

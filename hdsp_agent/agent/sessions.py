@@ -34,6 +34,11 @@ class SessionManager:
         records = sorted(self._records.values(), key=lambda record: record.updated, reverse=True)
         return [record.public() for record in records]
 
+    def watched(self) -> tuple[AgentSession, ...]:
+        """Open conversations someone is subscribed to, the most recently active first."""
+        live = [session for session in self._live.values() if session.watched]
+        return tuple(sorted(live, key=lambda session: session.record.updated, reverse=True))
+
     def create(self, title: str | None = None, model: str = "") -> AgentSession:
         now = time.time()
         record = SessionRecord(id=uuid.uuid4().hex, title=(title or "").strip() or DEFAULT_TITLE, created=now, updated=now, model=model)

@@ -9,7 +9,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import run_command, tools_command
+from . import mcp_command, policy_command, run_command, tools_command
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
@@ -21,6 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     tools_command.add_parser(commands)
     run_command.add_parser(commands)
+    mcp_command.add_parser(commands)
+    policy_command.add_parser(commands)
     return parser
 
 

@@ -21,7 +21,7 @@ from ..agent.store import SessionStore
 from ..config import HdspAgentConfig, load_cli_config
 from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
 from ..permissions.broker import ApprovalBroker
-from ..permissions.decision import ReadOnlyPolicy
+from ..permissions.policy import build_policy
 from ..tools.base import ToolContext
 from ..tools.defaults import default_registry
 from .approvers import approver_for
@@ -67,7 +67,8 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
     approver = approver_for(args.approve)
     runtime = AgentRuntime(
         registry=default_registry(config),
-        policy=ReadOnlyPolicy(),
+        policy=(policy := build_policy(config, root)),
+        catalog_filter=policy.catalog_filter,
         models=catalog_from_config(config),
         context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),
         executor_settings=config.executor_settings(),

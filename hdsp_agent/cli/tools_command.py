@@ -12,10 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from ..config import load_cli_config
-from ..tools.base import ToolCall, ToolContext
+from ..permissions.policy import build_policy
+from ..tools.base import ToolCall, ToolContext, ToolResult
 from ..tools.defaults import default_registry
 from ..tools.definitions import EXPORT_FORMATS, export
 from ..tools.executor import ToolExecutor
+from ..tools.jupyter import close_notebook_tools
+from ..tools.jupyter.headless import headless_jupyter
+from ..tools.registry import ToolRegistry
 from .approvers import approver_for
 
 
@@ -58,6 +62,24 @@ def list_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _execute_with_jupyter(
+    executor: ToolExecutor, registry: ToolRegistry, call: ToolCall, root: Path, disabled: list[str]
+) -> ToolResult:
+    """One call with Jupyter's managers at hand (notebook tools); kernels it starts are shut down after."""
+    async with headless_jupyter(root) as jupyter:
+        ctx = ToolContext(
+            root_dir=root,
+            kernel_manager=jupyter.kernel_manager,
+            session_manager=jupyter.session_manager,
+            contents_manager=jupyter.contents_manager,
+        )
+        catalog = registry.catalog(ctx, disabled=disabled)
+        try:
+            return await executor.execute(call, ctx, catalog)
+        finally:
+            await close_notebook_tools(registry)
+
+
 def call_tool(args: argparse.Namespace) -> int:
     root = _check_root(args.root)
     if root is None:
@@ -65,10 +87,13 @@ def call_tool(args: argparse.Namespace) -> int:
     config = load_cli_config()
     registry = default_registry(config)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    executor = ToolExecutor(registry, approver=approver_for(args.approve), settings=config.executor_settings())
-    ctx = ToolContext(root_dir=root)
-    catalog = registry.catalog(ctx, disabled=config.disabled_tools)
+    executor = ToolExecutor(
+        registry,
+        policy=build_policy(config, root),
+        approver=approver_for(args.approve),
+        settings=config.executor_settings(),
+    )
     call = ToolCall(id=f"cli-{uuid.uuid4().hex[:12]}", name=args.name, arguments=args.arguments)
-    result = asyncio.run(executor.execute(call, ctx, catalog))
+    result = asyncio.run(_execute_with_jupyter(executor, registry, call, root, config.disabled_tools))
     print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
     return 0 if result.ok else 1

@@ -7,8 +7,13 @@ never asked about, nor answer one twice.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 
 from .approval import ApprovalReply, ApprovalRequest
+
+# Called with each reply the user gives, before the waiting call resumes (``GrantStore.record`` keeps grants).
+ReplyHook = Callable[[ApprovalRequest, ApprovalReply], None]
 
 
 class UnknownApproval(KeyError):
@@ -17,9 +22,10 @@ class UnknownApproval(KeyError):
 
 
 class ApprovalBroker:
-    def __init__(self) -> None:
+    def __init__(self, on_reply: ReplyHook | None = None) -> None:
         self._pending: dict[str, asyncio.Future[ApprovalReply]] = {}
         self.requests: dict[str, ApprovalRequest] = {}
+        self.on_reply = on_reply
 
     @property
     def pending(self) -> list[ApprovalRequest]:
@@ -38,8 +44,16 @@ class ApprovalBroker:
         future = self._pending.get(call_id)
         if future is None or future.done():
             raise UnknownApproval(call_id)
+        request = self.requests[call_id]
+        if self.on_reply is not None:
+            try:
+                self.on_reply(request, reply)
+            except Exception:  # a grant that cannot be kept must not lose the user's answer
+                logging.getLogger("hdsp_agent.permissions").exception(
+                    "recording the reply to %s failed", call_id
+                )
         future.set_result(reply)
-        return self.requests[call_id]
+        return request
 
     def cancel_all(self, reason: str) -> None:
         for future in list(self._pending.values()):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..tools.base import PermissionAction, PermissionKind, ToolError
@@ -26,7 +28,8 @@ def resolve_in_root(root: Path, user_path: str, *, allow_outside: bool = False) 
     """The absolute, symlink-resolved path for ``user_path`` (relative to ``root`` unless absolute).
 
     Raises ``ToolError`` when the path is malformed or lands outside the root. Read tools pass
-    ``allow_outside=True``: for them, outside the root is the policy's question (ask), already answered by then.
+    ``allow_outside=True``: for them, outside the root is the policy's question (ask), already answered by
+    then.
     """
     if "\x00" in user_path:
         raise ToolError(E_PATH_INVALID, "the path contains a NUL byte", "Send a plain relative path.")
@@ -34,7 +37,12 @@ def resolve_in_root(root: Path, user_path: str, *, allow_outside: bool = False) 
     candidate = Path(os.path.expanduser(user_path)) if user_path.startswith("~") else Path(user_path)
     if not candidate.is_absolute():
         candidate = root_resolved / candidate
-    resolved = candidate.resolve()
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError) as error:  # a symlink loop raises RuntimeError before Python 3.13
+        raise ToolError(
+            E_PATH_INVALID, f"{user_path!r} cannot be resolved ({error})", "Check for a symlink loop."
+        ) from None
     if not allow_outside and not is_inside(resolved, root_resolved):
         raise ToolError(
             E_PATH_OUTSIDE_ROOT,
@@ -59,16 +67,25 @@ def display_path(path: Path, root: Path) -> str:
 
 
 # Files whose contents are secrets: reading them needs the user's explicit permission.
-_SENSITIVE_NAMES = (".netrc", ".git-credentials", ".pgpass", "credentials", "credentials.json")
-_SENSITIVE_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
-_SENSITIVE_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker")
+_SENSITIVE_NAMES = (
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    "credentials",
+    "credentials.json",
+    ".pypirc",
+    ".npmrc",
+    ".htpasswd",
+)
+_SENSITIVE_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
+_SENSITIVE_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure")
 
 
 def is_sensitive(path: Path) -> bool:
     name = path.name
     if name.startswith(".env") and name != ".env.example":
         return True
-    if name.startswith("id_rsa") or name.startswith("id_ed25519") or name.startswith("id_ecdsa"):
+    if name.startswith(("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")):
         return True
     if name in _SENSITIVE_NAMES or name.endswith(_SENSITIVE_SUFFIXES):
         return True
@@ -83,6 +100,122 @@ def read_action(root: Path, user_path: str) -> PermissionAction | None:
         return None  # the tool itself reports the malformed path
     if not is_inside(resolved, resolved_root(root)):
         return PermissionAction(PermissionKind.FILE_READ, user_path, "outside the working directory")
-    if is_sensitive(resolved):
+    # The name as given counts too: a link called ``.env`` is treated like the file it pretends to be.
+    if is_sensitive(resolved) or is_sensitive(Path(user_path)):
         return PermissionAction(PermissionKind.FILE_READ_SENSITIVE, user_path, "may contain secrets")
     return None
+
+
+def write_action(root: Path, user_path: str, detail: str = "", *, delete: bool = False) -> PermissionAction:
+    """What a write (or delete) of ``user_path`` asks the policy: the path as given, a preview as detail.
+
+    The policy resolves the target itself (outside the root is denied, ``.git/`` and sensitive files ask), so
+    tools report every write, inside the root or not.
+    """
+    kind = PermissionKind.FILE_DELETE if delete else PermissionKind.FILE_WRITE
+    return PermissionAction(kind, user_path, detail)
+
+
+@dataclass(frozen=True)
+class PathFacts:
+    """What the policy needs to know about one path the model gave."""
+
+    given: str
+    resolved: Path | None  # None when the path is malformed (``problem`` says why)
+    inside: bool = False
+    sensitive: bool = False
+    git_internal: bool = False
+    problem: str | None = None
+
+
+def inspect_path(root: Path, user_path: str, cwd: Path | None = None) -> PathFacts:
+    """Resolve ``user_path`` (``~``, ``..``, symlinks, absolute) against ``cwd`` (default: the root) and
+    classify it."""
+    if "\x00" in user_path:
+        return PathFacts(user_path, None, problem="the path contains a NUL byte")
+    if not user_path.strip():
+        return PathFacts(user_path, None, problem="the path is empty")
+    root_resolved = resolved_root(root)
+    candidate = Path(os.path.expanduser(user_path)) if user_path.startswith("~") else Path(user_path)
+    if not candidate.is_absolute():
+        candidate = (cwd or root_resolved) / candidate
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError, ValueError) as error:  # symlink loops, names the OS refuses
+        return PathFacts(user_path, None, problem=f"the path cannot be resolved ({error})")
+    inside = is_inside(resolved, root_resolved)
+    sensitive = is_sensitive(resolved) or is_sensitive(Path(user_path))
+    return PathFacts(user_path, resolved, inside, sensitive, inside and _in_git_dir(resolved, root_resolved))
+
+
+def _in_git_dir(path: Path, root: Path) -> bool:
+    relative = path.relative_to(root).parts
+    return any(part.lower() == ".git" for part in relative)
+
+
+# Directories whose loss (or whose permissions' loss) breaks the machine; their direct children count too.
+# fmt: off
+SYSTEM_DIRS = frozenset(
+    {
+        "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt",
+        "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/usr", "/var",
+        "/Applications", "/Library", "/System", "/Users", "/Volumes", "/private", "/cores", "/nix",
+    }
+)
+# fmt: on
+
+
+def critical_path_reason(path: Path, root: Path) -> str | None:
+    """Why removing or re-permissioning ``path`` (already resolved) would be a disaster, or None.
+
+    Critical: ``/``, any top-level directory, a system directory's direct children, the home directory and
+    its ancestors, and any ancestor of the project root.
+    """
+    home = Path(os.path.expanduser("~")).resolve()
+    text = path.as_posix()
+    if path == Path(path.anchor):
+        return "the filesystem root"
+    if path == home:
+        return "the home directory"
+    if path in home.parents:
+        return f"{text}, which contains the home directory"
+    if len(path.parts) <= 2:
+        return f"{text}, a top-level directory"
+    if str(path.parent) in SYSTEM_DIRS:
+        return f"{text}, a system directory"
+    root_resolved = resolved_root(root)
+    if path in root_resolved.parents:
+        return f"{text}, which contains the project"
+    return None
+
+
+# Block devices and raw memory: writing to them destroys disks or the running system.
+# fmt: off
+_DEVICE_PREFIXES = (
+    "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "dm-", "md", "loop", "sr", "nbd", "zram",
+)
+# fmt: on
+_RAW_MEMORY = frozenset({"mem", "kmem", "port"})
+# Writing here is harmless: the null sink, the process's own streams.
+_HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+def device_write_problem(path_text: str) -> tuple[str, bool] | None:
+    """For a write target under ``/dev``: (why, destructive). None when writing there is harmless.
+
+    ``destructive`` means a block device or raw memory (deny); other devices only need a look (ask).
+    """
+    if not path_text.startswith("/dev/"):
+        return None
+    normalized = os.path.normpath(path_text)
+    if normalized in _HARMLESS_DEVICES or normalized.startswith(("/dev/fd/", "/dev/pts/")):
+        return None
+    name = normalized[len("/dev/") :]
+    if name.startswith(("mapper/", "disk/")) or name in _RAW_MEMORY or name.startswith(_DEVICE_PREFIXES):
+        return (f"writes to the device {normalized}", True)
+    try:
+        if stat.S_ISBLK(os.stat(normalized).st_mode):
+            return (f"writes to the block device {normalized}", True)
+    except OSError:
+        pass
+    return (f"writes to the device {normalized}", False)

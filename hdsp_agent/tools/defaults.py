@@ -6,12 +6,18 @@ from typing import Any
 
 from .base import Tool
 from .builtin import builtin_tools
+from .declared import declared_tools
+from .jupyter import notebook_tools
 from .registry import ToolRegistry
 
 
 def default_tools(config: Any = None) -> list[Tool[Any]]:
-    """Every built-in tool; ``config`` (an ``HdspAgentConfig``) sets the ones that take settings."""
-    return [*builtin_tools()]
+    """Every built-in tool; ``config`` (an ``HdspAgentConfig``) sets the ones that take settings and adds the
+    tools it declares (custom Python tools, entry points, HTTP tools)."""
+    tools = [*builtin_tools(), *notebook_tools()]
+    if config is not None:
+        tools.extend(declared_tools(config))
+    return tools
 
 
 def default_registry(config: Any = None) -> ToolRegistry:

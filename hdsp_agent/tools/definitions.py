@@ -17,6 +17,10 @@ EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "anthropic", "mcp", "markd
 
 
 def parameters_schema(tool: Tool[Any]) -> dict[str, Any]:
+    # Tools described by JSON Schema from outside (MCP, declared tools) give theirs as is.
+    override = getattr(tool, "parameters_override", None)
+    if override is not None:
+        return dict(override())
     schema = tool.args_model.model_json_schema()
     defs = schema.pop("$defs", {})
     cleaned = _clean(schema, defs)

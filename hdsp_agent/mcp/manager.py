@@ -1,0 +1,214 @@
+"""All configured MCP servers: their connections, their tools in our registry, and their status.
+
+``refresh()`` is what the runtime awaits before it builds a turn's catalog: the first time it connects every
+enabled server (lazily — nothing starts with Jupyter), later it only lists again the servers whose tools
+changed (``tools/list_changed``) or that crashed (restarted, at most every ``retry_seconds``). It never
+raises: a server that fails is reported in ``status()`` and its tools stay out of (or, after a crash, stay in)
+the registry; a call to a crashed server's tool starts it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..tools.base import ToolError
+from ..tools.registry import ToolRegistry
+from .client import McpConnection
+from .config import McpConfig, load_mcp_config, project_trust
+from .tools import McpTool, mcp_tool
+
+
+class McpManager:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        root_dir: Path,
+        trait_servers: Mapping[str, Any] | None = None,
+        denied: Iterable[str] = (),
+        config_dir: Path | None = None,
+        connect_timeout: float = 30.0,
+        retry_seconds: float = 30.0,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.registry = registry
+        self.root_dir = root_dir
+        self.trait_servers = dict(trait_servers or {})
+        self.denied = list(denied)
+        self.config_dir = config_dir
+        self.connect_timeout = connect_timeout
+        self.retry_seconds = retry_seconds
+        self.log = logger or logging.getLogger("hdsp_agent.mcp")
+        self.config = McpConfig()
+        self.connections: dict[str, McpConnection] = {}
+        # Server name → registered tool names, to unregister what a server no longer offers.
+        self._registered: dict[str, set[str]] = {}
+        self._skipped: dict[str, list[str]] = {}
+        self._failed_at: dict[str, float] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        self.reload()
+
+    # -- configuration ---------------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read the configuration again (edited files, a newly trusted project); changed servers restart."""
+        self.config = load_mcp_config(self.root_dir, self.trait_servers, self.denied, self.config_dir)
+        for problem in self.config.problems:
+            self.log.warning(
+                "hdsp-agent: MCP config: %s%s",
+                f"{problem.server}: " if problem.server else "",
+                problem.message,
+            )
+        wanted = {spec.name: spec for spec in self.config.servers if not spec.disabled}
+        for name, connection in list(self.connections.items()):
+            if wanted.get(name) != connection.spec:
+                self._forget(name)
+                self._spawn(connection.close())
+        for name, spec in wanted.items():
+            if name not in self.connections:
+                self.connections[name] = McpConnection(
+                    spec,
+                    root_dir=self.root_dir,
+                    on_tools_changed=self._tools_changed,
+                    connect_timeout=self.connect_timeout,
+                    logger=self.log,
+                )
+
+    def trust_project(self, expected_sha256: str | None = None) -> dict[str, Any]:
+        """Trust the project's ``.hdsp/mcp.json`` as it is now, then start using its servers."""
+        project = self.config.project
+        path = project.path if project is not None else self.root_dir / ".hdsp" / "mcp.json"
+        state = project_trust(self.config_dir).trust(path, expected_sha256)
+        self.reload()
+        return state.public()
+
+    # -- refreshing ------------------------------------------------------------------------------------------
+
+    async def refresh(self) -> None:
+        """Connect and list where needed, so the registry holds every available server's current tools."""
+        await asyncio.gather(*(self._refresh(connection) for connection in list(self.connections.values())))
+
+    async def _refresh(self, connection: McpConnection) -> None:
+        if not connection.tools_stale and connection.tools is not None and connection.state == "connected":
+            return
+        failed_at = self._failed_at.get(connection.name)
+        if failed_at is not None and time.monotonic() - failed_at < self.retry_seconds:
+            return
+        try:
+            await connection.list_tools()
+        except ToolError:
+            self._failed_at[connection.name] = time.monotonic()
+            return
+        except Exception:  # a bug here must not break the turn that asked for the catalog
+            self.log.exception("hdsp-agent: listing the tools of MCP server %s failed", connection.name)
+            self._failed_at[connection.name] = time.monotonic()
+            return
+        self._failed_at.pop(connection.name, None)
+        self._sync(connection)
+
+    def _sync(self, connection: McpConnection) -> None:
+        tools: dict[str, McpTool] = {}
+        skipped: list[str] = []
+        for remote in connection.tools or []:
+            tool = mcp_tool(connection, remote)
+            existing = self.registry.get(tool.name)
+            if tool.name in tools:
+                skipped.append(
+                    f"{remote.name!r} has the same name as another tool once sanitized ({tool.name})"
+                )
+                continue
+            if existing is not None and not (
+                isinstance(existing, McpTool) and existing.connection is connection
+            ):
+                # A server must not replace a tool declared by the administrator (or another server's).
+                skipped.append(f"{remote.name!r}: a tool named {tool.name} already exists")
+                continue
+            tools[tool.name] = tool
+        for name in self._registered.get(connection.name, set()) - set(tools):
+            self.registry.unregister(name)
+        for tool in tools.values():
+            self.registry.register(tool, replace=True)
+        self._registered[connection.name] = set(tools)
+        self._skipped[connection.name] = skipped
+
+    def _tools_changed(self, connection: McpConnection) -> None:
+        # A notification arrives inside the SDK's receive loop: list again from a task of our own.
+        self._spawn(self._refresh(connection))
+
+    def _forget(self, name: str) -> None:
+        for tool_name in self._registered.pop(name, set()):
+            self.registry.unregister(tool_name)
+        self.connections.pop(name, None)
+        self._failed_at.pop(name, None)
+
+    def _spawn(self, work: Any) -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(work)
+        except RuntimeError:  # no loop yet (configuration read at startup): nothing is running to close
+            work.close()
+            return
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def settle(self) -> None:
+        """Wait for background re-listings (tests, shutdown)."""
+        while self._background:
+            await asyncio.wait(set(self._background))
+
+    async def close(self) -> None:
+        await asyncio.gather(*(connection.close() for connection in self.connections.values()))
+        await self.settle()
+
+    # -- reporting -------------------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """Every configured server: connected / error (with why) / idle / disabled / denied, and its tools."""
+        servers: list[dict[str, Any]] = []
+        for spec in self.config.servers:
+            connection = self.connections.get(spec.name)
+            entry: dict[str, Any]
+            if spec.disabled or connection is None:
+                entry = {
+                    "name": spec.name,
+                    "source": spec.source,
+                    "transport": spec.transport,
+                    "state": "disabled",
+                }
+            else:
+                entry = connection.status()
+                entry["tools"] = sorted(self._registered.get(spec.name, set()))
+                if self._skipped.get(spec.name):
+                    entry["skipped_tools"] = self._skipped[spec.name]
+            entry["auto_approve"] = sorted(spec.auto_approve)
+            servers.append(entry)
+        for spec in self.config.denied:
+            servers.append(
+                {
+                    "name": spec.name,
+                    "source": spec.source,
+                    "transport": spec.transport,
+                    "state": "denied",
+                    "message": "denied by the administrator (mcp_denied_servers)",
+                }
+            )
+        for spec in self.config.untrusted:
+            servers.append(
+                {
+                    "name": spec.name,
+                    "source": spec.source,
+                    "transport": spec.transport,
+                    "state": "untrusted",
+                    "message": "in the project's .hdsp/mcp.json, not trusted yet (it can start programs)",
+                }
+            )
+        project = self.config.project
+        return {
+            "servers": servers,
+            "project": project.public() if project is not None and project.status != "absent" else None,
+            "problems": [problem.public() for problem in self.config.problems],
+        }

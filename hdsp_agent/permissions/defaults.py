@@ -1,0 +1,158 @@
+"""Each tool's default level, and what a call is about when only its name and arguments are known.
+
+The table covers every tool named in DESIGN.md §3, registered or not, so ``hdsp-agent policy check`` can
+decide for a tool another engineer has not finished yet. Tools outside the table: MCP tools (``server__tool``)
+ask, registered tools that declare themselves read-only are allowed, anything else asks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..tools.base import PermissionAction, PermissionKind
+from ..tools.naming import GROUP_SEPARATOR
+from .decision import DecisionKind
+from .paths import display_path, inspect_path, read_action, write_action
+from .rules import Subject, SubjectKind
+
+# fmt: off
+READ_TOOLS = frozenset(
+    {
+        "read_file", "read_file_range", "read_currently_open_file", "ls", "grep_search", "file_glob_search",
+        "view_diff", "view_subdirectory", "view_repo_map", "codebase", "search_web", "read_notebook",
+        "read_cell", "get_cell_output", "inspect_variables",
+    }
+)
+# fmt: on
+FILE_EDIT_TOOLS = frozenset(
+    {
+        "create_new_file",
+        "edit_existing_file",
+        "search_and_replace_in_file",
+        "single_find_and_replace",
+        "multi_edit",
+    }
+)
+CELL_EDIT_TOOLS = frozenset({"insert_cell", "edit_cell", "delete_cell", "move_cell"})
+KERNEL_TOOLS = frozenset({"run_cell", "execute_code", "interrupt_kernel", "restart_kernel"})
+# The edits accept-edits mode lets through (inside the root, away from .git and secrets).
+EDIT_TOOLS = FILE_EDIT_TOOLS | CELL_EDIT_TOOLS
+_ASK_REASONS: dict[str, str] = {
+    **{name: "edits files" for name in FILE_EDIT_TOOLS},
+    **{name: "changes a notebook" for name in CELL_EDIT_TOOLS},
+    **{name: "acts on a notebook's kernel (runs code or changes its state)" for name in KERNEL_TOOLS},
+    "run_terminal_command": "runs shell commands",
+    "fetch_url_content": "fetches a URL from the network",
+    "create_rule_block": "writes a rule file into the project",
+}
+DISABLED_BY_DEFAULT = frozenset({"request_rule"})
+
+# Where a call's rule subject is found in its arguments when the tool reported no action (DESIGN.md §4).
+SUBJECT_FIELDS = ("filepath", "dirPath", "path", "command", "url", "query", "directory_path")
+_READ_PATH_FIELDS = ("filepath", "dirPath", "path", "directory_path")
+_PATH_FIELDS = frozenset(_READ_PATH_FIELDS)
+
+
+def is_group_tool(tool_name: str) -> bool:
+    """Tools from outside (MCP servers, plugins) are named ``group__export``."""
+    return GROUP_SEPARATOR in tool_name.strip("_")
+
+
+def default_level(tool_name: str, read_only: bool | None) -> tuple[DecisionKind, str]:
+    """The level a tool has when no rule speaks about it, and why (``read_only``: None when unregistered)."""
+    if tool_name in DISABLED_BY_DEFAULT:
+        return "deny", f"{tool_name} is disabled by default (enable it with an allow or ask rule)"
+    if tool_name in READ_TOOLS:
+        return "allow", f"{tool_name} only reads"
+    if tool_name in _ASK_REASONS:
+        return "ask", f"{tool_name} {_ASK_REASONS[tool_name]}"
+    if is_group_tool(tool_name):
+        return "ask", f"{tool_name} comes from an external server (MCP); its tools ask by default"
+    if read_only:
+        return "allow", f"{tool_name} declares that it only reads"
+    return "ask", f"{tool_name} is not a known tool; unknown tools ask"
+
+
+def is_read_tool(tool_name: str, read_only: bool | None) -> bool:
+    """Whether read-only mode keeps this tool: the table's read tools, or registered tools that say they only
+    read (never a tool from an outside server on its own say-so)."""
+    if tool_name in DISABLED_BY_DEFAULT:
+        return False
+    return tool_name in READ_TOOLS or (bool(read_only) and not is_group_tool(tool_name))
+
+
+def derive_action(tool_name: str, arguments: dict[str, Any], root: Path) -> PermissionAction | None:
+    """The action a tool would report, for tools that are not registered here (``policy check`` only)."""
+    if tool_name == "run_terminal_command":
+        return PermissionAction(PermissionKind.EXECUTE, str(arguments.get("command", "")))
+    if tool_name == "fetch_url_content":
+        return PermissionAction(PermissionKind.NETWORK, str(arguments.get("url", "")))
+    if tool_name == "search_web":
+        return PermissionAction(PermissionKind.NETWORK, str(arguments.get("query", "")))
+    path = _first(arguments, _READ_PATH_FIELDS)
+    if tool_name in FILE_EDIT_TOOLS or tool_name in CELL_EDIT_TOOLS:
+        return write_action(root, path or "")
+    if tool_name in KERNEL_TOOLS:
+        return PermissionAction(PermissionKind.KERNEL, path or "", str(arguments.get("code", "")))
+    if path is not None and (tool_name in READ_TOOLS or not is_group_tool(tool_name)):
+        return read_action(root, path)
+    return None
+
+
+def subject_text(action: PermissionAction | None, arguments: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(the rule subject, the argument it came from): ``action.target`` when there is an action, else the
+    first of ``SUBJECT_FIELDS`` present in the arguments."""
+    if action is not None and action.target:
+        return action.target, None
+    for name in SUBJECT_FIELDS:
+        value = arguments.get(name)
+        if isinstance(value, str) and value:
+            return value, name
+    return None, None
+
+
+def subject_kind(
+    action: PermissionAction | None, field_name: str | None, tool_name: str
+) -> SubjectKind | None:
+    """How a rule pattern matches the subject: as a shell command, a path, a URL or plain text."""
+    if action is not None and action.target:
+        if action.kind == PermissionKind.EXECUTE:
+            return "command"
+        if action.kind == PermissionKind.NETWORK:
+            # A network action's target is a URL, except for searches, which report their query.
+            looks_like_url = "://" in action.target and not any(c.isspace() for c in action.target.strip())
+            return (
+                "url"
+                if tool_name == "fetch_url_content" or (looks_like_url and tool_name != "search_web")
+                else "text"
+            )
+        if action.kind == PermissionKind.CUSTOM:
+            return "text"
+        return "path"
+    if field_name is None:
+        return None
+    if field_name in _PATH_FIELDS:
+        return "path"
+    kinds: dict[str, SubjectKind] = {"command": "command", "url": "url"}
+    return kinds.get(field_name, "text")
+
+
+def make_subject(kind: SubjectKind | None, text: str | None, root: Path) -> Subject | None:
+    if kind is None or text is None:
+        return None
+    if kind != "path":
+        return Subject(kind, text)
+    facts = inspect_path(root, text)
+    if facts.resolved is None:
+        return Subject("path", text)
+    relative = display_path(facts.resolved, root) if facts.inside else None
+    return Subject("path", text, relative=relative, absolute=facts.resolved.as_posix())
+
+
+def _first(arguments: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = arguments.get(name)
+        if isinstance(value, str):
+            return value
+    return None

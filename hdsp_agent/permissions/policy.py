@@ -1,0 +1,405 @@
+"""The permission policy: every call is allowed, asked about or denied here, on the server, with reasons.
+
+Order of precedence, for each part of a call (a shell command has one part per simple command):
+
+1. the administrator's floor: tools in ``disabled_tools`` and the admin's deny rules → deny;
+2. what the analysis denies outright (``rm -rf ~``, a write outside the root, a refused URL) → deny;
+3. the user's deny rules → deny; read-only mode denies every tool that is not a read;
+4. the administrator's ask rules → ask (nothing lifts them);
+5. a grant for this session (the user chose "allow for this session" for this very call) → allow;
+6. the user's ask rules → ask;
+7. allow rules (the user's, then the administrator's, and the URL allow-list) → allow, except that a caution
+   (a secret file, a path outside the root, a command name known only at run time) stands unless the rule
+   names this exact subject;
+8. the default: the tool's level, or for shell commands what the analysis says of each part, made stricter by
+   any caution; accept-edits mode lets file edits inside the root through.
+
+The whole call is as strict as its strictest part, so an allow rule for ``run_terminal_command(git*)`` never
+allows ``git status; rm -rf ~``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..tools.base import PermissionAction, PermissionKind, Tool, ToolContext
+from ..tools.registry import ToolFilter
+from .commands import analyze_command
+from .decision import PolicyDecision
+from .defaults import (
+    EDIT_TOOLS,
+    READ_TOOLS,
+    default_level,
+    is_read_tool,
+    make_subject,
+    subject_kind,
+    subject_text,
+)
+from .findings import Finding, allow, caution, deny, strictest
+from .grants import GrantStore, PermissionsFile, UserPermissions, default_permissions_path
+from .paths import inspect_path, resolved_root
+from .rules import Rule, RuleError, Subject, SubjectKind, parse_rules
+from .urls import UrlAllowlist, check_url_syntax
+
+PermissionMode = Literal["default", "accept-edits", "read-only"]
+MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "read-only")
+
+
+@dataclass(frozen=True)
+class AdminFloor:
+    """The administrator's settings (traitlets): nobody below can loosen the deny and ask parts."""
+
+    denied_tools: tuple[str, ...] = ()
+    deny: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    allow: tuple[Rule, ...] = ()
+    url_allowlist: tuple[str, ...] = ()
+    mode: PermissionMode = "default"
+
+
+@dataclass
+class _Unit:
+    """One thing to decide: a whole call, or one part of a shell command."""
+
+    subject: Subject | None
+    findings: list[Finding]
+    label: str = ""
+
+
+@dataclass
+class _Outcome:
+    decision: Literal["allow", "ask", "deny"]
+    reasons: list[str] = field(default_factory=list)
+    rule: str | None = None
+
+
+class RulePolicy:
+    """Implements ``PermissionPolicy``: the executor calls ``decide`` for every call."""
+
+    def __init__(
+        self, admin: AdminFloor, permissions_file: PermissionsFile | None = None, root_dir: Path | None = None
+    ) -> None:
+        self.admin = admin
+        self.root_dir = root_dir
+        self.permissions_file = permissions_file
+        self.grants = GrantStore(permissions_file, on_saved=self.reload)
+        self.user = UserPermissions()
+        self.user_rules: dict[str, list[Rule]] = {"deny": [], "ask": [], "allow": []}
+        self.problems: list[str] = []
+        self._stamp: tuple[int, int] | None = None
+        self._session_modes: dict[str, PermissionMode] = {}
+        self._url_allowlist = UrlAllowlist.parse(list(admin.url_allowlist))
+        self.reload()
+
+    # -- configuration
+    # -------------------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read the user's permissions file again (also done automatically when it changes on disk)."""
+        if self.permissions_file is None:
+            return
+        self._stamp = self.permissions_file.stamp()
+        self.user = self.permissions_file.load()
+        self.problems = list(self.user.problems)
+        for name in ("deny", "ask", "allow"):
+            rules, problems = parse_rules(getattr(self.user, name), "user")
+            self.user_rules[name] = rules
+            self.problems += [f"{self.permissions_file.path}: {problem}" for problem in problems]
+        if self.user.mode is not None and self.user.mode not in MODES:
+            self.problems.append(
+                f"{self.permissions_file.path}: unknown mode {self.user.mode!r} (use {', '.join(MODES)})"
+            )
+
+    def _refresh(self) -> None:
+        if self.permissions_file is not None and self.permissions_file.stamp() != self._stamp:
+            self.reload()
+
+    @property
+    def mode(self) -> PermissionMode:
+        """The mode in effect: the user's choice (saved in their file), else the administrator's default."""
+        chosen = self.user.mode
+        return chosen if chosen in MODES else self.admin.mode  # type: ignore[return-value]
+
+    def mode_for(self, session_id: str) -> PermissionMode:
+        return self._session_modes.get(session_id, self.mode)
+
+    def set_mode(self, mode: str, session_id: str | None = None) -> None:
+        """Switch modes: for one session, or for the user (saved in their permissions file)."""
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        if session_id is not None:
+            self._session_modes[session_id] = mode  # type: ignore[assignment]
+        elif self.permissions_file is not None:
+            self.permissions_file.set_mode(mode)
+            self.reload()
+        else:
+            self.user.mode = mode
+
+    def catalog_filter(self, tool: Tool[Any]) -> bool:
+        """For ``AgentRuntime.catalog_filter``: the tools the current mode offers the model."""
+        return mode_filter(self.mode)(tool)
+
+    # -- deciding
+    # ------------------------------------------------------------------------------------------------
+
+    def decide(
+        self, tool: Tool[Any], args: BaseModel, action: PermissionAction | None, ctx: ToolContext
+    ) -> PolicyDecision:
+        arguments = args.model_dump(mode="json")
+        decision, subject = self._evaluate(
+            tool.name, arguments, action, ctx.root_dir, ctx.session_id, tool.read_only
+        )
+        if decision.decision == "ask":
+            self.grants.note_ask(ctx.call_id, ctx.session_id, tool.name, subject or "")
+        return decision
+
+    def check(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        action: PermissionAction | None,
+        root: Path,
+        *,
+        session_id: str = "",
+        read_only: bool | None = None,
+    ) -> PolicyDecision:
+        """The decision for a call described by name and arguments (``hdsp-agent policy check``)."""
+        return self._evaluate(tool_name, arguments, action, root, session_id, read_only)[0]
+
+    def _evaluate(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        action: PermissionAction | None,
+        root: Path,
+        session_id: str,
+        read_only: bool | None,
+    ) -> tuple[PolicyDecision, str | None]:
+        self._refresh()
+        subject_raw, field_name = subject_text(action, arguments)
+        if any(fnmatchcase(name, denied) for denied in self.admin.denied_tools):
+            return PolicyDecision("deny", [f"{name} is disabled by the administrator"], name), subject_raw
+        mode = self.mode_for(session_id)
+        if mode == "read-only" and not is_read_tool(name, read_only):
+            return PolicyDecision("deny", [f"read-only mode: {name} may change things"]), subject_raw
+        kind = subject_kind(action, field_name, name)
+        units = self._units(name, kind, subject_raw, arguments, action, root, read_only)
+        whole = Subject(kind, subject_raw) if kind is not None and subject_raw is not None else None
+        granted = subject_raw is not None and self.grants.sessions.allows(session_id, name, subject_raw)
+        outcomes = [self._settle(name, unit, whole, granted, mode) for unit in units]
+        final = strictest((outcome.decision for outcome in outcomes), default="ask")
+        reasons = [reason for outcome in outcomes if outcome.decision == final for reason in outcome.reasons]
+        rule = next(
+            (outcome.rule for outcome in outcomes if outcome.decision == final and outcome.rule), None
+        )
+        return PolicyDecision(final, list(dict.fromkeys(reasons)), rule), subject_raw
+
+    def _units(
+        self,
+        name: str,
+        kind: SubjectKind | None,
+        subject_raw: str | None,
+        arguments: dict[str, Any],
+        action: PermissionAction | None,
+        root: Path,
+        read_only: bool | None,
+    ) -> list[_Unit]:
+        if kind == "command" and subject_raw is not None:
+            return self._command_units(subject_raw, arguments, root)
+        level, why = default_level(name, read_only)
+        editing = (action is not None and action.kind == PermissionKind.FILE_WRITE) or name in EDIT_TOOLS
+        findings = [Finding(level, why, edit=editing and level == "ask")]
+        findings += self._action_findings(name, kind, subject_raw, action, root)
+        return [_Unit(make_subject(kind, subject_raw, root), findings)]
+
+    def _command_units(self, command: str, arguments: dict[str, Any], root: Path) -> list[_Unit]:
+        units: list[_Unit] = []
+        cwd = None
+        working_directory = arguments.get("workingDirectory")
+        if isinstance(working_directory, str) and working_directory.strip():
+            facts = inspect_path(root, working_directory)
+            if facts.resolved is None or not facts.inside:
+                units.append(
+                    _Unit(
+                        None,
+                        [caution(f"runs in {working_directory}, outside the project")],
+                        "workingDirectory",
+                    )
+                )
+            cwd = facts.resolved
+        analysis = analyze_command(command, root, cwd)
+        for part in analysis.parts:
+            subject = Subject("command", part.text.strip(), part.argv or None)
+            units.append(_Unit(subject, list(part.findings), part.text.strip()))
+        return units
+
+    def _action_findings(
+        self,
+        name: str,
+        kind: SubjectKind | None,
+        subject_raw: str | None,
+        action: PermissionAction | None,
+        root: Path,
+    ) -> list[Finding]:
+        action_kind = action.kind if action is not None else None
+        if kind == "url" and subject_raw is not None:
+            verdict = check_url_syntax(subject_raw, self._url_allowlist)
+            return [] if verdict.allowed else [deny(f"{subject_raw} is refused: {verdict.reason}")]
+        if kind != "path" or subject_raw is None:
+            return []
+        facts = inspect_path(root, subject_raw)
+        if facts.problem or facts.resolved is None:
+            return [deny(f"{subject_raw!r} is not a usable path: {facts.problem}")]
+        if action_kind in (PermissionKind.FILE_WRITE, PermissionKind.FILE_DELETE):
+            verb = "deletes" if action_kind == PermissionKind.FILE_DELETE else "writes"
+            if not facts.inside:
+                return [deny(f"{verb} {subject_raw}, outside the project")]
+            if facts.git_internal:
+                return [caution(f"{verb} {subject_raw}, inside the repository's .git directory")]
+            if facts.resolved == resolved_root(root):
+                return [caution(f"{verb} the project root itself")]
+            return [caution(f"{verb} {subject_raw}, which may hold secrets")] if facts.sensitive else []
+        if action_kind in (PermissionKind.FILE_READ, PermissionKind.FILE_READ_SENSITIVE) or (
+            action is None and name in READ_TOOLS
+        ):
+            if not facts.inside:
+                return [caution(f"reads {subject_raw}, outside the project")]
+            if facts.sensitive:
+                return [caution(f"reads {subject_raw}, which may hold secrets")]
+        return []
+
+    def _settle(
+        self, name: str, unit: _Unit, whole: Subject | None, granted: bool, mode: PermissionMode
+    ) -> _Outcome:
+        """Steps 1-8 of the module docstring for one unit."""
+        label = f"{unit.label}: " if unit.label else ""
+
+        def matching(rules: tuple[Rule, ...] | list[Rule]) -> Rule | None:
+            return next(
+                (
+                    r
+                    for r in rules
+                    if r.matches(name, unit.subject)
+                    or (whole is not None and r.is_exact_for(whole) and r.covers_tool(name))
+                ),
+                None,
+            )
+
+        def because(
+            decision: Literal["allow", "ask", "deny"], findings: list[Finding], rule: str | None = None
+        ) -> _Outcome:
+            # The risks first (a secret, a path outside), then the default they add to.
+            ranked = sorted(findings, key=lambda f: not f.firm)
+            chosen = [f.reason for f in ranked if f.decision == decision] or [f.reason for f in ranked]
+            return _Outcome(decision, [label + reason for reason in chosen], rule)
+
+        if (rule := matching(self.admin.deny)) is not None:
+            return _Outcome("deny", [f"{label}denied by the administrator's rule {rule.text}"], rule.text)
+        hard = [f for f in unit.findings if f.firm and f.decision == "deny"]
+        if hard:
+            return because("deny", hard)
+        if (rule := matching(self.user_rules["deny"])) is not None:
+            return _Outcome("deny", [f"{label}denied by your rule {rule.text}"], rule.text)
+        if (rule := matching(self.admin.ask)) is not None:
+            return _Outcome("ask", [f"{label}the administrator's rule {rule.text} always asks"], rule.text)
+        if granted:
+            return _Outcome("allow", [f"{label}allowed for this session (you approved this call)"])
+        if (rule := matching(self.user_rules["ask"])) is not None:
+            return _Outcome("ask", [f"{label}your rule {rule.text} asks"], rule.text)
+        cautions = [f for f in unit.findings if f.firm and f.decision == "ask"]
+        rule = matching(self.user_rules["allow"]) or matching(self.admin.allow) or self._allowlisted(unit)
+        if rule is not None:
+            exact = (
+                unit.subject is not None
+                and rule.is_exact_for(unit.subject)
+                or (whole is not None and rule.is_exact_for(whole))
+            )
+            if cautions and not exact:
+                return because("ask", cautions)
+            whose = "the administrator's" if rule.source == "admin" else "your"
+            return _Outcome("allow", [f"{label}allowed by {whose} rule {rule.text}"], rule.text)
+        findings = [
+            allow(f"{f.reason} (accept-edits mode)")
+            if mode == "accept-edits" and f.edit and f.decision == "ask"
+            else f
+            for f in unit.findings
+        ]
+        decision = strictest((f.decision for f in findings), default="ask")
+        return because(decision, findings)
+
+    def _allowlisted(self, unit: _Unit) -> Rule | None:
+        """The URL allow-list acts as the administrator's allow rule for the hosts it names."""
+        if unit.subject is None or unit.subject.kind != "url" or not self.admin.url_allowlist:
+            return None
+        verdict = check_url_syntax(unit.subject.text, self._url_allowlist)
+        if verdict.allowed and self._url_allowlist.admits_host(verdict.host):
+            return Rule(f"url_allowlist: {verdict.host}", "*", None, "admin")
+        return None
+
+    # -- introspection
+    # -------------------------------------------------------------------------------------------
+
+    def effective_rules(self) -> list[dict[str, str]]:
+        """Every rule in force with its level and source, strictest first (``hdsp-agent policy show``)."""
+        rows: list[dict[str, str]] = []
+        for tool_name in self.admin.denied_tools:
+            rows.append({"rule": tool_name, "level": "disabled", "source": "admin (disabled_tools)"})
+        source_file = str(self.permissions_file.path) if self.permissions_file else "user"
+        for level, admin_rules, user_rules in (
+            ("disabled", self.admin.deny, self.user_rules["deny"]),
+            ("allowedWithPermission", self.admin.ask, self.user_rules["ask"]),
+            ("allowedWithoutPermission", self.admin.allow, self.user_rules["allow"]),
+        ):
+            rows += [{"rule": r.text, "level": level, "source": "admin"} for r in admin_rules]
+            rows += [{"rule": r.text, "level": level, "source": f"user ({source_file})"} for r in user_rules]
+        for host in self.admin.url_allowlist:
+            rows.append(
+                {
+                    "rule": f"fetch_url_content({host})",
+                    "level": "allowedWithoutPermission",
+                    "source": "admin (url_allowlist)",
+                }
+            )
+        return rows
+
+
+def mode_filter(mode: str) -> ToolFilter:
+    """A catalog filter (``AgentRuntime.catalog_filter``) for ``mode``: read-only offers only read tools."""
+    if mode == "read-only":
+        return lambda tool: is_read_tool(tool.name, tool.read_only)
+    return lambda tool: True
+
+
+def build_policy(
+    config: Any, root_dir: Path | None = None, permissions_file: Path | None = None
+) -> RulePolicy:
+    """The policy the server and the CLI use, from an ``HdspAgentConfig`` (the administrator's traits) and the
+    user's permissions file (``permissions_file``, else the ``permissions_file`` trait, else the default
+    path).
+
+    An administrator's rule that cannot be read stops here with ``RuleError``: a floor that is silently
+    ignored would be worse than a server that refuses to start.
+    """
+    admin_rules: dict[str, tuple[Rule, ...]] = {}
+    for trait in ("deny_rules", "ask_rules", "allow_rules"):
+        rules, problems = parse_rules(list(getattr(config, trait)), "admin")
+        if problems:
+            raise RuleError(f"HdspAgentApp.{trait}: " + "; ".join(problems))
+        admin_rules[trait] = tuple(rules)
+    admin = AdminFloor(
+        denied_tools=tuple(config.disabled_tools),
+        deny=admin_rules["deny_rules"],
+        ask=admin_rules["ask_rules"],
+        allow=admin_rules["allow_rules"],
+        url_allowlist=tuple(config.url_allowlist),
+        mode=config.permission_mode,
+    )
+    if permissions_file is None:
+        configured = str(getattr(config, "permissions_file", "") or "")
+        permissions_file = Path(configured).expanduser() if configured else default_permissions_path()
+    return RulePolicy(admin, PermissionsFile(permissions_file), root_dir)

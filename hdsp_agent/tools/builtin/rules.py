@@ -1,0 +1,290 @@
+"""Project rules: ``create_rule_block``, ``request_rule`` (Continue's names and parameters), and the loader
+the
+system prompt uses.
+
+A rule is a Markdown file with YAML front matter under ``.hdsp/rules/`` (``.continue/rules/`` is read too, so
+a
+project's Continue rules apply unchanged)::
+
+    ---
+    name: Type hints
+    description: Python style
+    globs: "**/*.py"
+    alwaysApply: false
+    ---
+    Add type hints to every function.
+
+When a rule applies (as in Continue): ``alwaysApply: true`` → always; otherwise a rule with ``globs`` and/or
+``regex`` applies when a file in play matches the globs (and its content matches the regex); a rule with
+neither
+applies unless ``alwaysApply: false``, which leaves it to be fetched on demand with ``request_rule``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pathspec
+import yaml
+from pydantic import Field
+
+from ...permissions.paths import display_path, is_inside
+from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError
+
+RULES_DIR = Path(".hdsp") / "rules"
+RULE_DIRS = (RULES_DIR, Path(".continue") / "rules")
+# Regex rules look at file contents; a huge file is not worth reading for it.
+_MAX_REGEX_SCAN_BYTES = 1024 * 1024
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
+_BRACES = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    rule: str
+    path: Path
+    description: str | None = None
+    globs: tuple[str, ...] = ()
+    regex: str | None = None
+    always_apply: bool | None = None
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    def applies_to(self, root: Path, paths_in_play: Sequence[Path | str]) -> bool:
+        if self.always_apply:
+            return True
+        if not self.globs and not self.regex:
+            return self.always_apply is None
+        candidates = [path for path in (_relative(root, path) for path in paths_in_play) if path is not None]
+        if self.globs:
+            spec = pathspec.GitIgnoreSpec.from_lines(expand_braces(self.globs))
+            candidates = [path for path in candidates if spec.match_file(path)]
+        if not self.regex:
+            return bool(candidates)
+        try:
+            pattern = re.compile(self.regex, re.MULTILINE)
+        except re.error:
+            return False
+        return any(_content_matches(root / path, pattern) for path in candidates)
+
+    def as_prompt(self) -> str:
+        """The rule as the system prompt shows it."""
+        return f"<rule name={self.name!r}>\n{self.rule.strip()}\n</rule>"
+
+
+def _relative(root: Path, path: Path | str) -> str | None:
+    """``path`` relative to the root (None when it lies outside: such a file is not in play)."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        return candidate.as_posix()
+    resolved_root = root.resolve()
+    resolved = candidate.resolve()
+    return display_path(resolved, resolved_root) if is_inside(resolved, resolved_root) else None
+
+
+def _content_matches(path: Path, pattern: re.Pattern[str]) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(_MAX_REGEX_SCAN_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return pattern.search(text) is not None
+
+
+def expand_braces(globs: Iterable[str]) -> list[str]:
+    """``**/*.{ts,tsx}`` → ``**/*.ts``, ``**/*.tsx`` (gitignore patterns have no braces; rule globs often
+    do)."""
+    expanded: list[str] = []
+    pending = list(globs)
+    while pending:
+        glob = pending.pop(0)
+        match = _BRACES.search(glob)
+        if match is None:
+            expanded.append(glob)
+            continue
+        pending[:0] = [
+            glob[: match.start()] + option + glob[match.end() :] for option in match.group(1).split(",")
+        ]
+    return expanded
+
+
+def _globs_of(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else str(value).split(",")
+    return tuple(str(item).strip() for item in items if str(item).strip())
+
+
+def parse_rule(path: Path) -> Rule:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    meta: dict[str, Any] = {}
+    problems: list[str] = []
+    body = text
+    match = _FRONT_MATTER.match(text)
+    if match:
+        body = text[match.end() :]
+        try:
+            loaded = yaml.safe_load(match.group(1))
+            meta = loaded if isinstance(loaded, dict) else {}
+        except yaml.YAMLError as error:
+            problems.append(f"invalid front matter: {error}")
+    always = meta.get("alwaysApply")
+    return Rule(
+        name=str(meta.get("name") or path.stem),
+        rule=body.strip(),
+        path=path,
+        description=str(meta["description"]) if meta.get("description") else None,
+        globs=_globs_of(meta.get("globs")),
+        regex=str(meta["regex"]) if meta.get("regex") else None,
+        always_apply=always if isinstance(always, bool) else None,
+        problems=tuple(problems),
+    )
+
+
+def load_rules(root: Path) -> list[Rule]:
+    """Every rule of the project, ``.hdsp/rules`` first, in file-name order."""
+    rules: list[Rule] = []
+    for directory in RULE_DIRS:
+        folder = root / directory
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*.md")):
+            try:
+                rules.append(parse_rule(path))
+            except OSError:
+                continue
+    return rules
+
+
+def applicable_rules(root: Path, paths_in_play: Sequence[Path | str] = ()) -> list[Rule]:
+    """The rules for the system prompt, given the files in play (open, selected, mentioned), relative or
+    absolute.
+
+    Blocking (reads rule files and, for regex rules, the files in play): call it through
+    ``asyncio.to_thread``.
+    """
+    return [rule for rule in load_rules(root) if rule.applies_to(root, paths_in_play)]
+
+
+def slugify(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:60].strip("-") or "rule"
+
+
+def render_rule_file(
+    name: str,
+    rule: str,
+    description: str | None = None,
+    globs: str | None = None,
+    regex: str | None = None,
+    always_apply: bool | None = None,
+) -> str:
+    meta: dict[str, Any] = {"name": name}
+    if description:
+        meta["description"] = description
+    if globs:
+        meta["globs"] = globs
+    if regex:
+        meta["regex"] = regex
+    if always_apply is not None:
+        meta["alwaysApply"] = always_apply
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return f"---\n{front}---\n\n{rule.strip()}\n"
+
+
+class CreateRuleBlockArgs(ToolArgs):
+    name: str = Field(
+        description="Short, descriptive name of the rule, e.g. 'Type hints', 'React standards'."
+    )
+    rule: str = Field(
+        description="A clear, imperative instruction for future work, e.g. 'Add Python type hints to every "
+        "function'. One standard per rule."
+    )
+    description: str | None = Field(default=None, description="When the rule should be used (one sentence).")
+    globs: str | None = Field(
+        default=None,
+        description="File patterns the rule applies to, comma-separated, e.g. '**/*.py' or "
+        "'src/**/*.{ts,tsx}'.",
+    )
+    regex: str | None = Field(
+        default=None, description="The rule applies to files whose content matches this regular expression."
+    )
+    alwaysApply: bool | None = Field(
+        default=None,
+        description="true: always in context; false: only when globs/regex match or when requested with "
+        "request_rule; omitted: always unless globs/regex are given.",
+    )
+
+
+class CreateRuleBlockTool(Tool[CreateRuleBlockArgs]):
+    name = "create_rule_block"
+    description = (
+        "Create a persistent rule that applies to future conversations in this project: a coding standard or "
+        "preference the user wants kept (e.g. 'use named exports', 'follow Google docstrings'). Not for "
+        "one-time "
+        "instructions. Saved as Markdown with YAML front matter in .hdsp/rules/<name>.md (a rule with the "
+        "same "
+        "name is replaced). Returns the file's path."
+    )
+    args_model = CreateRuleBlockArgs
+    read_only = False
+
+    def permission(self, args: CreateRuleBlockArgs, ctx: ToolContext) -> PermissionAction:
+        path = (RULES_DIR / f"{slugify(args.name)}.md").as_posix()
+        return PermissionAction(
+            PermissionKind.FILE_WRITE, target=path, detail=f"rule: {args.rule.strip()[:200]}"
+        )
+
+    async def run(self, args: CreateRuleBlockArgs, ctx: ToolContext) -> str:
+        if not args.rule.strip():
+            raise ToolError("E_EMPTY_RULE", "the rule text is empty", "Write the instruction in `rule`.")
+        if args.regex:
+            try:
+                re.compile(args.regex)
+            except re.error as error:
+                raise ToolError(
+                    "E_INVALID_REGEX", f"invalid regex {args.regex!r}: {error}", "Fix the regex."
+                ) from None
+        relative = RULES_DIR / f"{slugify(args.name)}.md"
+        text = render_rule_file(
+            args.name, args.rule, args.description, args.globs, args.regex, args.alwaysApply
+        )
+        replaced = await asyncio.to_thread(_write, ctx.root_dir / relative, text)
+        verb = "Updated" if replaced else "Created"
+        return f"{verb} rule {args.name!r} in {relative.as_posix()}."
+
+
+def _write(path: Path, text: str) -> bool:
+    existed = path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return existed
+
+
+class RequestRuleArgs(ToolArgs):
+    name: str = Field(description="The name of the rule to read (as listed among the available rules).")
+
+
+class RequestRuleTool(Tool[RequestRuleArgs]):
+    name = "request_rule"
+    description = (
+        "Read one of the project's rules by name, for rules that are not already in your context "
+        "(those with alwaysApply: false). Returns the rule's instructions."
+    )
+    args_model = RequestRuleArgs
+    read_only = True
+
+    async def run(self, args: RequestRuleArgs, ctx: ToolContext) -> str:
+        rules = await asyncio.to_thread(load_rules, ctx.root_dir)
+        wanted = args.name.strip().lower()
+        for rule in rules:
+            if wanted in (rule.name.lower(), rule.path.stem.lower(), slugify(rule.name)):
+                header = f"Rule {rule.name!r}" + (f" ({rule.description})" if rule.description else "")
+                return f"{header}:\n{rule.rule}"
+        available = ", ".join(repr(rule.name) for rule in rules) or "none"
+        raise ToolError("E_RULE_NOT_FOUND", f"no rule named {args.name!r}", f"Available rules: {available}.")

@@ -1,0 +1,328 @@
+"""``grep_search`` and ``file_glob_search``: ripgrep over the project (Continue's names and parameters)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ...permissions.paths import display_path, read_action, resolve_in_root
+from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .ripgrep import BASE_ARGS, RG_ERROR, SECRET_EXCLUDES, RipgrepRun, glob_args, strip_dot_slash
+
+MAX_MATCHES = 100
+MAX_OUTPUT_CHARS = 7_500
+MAX_GLOB_FILES = 100
+MAX_CONTEXT_LINES = 10
+# One matching line of a minified file must not eat the whole budget.
+MAX_LINE_CHARS = 400
+E_INVALID_REGEX = "E_INVALID_REGEX"
+E_SEARCH_FAILED = "E_SEARCH_FAILED"
+# Never listed by file_glob_search: git's internals and our own index.
+_GLOB_EXCLUDES = ("!.git/", "!.hdsp/cache/")
+
+OutputMode = Literal["content", "files_with_matches", "count"]
+
+
+class GrepSearchArgs(ToolArgs):
+    query: str = Field(
+        description="The search query: a ripgrep (Rust) regular expression, escaped where needed, e.g. 'def "
+        "\\w+\\('."
+    )
+    path: str = Field(default=".", description="Directory or file to search, relative to the project root.")
+    filePattern: str | None = Field(
+        default=None, description="Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'."
+    )
+    caseSensitive: bool | None = Field(
+        default=None,
+        description="true: exact case; false: ignore case; omitted: case-insensitive unless the query has "
+        "capitals.",
+    )
+    contextLines: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_CONTEXT_LINES,
+        description="Lines of context to show before and after each match.",
+    )
+    outputMode: OutputMode = Field(
+        default="content",
+        description="content: matching lines; files_with_matches: only file paths; count: matches per file.",
+    )
+
+
+class GrepSearchTool(Tool[GrepSearchArgs]):
+    name = "grep_search"
+    description = (
+        "Search file contents in the project with ripgrep (regular expressions). Use it to find where "
+        "something is "
+        "defined or used. Files ignored by .gitignore and secret files (.env, keys) are skipped. Returns "
+        "matching "
+        "lines grouped by file ('12:' marks a match, '13-' a context line), with paths relative to the "
+        "project "
+        f"root; at most {MAX_MATCHES} matching lines / {MAX_OUTPUT_CHARS:,} characters, with the totals and "
+        "a note "
+        "when cut. Narrow with path and filePattern, or use outputMode 'files_with_matches' or 'count' first "
+        "when a "
+        "query may match a lot."
+    )
+    args_model = GrepSearchArgs
+    read_only = True
+    paging_hint = "narrow the query, path or filePattern"
+
+    def permission(self, args: GrepSearchArgs, ctx: ToolContext) -> PermissionAction | None:
+        return read_action(ctx.root_dir, args.path)
+
+    async def run(self, args: GrepSearchArgs, ctx: ToolContext) -> ToolOutput:
+        root = ctx.root_dir.resolve()
+        target = _search_target(root, args.path)
+        rg_args = [*BASE_ARGS, "--sort", "path", "--max-filesize", "20M", *_case_flag(args.caseSensitive)]
+        rg_args += glob_args(([args.filePattern] if args.filePattern else []) + list(SECRET_EXCLUDES))
+        if args.outputMode == "content":
+            rg_args += ["--json", "--context", str(args.contextLines)]
+        elif args.outputMode == "files_with_matches":
+            rg_args += ["--files-with-matches", "--null"]
+        else:
+            rg_args += ["--count-matches", "--null"]
+        rg_args += ["--regexp", args.query, "--", target]
+        collector: _Collector = {
+            "content": _ContentCollector,
+            "files_with_matches": _FilesCollector,
+            "count": _CountCollector,
+        }[args.outputMode]()
+        async with RipgrepRun(rg_args, root) as run:
+            async for line in run.lines():
+                collector.feed(line)
+            returncode, stderr = await run.finish()
+        if returncode == RG_ERROR and not collector.total_lines:
+            raise _rg_error(stderr, args.query)
+        where = f" in {args.path}" if args.path not in ("", ".") else ""
+        if not collector.total_lines:
+            return ToolOutput(
+                f"No matches for /{args.query}/{where}.", details={"total_matches": 0, "total_files": 0}
+            )
+        text = collector.render()
+        if stderr:  # e.g. an unreadable file: results are still useful, but say what was skipped
+            text += f"\n[rg reported: {stderr.splitlines()[0]}]"
+        return ToolOutput(
+            text,
+            details={
+                "total_matches": collector.total_lines,
+                "total_files": collector.total_files,
+                "cut": collector.cut,
+            },
+        )
+
+
+def _search_target(root: Path, user_path: str) -> str:
+    resolved = resolve_in_root(root, user_path or ".", allow_outside=True)
+    if not resolved.exists():
+        raise ToolError("E_PATH_NOT_FOUND", f"{user_path!r} does not exist", "Check the path with ls.")
+    return display_path(resolved, root)
+
+
+def _case_flag(case_sensitive: bool | None) -> list[str]:
+    if case_sensitive is None:
+        return ["--smart-case"]
+    return ["--case-sensitive"] if case_sensitive else ["--ignore-case"]
+
+
+def _rg_error(stderr: str, query: str) -> ToolError:
+    message = stderr.removeprefix("rg: ").strip() or "ripgrep failed"
+    if "regex parse error" in stderr or "error parsing" in stderr:
+        return ToolError(
+            E_INVALID_REGEX,
+            f"invalid regular expression {query!r}: {message}",
+            "Fix the regex (Rust syntax: escape ( ) [ ] { } . * + ? | \\ to match them literally; no "
+            "lookaround).",
+        )
+    return ToolError(E_SEARCH_FAILED, message, "Check the path and filePattern.")
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + f"... [{len(text):,} chars]"
+
+
+@dataclass
+class _Collector:
+    """Turns rg's output into text within the caps, counting everything it does not show."""
+
+    shown: list[str] = field(default_factory=list)
+    shown_chars: int = 0
+    shown_items: int = 0
+    total_lines: int = 0
+    total_files: int = 0
+    cut: bool = False
+
+    def feed(self, line: bytes) -> None:
+        raise NotImplementedError
+
+    def render(self) -> str:
+        raise NotImplementedError
+
+    def _show(self, text: str) -> bool:
+        """Add a line of output unless the character cap is reached; False once output is cut."""
+        if self.cut or self.shown_chars + len(text) + 1 > MAX_OUTPUT_CHARS:
+            self.cut = True
+            return False
+        self.shown.append(text)
+        self.shown_chars += len(text) + 1
+        return True
+
+    def _show_item(self, text: str) -> None:
+        """One listed file (files and count modes), within both caps."""
+        if self.shown_items < MAX_MATCHES and self._show(text):
+            self.shown_items += 1
+        else:
+            self.cut = True
+
+
+class _ContentCollector(_Collector):
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_line_number: int | None = None
+
+    def feed(self, line: bytes) -> None:
+        if self.cut and line.startswith((b'{"type":"match"', b'{"type":"context"')):
+            return  # past the caps only the summary matters: skip parsing the rest
+        message: dict[str, Any] = json.loads(line)
+        kind, payload = message.get("type"), message.get("data", {})
+        if kind == "summary":
+            self.total_lines = payload["stats"]["matched_lines"]
+            self.total_files = payload["stats"]["searches_with_match"]
+        elif kind == "begin":
+            path = strip_dot_slash(_text_of(payload["path"]))
+            self._last_line_number = None
+            self._show(("\n" if self.shown else "") + path)
+        elif kind in ("match", "context"):
+            self._add_line(kind, payload)
+
+    def _add_line(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "match" and self.shown_items >= MAX_MATCHES:
+            self.cut = True
+            return
+        number = payload.get("line_number")
+        if self._last_line_number is not None and number is not None and number > self._last_line_number + 1:
+            self._show("--")
+        self._last_line_number = number
+        text = _clip(_text_of(payload["lines"]).rstrip("\r\n"))
+        separator = ":" if kind == "match" else "-"
+        if self._show(f"{number}{separator}{text}") and kind == "match":
+            self.shown_items += 1
+
+    def render(self) -> str:
+        noun = "file" if self.total_files == 1 else "files"
+        if self.cut:
+            footer = (
+                f"[Showing {self.shown_items:,} of {self.total_lines:,} matching lines in "
+                f"{self.total_files:,} "
+                f"{noun}; the rest were cut. Narrow the query, path or filePattern to see them.]"
+            )
+        else:
+            footer = f"[{self.total_lines:,} matching lines in {self.total_files:,} {noun}]"
+        return "\n".join(self.shown).lstrip("\n") + "\n\n" + footer
+
+
+def _text_of(field_value: dict[str, Any]) -> str:
+    if "text" in field_value:
+        return str(field_value["text"])
+    return "[non-UTF-8 bytes]"
+
+
+class _FilesCollector(_Collector):
+    def feed(self, line: bytes) -> None:
+        for raw in line.split(b"\0"):
+            path = raw.decode("utf-8", errors="replace").strip("\n")
+            if not path:
+                continue
+            self.total_files += 1
+            self.total_lines += 1
+            self._show_item(strip_dot_slash(path))
+
+    def render(self) -> str:
+        if self.cut:
+            footer = (
+                f"[Showing {self.shown_items:,} of {self.total_files:,} files with matches; "
+                "narrow the query, path or filePattern to see the rest.]"
+            )
+        else:
+            footer = f"[{self.total_files:,} files with matches]"
+        return "\n".join(self.shown) + "\n\n" + footer
+
+
+class _CountCollector(_Collector):
+    def feed(self, line: bytes) -> None:
+        raw_path, _, raw_count = line.rstrip(b"\n").partition(b"\0")
+        count = int(raw_count or 0)
+        self.total_files += 1
+        self.total_lines += count
+        self._show_item(f"{strip_dot_slash(raw_path.decode('utf-8', errors='replace'))}: {count}")
+
+    def render(self) -> str:
+        if self.cut:
+            footer = (
+                f"[Showing {self.shown_items:,} of {self.total_files:,} files; {self.total_lines:,} matches "
+                "in "
+                "total. Narrow the path or filePattern to see the rest.]"
+            )
+        else:
+            footer = f"[{self.total_lines:,} matches in {self.total_files:,} files]"
+        return "\n".join(self.shown) + "\n\n" + footer
+
+
+class FileGlobSearchArgs(ToolArgs):
+    pattern: str = Field(
+        description="Glob pattern for file paths, relative to the project root; '**' matches any depth, "
+        "e.g. '**/*.py', 'src/**/test_*.ts', '*.md' (a pattern without '/' matches file names at any depth)."
+    )
+    path: str = Field(default=".", description="Directory to search in, relative to the project root.")
+
+
+class FileGlobSearchTool(Tool[FileGlobSearchArgs]):
+    name = "file_glob_search"
+    description = (
+        "Find files in the project by glob pattern ('**' for any depth). Files ignored by .gitignore are "
+        "left "
+        f"out. Returns paths relative to the project root, newest first, at most {MAX_GLOB_FILES} with the "
+        "total "
+        "count when there are more; use a more specific pattern or path to see the rest."
+    )
+    args_model = FileGlobSearchArgs
+    read_only = True
+    paging_hint = "use a more specific pattern or path"
+
+    def permission(self, args: FileGlobSearchArgs, ctx: ToolContext) -> PermissionAction | None:
+        return read_action(ctx.root_dir, args.path)
+
+    async def run(self, args: FileGlobSearchArgs, ctx: ToolContext) -> ToolOutput:
+        root = ctx.root_dir.resolve()
+        target = _search_target(root, args.path)
+        pattern = strip_dot_slash(args.pattern.strip())
+        # Globs are matched relative to rg's working directory, the root, whatever `path` is.
+        rg_args = [*BASE_ARGS, "--files", "--sortr", "modified", *glob_args([pattern, *_GLOB_EXCLUDES])]
+        shown: list[str] = []
+        total = 0
+        async with RipgrepRun([*rg_args, "--", target], root) as run:
+            async for line in run.lines():
+                total += 1
+                if len(shown) < MAX_GLOB_FILES:
+                    shown.append(strip_dot_slash(line.decode("utf-8", errors="replace").rstrip("\n")))
+            returncode, stderr = await run.finish()
+        if returncode == RG_ERROR and not total:
+            raise ToolError(
+                "E_INVALID_GLOB",
+                f"invalid glob {args.pattern!r}: {stderr.removeprefix('rg: ')}",
+                "Fix the pattern.",
+            )
+        where = f" in {args.path}" if args.path not in ("", ".") else ""
+        if not total:
+            return ToolOutput(f"No files match {args.pattern!r}{where}.", details={"total_files": 0})
+        text = "\n".join(shown)
+        if total > len(shown):
+            text += (
+                f"\n\n[Showing the {len(shown)} newest of {total:,} matching files; "
+                "use a more specific pattern or path to see the rest.]"
+            )
+        return ToolOutput(text, details={"total_files": total, "cut": total > len(shown)})

@@ -1,0 +1,270 @@
+"""``run_terminal_command``: a shell command in the project root (Continue's name and parameters).
+
+Whether a command may run is the policy's call (it analyses the command); this module only runs it safely:
+``bash -c`` in its own process group, no stdin, the server's secrets removed from its environment, a timeout
+that
+stops the whole group, and output kept within budget with the full log saved for paging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from pydantic import Field
+
+from ...permissions.paths import display_path, resolve_in_root
+from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .processes import (
+    KILL_GRACE_SECONDS,
+    READ_CHUNK_BYTES,
+    BackgroundProcess,
+    OutputCapture,
+    ProcessTracker,
+    TextDecoder,
+    group_alive,
+    spawn_shell,
+    terminate_group,
+    wait_for_exit,
+)
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+MAX_TIMEOUT_SECONDS = 600.0
+OUTPUT_LIMIT_CHARS = 30_000
+# After the shell exits, how long its pipe may stay open (a child it left behind) before we stop reading.
+_DRAIN_SECONDS = 1.0
+# A cancelled call must finish inside the executor's own grace period: kill quickly.
+_CANCEL_GRACE_SECONDS = 1.0
+# How long a background command may run before its first output is reported back, and how long we wait for
+# more lines once output has started.
+BACKGROUND_STARTUP_SECONDS = 2.0
+_MORE_OUTPUT_SECONDS = 0.3
+
+# Names never passed to commands: the server's credentials are not the model's to read.
+SECRET_NAME_PATTERNS = (
+    "OPENAI_API_KEY",
+    "*_API_KEY",
+    "*_TOKEN",
+    "*_SECRET",
+    "*_SECRET_KEY",
+    "*_SECRET_ACCESS_KEY",
+    "*_PASSWORD",
+    "JUPYTER_TOKEN",
+)
+# Keep commands from waiting on a pager or a credential prompt, and from colouring output we strip anyway.
+_NON_INTERACTIVE_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+}
+
+
+def scrub_environment(environ: Mapping[str, str], extra_secret_names: Iterable[str] = ()) -> dict[str, str]:
+    """``environ`` without secrets: names matching ``SECRET_NAME_PATTERNS`` or ``extra_secret_names`` (exact
+    names or fnmatch patterns, case-insensitive)."""
+    patterns = [pattern.upper() for pattern in (*SECRET_NAME_PATTERNS, *extra_secret_names)]
+    return {
+        name: value
+        for name, value in environ.items()
+        if not any(fnmatch.fnmatchcase(name.upper(), pattern) for pattern in patterns)
+    }
+
+
+def session_logs_dir(ctx: ToolContext) -> Path:
+    """Where this session's command logs go: the session's directory when the server gave one, else temp."""
+    session_dir = ctx.client_context.get("session_dir")
+    if session_dir:
+        return Path(session_dir) / "terminal"
+    return Path(tempfile.gettempdir()) / "hdsp-agent" / (ctx.session_id or "no-session") / "terminal"
+
+
+class RunTerminalCommandArgs(ToolArgs):
+    command: str = Field(description="The command to run; it is passed to `bash -c` in the project root.")
+    waitForCompletion: bool = Field(
+        default=True,
+        description="false runs the command in the background (servers, watchers) and returns at once with "
+        "its id, "
+        "first output lines and the log file path.",
+    )
+    workingDirectory: str | None = Field(
+        default=None, description="Directory to run in, relative to the project root (default: the root)."
+    )
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT_SECONDS,
+        gt=0,
+        le=MAX_TIMEOUT_SECONDS,
+        description=f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT_SECONDS:g}, "
+        f"max {MAX_TIMEOUT_SECONDS:g}); ignored in the background.",
+    )
+
+
+class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
+    name = "run_terminal_command"
+    description = (
+        "Run a shell command (bash) in the project root and return its combined stdout/stderr and exit code. "
+        "There is no terminal input: interactive prompts get end-of-file, so pass flags like -y or "
+        "--no-input. "
+        f"The command is stopped after `timeout` seconds (default {DEFAULT_TIMEOUT_SECONDS:g}, max "
+        f"{MAX_TIMEOUT_SECONDS:g}) together with every process it started. Output over "
+        f"{OUTPUT_LIMIT_CHARS:,} "
+        "characters is cut to its start and end and saved to a log file whose path is given, to read with "
+        "read_file_range. For servers and watchers use waitForCompletion=false: the command keeps running in "
+        "the "
+        "background (stopped when the chat session ends) and you get its id, first output and log path. "
+        "Prefer grep_search, file_glob_search and read_file over shell equivalents."
+    )
+    args_model = RunTerminalCommandArgs
+    read_only = False
+    paging_hint = "read the saved log with read_file_range, or filter the output (grep, head, tail)"
+
+    def __init__(
+        self,
+        tracker: ProcessTracker | None = None,
+        extra_secret_names: Iterable[str] = (),
+        *,
+        startup_seconds: float = BACKGROUND_STARTUP_SECONDS,
+    ) -> None:
+        self.tracker = tracker or ProcessTracker()
+        self.extra_secret_names = tuple(extra_secret_names)
+        self.startup_seconds = startup_seconds
+
+    def time_limit(self, args: RunTerminalCommandArgs) -> float | None:
+        # Our own stop sequence (SIGTERM, grace, SIGKILL, drain) must finish before the executor gives up.
+        return args.timeout + KILL_GRACE_SECONDS + _DRAIN_SECONDS + 5.0
+
+    def permission(self, args: RunTerminalCommandArgs, ctx: ToolContext) -> PermissionAction:
+        where = args.workingDirectory or "."
+        mode = "in the background" if not args.waitForCompletion else f"timeout {args.timeout:g} s"
+        return PermissionAction(PermissionKind.EXECUTE, target=args.command, detail=f"in {where} ({mode})")
+
+    async def run(self, args: RunTerminalCommandArgs, ctx: ToolContext) -> ToolOutput:
+        if not args.command.strip():
+            raise ToolError("E_EMPTY_COMMAND", "the command is empty", "Send the command to run.")
+        cwd = self._working_directory(args, ctx)
+        env = self._environment()
+        log_path = session_logs_dir(ctx) / f"{ctx.call_id or 'call'}-{uuid.uuid4().hex[:8]}.log"
+        if not args.waitForCompletion:
+            return await self._run_in_background(args, ctx, cwd, env, log_path)
+        return await self._run_to_completion(args, cwd, env, log_path)
+
+    def _working_directory(self, args: RunTerminalCommandArgs, ctx: ToolContext) -> Path:
+        if not args.workingDirectory:
+            return ctx.root_dir.resolve()
+        cwd = resolve_in_root(ctx.root_dir, args.workingDirectory)  # refuses a directory outside the root
+        if not cwd.is_dir():
+            raise ToolError(
+                "E_PATH_NOT_FOUND",
+                f"working directory {args.workingDirectory!r} does not exist or is not a directory",
+                "Use an existing directory relative to the project root (check with ls).",
+            )
+        return cwd
+
+    def _environment(self) -> dict[str, str]:
+        env = scrub_environment(os.environ, self.extra_secret_names)
+        env.update(_NON_INTERACTIVE_ENV)
+        return env
+
+    async def _run_to_completion(
+        self, args: RunTerminalCommandArgs, cwd: Path, env: dict[str, str], log_path: Path
+    ) -> ToolOutput:
+        capture = OutputCapture(log_path, OUTPUT_LIMIT_CHARS)
+        process = await spawn_shell(args.command, cwd, env)
+        reader = asyncio.ensure_future(_read_into(process, capture))
+        timed_out = left_behind = False
+        try:
+            if not await wait_for_exit(process, args.timeout):
+                timed_out = True
+                await terminate_group(process)
+            await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
+            if group_alive(process.pid):
+                # Children the command left running still hold the pipe: stop them rather than orphan them.
+                left_behind = True
+                await terminate_group(process, grace=_CANCEL_GRACE_SECONDS)
+            await asyncio.wait({reader}, timeout=_DRAIN_SECONDS)
+            if not reader.done():  # a daemon that left our process group still holds the pipe
+                reader.cancel()
+        except asyncio.CancelledError:
+            await terminate_group(process, grace=_CANCEL_GRACE_SECONDS)
+            reader.cancel()
+            raise
+        finally:
+            capture.close()
+        return _report(args, cwd, process.returncode, capture, timed_out, left_behind)
+
+    async def _run_in_background(
+        self, args: RunTerminalCommandArgs, ctx: ToolContext, cwd: Path, env: dict[str, str], log_path: Path
+    ) -> ToolOutput:
+        entry = await self.tracker.start(args.command, cwd, env, ctx.session_id, log_path)
+        await _first_moments(entry, self.startup_seconds)
+        first_output = "".join(entry.first_output).rstrip("\n") or "(no output yet)"
+        state = "is running in the background" if entry.running else f"exited with code {entry.returncode}"
+        text = (
+            f"Started background process {entry.process_id} (pid {entry.pid}); it {state}.\n"
+            f"Working directory: {display_path(cwd, ctx.root_dir.resolve())}\n"
+            f"Log file (read it with read_file_range): {entry.log_path}\n"
+            f"First output:\n{first_output}"
+        )
+        return ToolOutput(text, details=entry.summary())
+
+
+def _report(
+    args: RunTerminalCommandArgs,
+    cwd: Path,
+    returncode: int | None,
+    capture: OutputCapture,
+    timed_out: bool,
+    left_behind: bool,
+) -> ToolOutput:
+    output = capture.text().rstrip("\n")
+    lines = [output if output else "(no output)"]
+    if timed_out:
+        lines.append(
+            f"[Timed out after {args.timeout:g} s: the command and every process it started were stopped. "
+            "Use a longer timeout, or waitForCompletion=false for long-running commands.]"
+        )
+    elif left_behind:
+        lines.append(
+            "[The command left processes running in the background; they were stopped. "
+            "Use waitForCompletion=false to keep a process running.]"
+        )
+    lines.append(f"Exit code: {returncode}" + (" (killed by timeout)" if timed_out else ""))
+    details: dict[str, object] = {"exit_code": returncode, "timed_out": timed_out, "cwd": str(cwd)}
+    if capture.spilled:
+        details["log_path"] = str(capture.log_path)
+    return ToolOutput("\n".join(lines), details=details)
+
+
+async def _read_into(process: asyncio.subprocess.Process, capture: OutputCapture) -> None:
+    assert process.stdout is not None
+    decoder = TextDecoder()
+    while True:
+        chunk = await process.stdout.read(READ_CHUNK_BYTES)
+        capture.feed(decoder.feed(chunk, final=not chunk))
+        if not chunk:
+            return
+
+
+async def _first_moments(entry: BackgroundProcess, seconds: float) -> None:
+    """Give a background command a moment, so the model sees that it started (or failed straight away): until
+    it
+    exits, or shortly after its first output, at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    finished = asyncio.ensure_future(asyncio.shield(entry.pump)) if entry.pump else None
+    first_output = asyncio.ensure_future(entry.first_output_seen.wait())
+    try:
+        waiting = {task for task in (finished, first_output) if task is not None}
+        await asyncio.wait(waiting, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        if entry.running:  # output has begun: a little longer for the next lines
+            await asyncio.sleep(max(0.0, min(_MORE_OUTPUT_SECONDS, deadline - time.monotonic())))
+    finally:
+        for task in (finished, first_output):
+            if task is not None:
+                task.cancel()

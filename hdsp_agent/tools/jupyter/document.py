@@ -1,0 +1,225 @@
+"""Reading and changing a notebook document without losing anything the user typed.
+
+Two ways to the same ``NotebookGateway`` protocol:
+
+- live: the notebook is open in a connected JupyterLab. The sidebar's NotebookBridge implements the protocol
+  over the WebSocket and applies each edit to the frontend's notebook model (with or without real-time
+  collaboration), so the user sees the change and unsaved edits stay.
+- file: ``FileNotebookGateway`` goes through the server's contents manager (sync or async). It remembers the
+  ``last_modified`` it last read or wrote per path and refuses to save over a file that changed since
+  (``E_NOTEBOOK_CHANGED``): never write ``.ipynb`` JSON blindly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import nbformat
+from pydantic import BaseModel
+
+from ...permissions.paths import display_path, resolve_in_root
+from ..base import ToolContext, ToolError
+from .edits import InsertCell, apply_edit, ensure_cell_ids
+
+E_NO_NOTEBOOK = "E_NO_NOTEBOOK"
+E_NOT_A_NOTEBOOK = "E_NOT_A_NOTEBOOK"
+E_NOTEBOOK_NOT_FOUND = "E_NOTEBOOK_NOT_FOUND"
+E_NOTEBOOK_INVALID = "E_NOTEBOOK_INVALID"
+E_NOTEBOOK_CHANGED = "E_NOTEBOOK_CHANGED"
+E_NO_CONTENTS_MANAGER = "E_NO_CONTENTS_MANAGER"
+
+ReadPurpose = Literal["show", "change", "peek"]
+
+
+@dataclass(frozen=True)
+class NotebookSnapshot:
+    """A notebook's exact prior state, for undo. ``content`` is None when the notebook did not exist."""
+
+    path: str
+    content: str | None
+
+
+@runtime_checkable
+class NotebookGateway(Protocol):
+    """Access to notebook documents. Paths are API paths (relative to the server root, ``/``-separated)."""
+
+    async def is_open(self, path: str) -> bool:
+        """Whether this gateway holds ``path`` (live: open in a connected JupyterLab; file: it exists)."""
+        ...
+
+    async def read(self, path: str) -> nbformat.NotebookNode:
+        """The notebook as it is now (live: including unsaved edits); every cell has an id."""
+        ...
+
+    async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
+        """Apply one ``edits.NotebookEdit`` and return the notebook after it."""
+        ...
+
+    async def snapshot(self, path: str) -> NotebookSnapshot:
+        """The exact current state, to give back to ``restore``."""
+        ...
+
+    async def restore(self, path: str, snapshot: NotebookSnapshot) -> None:
+        """Put the notebook back exactly as ``snapshot`` holds it."""
+        ...
+
+
+def notebook_path(ctx: ToolContext, path: str | None) -> str:
+    """The API path of the notebook to work on: ``path``, else the notebook active in the sidebar."""
+    if not path:
+        active = ctx.client_context.get("active_document") or {}
+        candidate = active.get("path") if isinstance(active, dict) else None
+        if isinstance(candidate, str) and candidate.endswith(".ipynb"):
+            path = candidate
+    if not path:
+        raise ToolError(
+            E_NO_NOTEBOOK,
+            "no notebook given and no notebook is active in JupyterLab",
+            'Pass the notebook\'s path, e.g. {"path": "analysis.ipynb"}.',
+        )
+    # JupyterLab prefixes paths on other drives (real-time collaboration's "RTC:"); the server knows them
+    # without.
+    drive, sep, rest = path.partition(":")
+    if sep and "/" not in drive and rest:
+        path = rest
+    if not path.endswith(".ipynb"):
+        raise ToolError(
+            E_NOT_A_NOTEBOOK, f"{path!r} is not a notebook (.ipynb)", "Use the file tools for other files."
+        )
+    resolved = resolve_in_root(ctx.root_dir, path.lstrip("/"))
+    return display_path(resolved, ctx.root_dir)
+
+
+def notebook_name(path: str) -> str:
+    return PurePosixPath(path).name
+
+
+async def _call(method: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a contents-manager method, sync or async, as jupyter_server's own handlers do.
+
+    Sync managers are called on the event loop, not in a thread: they are not thread-safe (the notebook notary
+    keeps a SQLite connection bound to the thread that opened it). The server's default manager is async.
+    """
+    result = method(*args, **kwargs)
+    return await result if inspect.isawaitable(result) else result
+
+
+def _status(error: Exception) -> int | None:
+    # Contents managers raise tornado's HTTPError; the status code is all we need from it.
+    code = getattr(error, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+class PathLocks:
+    """One lock per notebook path, so read-modify-save sequences on the same file never interleave."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def __call__(self, path: str) -> asyncio.Lock:
+        return self._locks.setdefault(path, asyncio.Lock())
+
+
+class FileNotebookGateway:
+    """Notebooks through the contents manager, refusing to overwrite changes made since they were read.
+
+    ``stamps`` maps path → the ``last_modified`` this agent session last saw; it is shared by every call of
+    the session, so a conflict is detected across tool calls.
+    """
+
+    def __init__(self, contents_manager: Any, stamps: dict[str, Any], locks: PathLocks) -> None:
+        self.contents_manager = contents_manager
+        self.stamps = stamps
+        self.locks = locks
+
+    async def is_open(self, path: str) -> bool:
+        return bool(await _call(self.contents_manager.file_exists, path))
+
+    async def read(self, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+        """The notebook; ``purpose`` says how the read relates to conflict detection.
+
+        show: the model sees this content, so later changes are checked against it. change: a tool reads in
+        order to change the notebook, which must still be what the model saw (else ``E_NOTEBOOK_CHANGED``).
+        peek: neither (e.g. only the kernel name from the metadata).
+        """
+        model = await self._get(path, content=True)
+        if purpose == "show":
+            self.stamps[path] = model["last_modified"]
+        elif purpose == "change":
+            self._check_unchanged(path, model["last_modified"])
+        notebook: nbformat.NotebookNode = model["content"]
+        ensure_cell_ids(notebook)
+        return notebook
+
+    async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
+        async with self.locks(path):
+            if isinstance(edit, InsertCell) and not await self.is_open(path):
+                notebook = nbformat.v4.new_notebook()
+            else:
+                model = await self._get(path, content=True)
+                self._check_unchanged(path, model["last_modified"])
+                self.stamps[path] = model["last_modified"]
+                notebook = model["content"]
+                ensure_cell_ids(notebook)
+            apply_edit(notebook, edit)
+            await self._save(path, {"type": "notebook", "format": "json", "content": notebook})
+            return notebook
+
+    async def snapshot(self, path: str) -> NotebookSnapshot:
+        if not await self.is_open(path):
+            return NotebookSnapshot(path, None)
+        model = await self._get(path, content=True, type="file", format="text")
+        return NotebookSnapshot(path, model["content"])
+
+    async def restore(self, path: str, snapshot: NotebookSnapshot) -> None:
+        async with self.locks(path):
+            exists = await self.is_open(path)
+            if exists:
+                current = await self._get(path, content=False)
+                self._check_unchanged(path, current["last_modified"])
+            if snapshot.content is None:
+                if exists:
+                    await _call(self.contents_manager.delete, path)
+                self.stamps.pop(path, None)
+                return
+            await self._save(path, {"type": "file", "format": "text", "content": snapshot.content})
+
+    # -- contents manager ------------------------------------------------------------------------------------
+
+    async def _get(self, path: str, *, content: bool, **kwargs: Any) -> dict[str, Any]:
+        kwargs.setdefault("type", "notebook")
+        try:
+            model: dict[str, Any] = await _call(self.contents_manager.get, path, content=content, **kwargs)
+        except Exception as error:
+            if _status(error) == 404:
+                raise ToolError(
+                    E_NOTEBOOK_NOT_FOUND,
+                    f"{path} does not exist",
+                    "Check the path (relative to the project root); insert_cell or run_cell with code "
+                    "creates it.",
+                ) from None
+            if _status(error) == 400:
+                raise ToolError(E_NOTEBOOK_INVALID, f"{path} is not a valid notebook: {error}") from None
+            raise
+        return model
+
+    def _check_unchanged(self, path: str, last_modified: Any) -> None:
+        known = self.stamps.get(path)
+        if known is not None and known != last_modified:
+            raise ToolError(
+                E_NOTEBOOK_CHANGED,
+                f"{path} changed on disk since this session last read it; nothing was written",
+                "Read the notebook again (read_notebook) and redo the change on the current content.",
+            )
+
+    async def _save(self, path: str, model: dict[str, Any]) -> None:
+        # Re-check right before writing: the window between our read and this save is where edits get lost.
+        if path in self.stamps and await self.is_open(path):
+            current = await self._get(path, content=False)
+            self._check_unchanged(path, current["last_modified"])
+        saved: dict[str, Any] = await _call(self.contents_manager.save, model, path)
+        self.stamps[path] = saved["last_modified"]

@@ -1,0 +1,70 @@
+"""Controlling the notebook's kernel: interrupt_kernel and restart_kernel."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext
+from .document import notebook_path
+from .kernel import interrupt, restart
+from .notebook_tool import NotebookTool, no_kernel_error, path_field, run_label
+
+
+class KernelActionArgs(ToolArgs):
+    path: str | None = path_field()
+
+
+class InterruptKernelTool(NotebookTool[KernelActionArgs]):
+    name = "interrupt_kernel"
+    description = (
+        "Interrupt the notebook's kernel: stops the code running now (KeyboardInterrupt), like JupyterLab's "
+        "stop button. Variables are kept. Use it for a cell that runs too long or hangs."
+    )
+    args_model = KernelActionArgs
+
+    def permission(self, args: KernelActionArgs, ctx: ToolContext) -> PermissionAction:
+        path = notebook_path(ctx, args.path)
+        return PermissionAction(PermissionKind.KERNEL, path, f"interrupt the kernel of {path}")
+
+    async def run(self, args: KernelActionArgs, ctx: ToolContext) -> str:
+        path = notebook_path(ctx, args.path)
+        kernel_id = await self.runtime.kernel_id(ctx, path, start=False)
+        if kernel_id is None:
+            raise no_kernel_error(path)
+        active = self.runtime.executions.active_on(kernel_id)
+        await interrupt(ctx.kernel_manager, kernel_id)
+        tasks = [record.task for record in active if record.task is not None]
+        if tasks:
+            # Give the interrupted runs a moment to report, so the answer can say how they ended.
+            await asyncio.wait(tasks, timeout=5.0)
+        lines = [f"Interrupted the kernel of {path}; its variables are kept."]
+        for record in active:
+            state = record.state if record.done else "still stopping"
+            lines.append(f"{run_label(record, None)} was running: {state}. get_cell_output shows its output.")
+        return "\n".join(lines)
+
+
+class RestartKernelTool(NotebookTool[KernelActionArgs]):
+    name = "restart_kernel"
+    description = (
+        "Restart the notebook's kernel: everything in memory (variables, imports) is lost and execution "
+        "counts start again. Use it after the kernel died or to start clean; then re-run the cells you need."
+    )
+    args_model = KernelActionArgs
+
+    def permission(self, args: KernelActionArgs, ctx: ToolContext) -> PermissionAction:
+        path = notebook_path(ctx, args.path)
+        return PermissionAction(
+            PermissionKind.KERNEL, path, f"restart the kernel of {path}: all variables are lost"
+        )
+
+    async def run(self, args: KernelActionArgs, ctx: ToolContext) -> str:
+        path = notebook_path(ctx, args.path)
+        kernel_id = await self.runtime.kernel_id(ctx, path, start=False)
+        if kernel_id is None:
+            raise no_kernel_error(path)
+        await self.runtime.executions.cancel_kernel(kernel_id, "the kernel was restarted")
+        await restart(ctx.kernel_manager, kernel_id)
+        return (
+            f"Restarted the kernel of {path}: all variables and imports are gone. Re-run the cells you need."
+        )

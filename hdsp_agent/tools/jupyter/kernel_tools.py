@@ -1,0 +1,339 @@
+"""Running code on the notebook's live kernel: run_cell, execute_code, get_cell_output, inspect_variables."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from functools import partial
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
+from .document import notebook_path
+from .edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
+from .executions import ExecutionRecord
+from .kernel import E_KERNEL_DIED, kernel_spec_language
+from .notebook_tool import (
+    NotebookTool,
+    no_kernel_error,
+    path_field,
+    progress_reporter,
+    raise_if_failed,
+    run_label,
+    run_report,
+    status_line,
+    vision_enabled,
+)
+from .outputs import output_summary, render_outputs
+from .variables import InspectionError, format_variables, inspection_expression, parse_inspection
+
+DEFAULT_WAIT_SECONDS = 60.0
+MAX_WAIT_SECONDS = 3600.0
+# Beyond its own wait, a call may need to start a kernel and read/write the notebook.
+SETUP_ALLOWANCE_SECONDS = 60.0
+INSPECT_WAIT_SECONDS = 15.0
+E_CELL_RUNNING = "E_CELL_RUNNING"
+E_KERNEL_BUSY = "E_KERNEL_BUSY"
+E_NOT_SUPPORTED = "E_NOT_SUPPORTED"
+
+
+def _wait_field(what: str) -> Any:
+    return Field(
+        default=DEFAULT_WAIT_SECONDS,
+        gt=0,
+        le=MAX_WAIT_SECONDS,
+        description=f"Seconds to wait for {what} before answering 'running' (it keeps running in the "
+        "kernel).",
+    )
+
+
+class RunCellArgs(ToolArgs):
+    path: str | None = path_field()
+    cell_id: str | None = Field(default=None, description="Run this existing code cell (its current source).")
+    code: str | None = Field(
+        default=None,
+        description="Code for a new cell, inserted after the user's active cell (else at the end) and run.",
+    )
+    timeout: float = _wait_field("the cell")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RunCellArgs:
+        if (self.cell_id is None) == (self.code is None):
+            raise ValueError("give exactly one of cell_id or code")
+        return self
+
+
+class RunCellTool(NotebookTool[RunCellArgs]):
+    name = "run_cell"
+    description = (
+        "Run a code cell in the notebook's kernel (the same kernel, variables and imports the user has; "
+        "starts one if the notebook has none), as if the user pressed Shift+Enter. Either run an existing "
+        "cell (cell_id) or give code: it is inserted as a new cell after the user's active cell (else at the "
+        "end) and run. Outputs and execution count go into the cell. Returns the status (ok, error, "
+        "running), the execution count, the cell id and the outputs as text (long outputs are cut: page them "
+        "with get_cell_output). If the cell is still running after timeout seconds, answers 'running'; it "
+        "keeps running: use get_cell_output to wait for it, interrupt_kernel to stop it. input() is not "
+        "available."
+    )
+    args_model = RunCellArgs
+    paging_hint = "page the outputs with get_cell_output (offset/limit)"
+
+    def time_limit(self, args: RunCellArgs) -> float:
+        return args.timeout + SETUP_ALLOWANCE_SECONDS
+
+    def permission(self, args: RunCellArgs, ctx: ToolContext) -> PermissionAction:
+        path = notebook_path(ctx, args.path)
+        if args.code is not None:
+            return PermissionAction(PermissionKind.KERNEL, path, args.code)
+        assert args.cell_id is not None
+        source = self.runtime.seen_source(ctx.session_id, path, args.cell_id)
+        detail = (
+            source if source is not None else f"run cell {args.cell_id} (its source has not been read yet)"
+        )
+        return PermissionAction(PermissionKind.KERNEL, path, detail)
+
+    async def run(self, args: RunCellArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        gateway = await self.runtime.gateway(ctx, path)
+        exists = await gateway.is_open(path)
+        notebook = await self.runtime.read(ctx, path, "change") if exists else None
+        if args.cell_id is not None:
+            if notebook is None:
+                await gateway.read(path)  # raises the not-found error
+            assert notebook is not None
+            _, cell = find_cell(notebook, args.cell_id)
+            if cell.cell_type != "code":
+                raise ToolError(
+                    E_NOT_A_CODE_CELL, f"cell {args.cell_id} is a {cell.cell_type} cell: nothing to run"
+                )
+            running = self.runtime.executions.get(path, args.cell_id)
+            if running is not None and not running.done:
+                raise ToolError(
+                    E_CELL_RUNNING,
+                    f"cell {args.cell_id} is still running from an earlier call",
+                    f'Wait for it with get_cell_output (cell_id "{args.cell_id}") or stop it with '
+                    "interrupt_kernel.",
+                )
+            cell_id, code = args.cell_id, cell_source(cell)
+        else:
+            assert args.code is not None
+            cells = notebook.cells if notebook is not None else []
+            anchor = ctx.client_context.get("active_cell_id")
+            position = next(
+                (i + 1 for i, c in enumerate(cells) if anchor and c.get("id") == anchor), len(cells)
+            )
+            cell = new_cell("code", args.code)
+            notebook = await self.runtime.change(
+                ctx, path, InsertCell(index=position, cell=dict(cell)), f"insert code cell {cell.id}"
+            )
+            cell_id, code = cell.id, args.code
+        kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
+        assert kernel_id is not None
+        record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
+        self.runtime.executions.start(
+            record, ctx.kernel_manager, on_finish=partial(self.runtime.write_outputs, ctx), cancel=ctx.cancel
+        )
+        finished = await record.wait(args.timeout, progress_reporter(ctx))
+        index = cell_index(notebook, cell_id)
+        report = run_report(record, finished=finished, index=index, ctx=ctx, waited=args.timeout)
+        earlier = self._earlier_runs(path, cell_id)
+        if earlier:
+            report.content += "\n" + earlier
+        return report
+
+    def _earlier_runs(self, path: str, current: str) -> str:
+        """Runs of this notebook that were still going when their call answered and have finished since."""
+        notes = []
+        for record in self.runtime.executions.unreported(path, exclude=current):
+            record.reported = True
+            summary = output_summary(record.collector.outputs, width=200) or "no output"
+            notes.append(
+                f"Note: {run_label(record, None).lower()} (still running at an earlier call) has finished: "
+                f"{record.state}; {summary}. get_cell_output shows all of it."
+            )
+        return "\n".join(notes)
+
+
+class ExecuteCodeArgs(ToolArgs):
+    code: str = Field(description="The code to run in the kernel.")
+    path: str | None = path_field()
+    timeout: float = _wait_field("the code")
+
+
+class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
+    name = "execute_code"
+    description = (
+        "Run code in the notebook's kernel without adding a cell to the notebook: for quick checks (a shape, "
+        "a value, a dtype) whose result the user does not need to keep. Variables it defines stay in the "
+        "kernel. The execution count does not move. Returns the status and outputs as text. To add visible "
+        "work to the notebook, use run_cell with code instead."
+    )
+    args_model = ExecuteCodeArgs
+    paging_hint = "page the outputs with get_cell_output (offset/limit)"
+
+    def time_limit(self, args: ExecuteCodeArgs) -> float:
+        return args.timeout + SETUP_ALLOWANCE_SECONDS
+
+    def permission(self, args: ExecuteCodeArgs, ctx: ToolContext) -> PermissionAction:
+        return PermissionAction(PermissionKind.KERNEL, notebook_path(ctx, args.path), args.code)
+
+    async def run(self, args: ExecuteCodeArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        # Only the metadata matters here (which kernel to start); a missing notebook is an error.
+        notebook = await self.runtime.read(ctx, path, "peek")
+        kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
+        assert kernel_id is not None
+        handle = f"exec-{uuid.uuid4().hex[:8]}"
+        record = ExecutionRecord(handle=handle, path=path, kernel_id=kernel_id, code=args.code, cell_id=None)
+        self.runtime.executions.start(record, ctx.kernel_manager, cancel=ctx.cancel, store_history=False)
+        finished = await record.wait(args.timeout, progress_reporter(ctx))
+        return run_report(record, finished=finished, index=None, ctx=ctx, waited=args.timeout)
+
+
+class GetCellOutputArgs(ToolArgs):
+    path: str | None = path_field()
+    cell_id: str = Field(description='The cell id (or the "exec-…" id execute_code gave).')
+    offset: int = Field(default=0, ge=0, description="First character of the output text to return.")
+    limit: int = Field(default=20_000, ge=100, le=100_000, description="How many characters to return.")
+    timeout: float = Field(
+        default=30.0,
+        ge=0,
+        le=MAX_WAIT_SECONDS,
+        description="Seconds to wait for a cell that is still running.",
+    )
+
+
+class GetCellOutputTool(NotebookTool[GetCellOutputArgs]):
+    name = "get_cell_output"
+    description = (
+        "Get a cell's output as text, in pages (offset/limit, in characters), e.g. the part of a long output "
+        "a run_cell result cut. For a cell still running (run_cell answered 'running') it first waits up to "
+        "timeout seconds, then returns what is there with the status."
+    )
+    args_model = GetCellOutputArgs
+    read_only = True
+    paging_hint = "use a larger offset"
+
+    def time_limit(self, args: GetCellOutputArgs) -> float:
+        return args.timeout + SETUP_ALLOWANCE_SECONDS
+
+    async def run(self, args: GetCellOutputArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        record = self.runtime.executions.get(path, args.cell_id)
+        index: int | None = None
+        if record is not None:
+            finished = record.done or await record.wait(args.timeout, progress_reporter(ctx))
+            if record.cell_id is not None:
+                index = self.runtime.seen_index(ctx.session_id, path, record.cell_id)
+            label = run_label(record, index)
+            if finished:
+                record.reported = True
+                raise_if_failed(record, label)
+            header = status_line(record, label, finished, record.elapsed)
+            outputs: list[Any] = record.collector.outputs
+        else:
+            notebook = await self.runtime.read(ctx, path)
+            index, cell = find_cell(notebook, args.cell_id)
+            count = cell.get("execution_count")
+            header = f"Cell {args.cell_id} (index {index}) as it is in the notebook" + (
+                f", execution count {count}." if count is not None else "."
+            )
+            outputs = cell.get("outputs", [])
+        rendered = render_outputs(
+            outputs, vision=vision_enabled(ctx), paging_hint="", per_output_chars=None, total_chars=None
+        )
+        text = rendered.text
+        start = min(args.offset, len(text))
+        end = min(len(text), start + args.limit)
+        lines = [header]
+        if not text:
+            lines.append("(no output)")
+        elif start == len(text):
+            lines.append(f"(offset {args.offset} is past the end: the output has {len(text)} characters)")
+        else:
+            page = text[start:end]
+            # The separator line below already ends the page's last line.
+            lines += [f"--- output, characters {start}–{end} of {len(text)} ---", page.removesuffix("\n")]
+            if end < len(text):
+                lines.append(f"[more: call get_cell_output with offset={end}]")
+        details: dict[str, Any] = {
+            "path": path,
+            "cell_id": args.cell_id,
+            "total_chars": len(text),
+            "end": end,
+        }
+        if rendered.images:
+            details["images"] = [image.as_dict() for image in rendered.images]
+        return ToolOutput("\n".join(lines), details)
+
+
+class InspectVariablesArgs(ToolArgs):
+    path: str | None = path_field()
+    names: list[str] | None = Field(
+        default=None, description="Only these variables (default: all user variables)."
+    )
+
+    @field_validator("names")
+    @classmethod
+    def _identifiers(cls, names: list[str] | None) -> list[str] | None:
+        bad = [name for name in names or [] if not name.isidentifier()]
+        if bad:
+            raise ValueError(f"not variable names: {', '.join(bad)}")
+        return names
+
+
+class InspectVariablesTool(NotebookTool[InspectVariablesArgs]):
+    name = "inspect_variables"
+    description = (
+        "List the variables defined in the notebook's (Python) kernel: name, type, shape or length, dtype, "
+        "and for DataFrames the columns with their dtypes; short values for scalars. Runs silently: nothing "
+        "appears in the notebook and the execution count does not move. Modules, classes, functions and "
+        "names starting with _ are left out unless named."
+    )
+    args_model = InspectVariablesArgs
+    read_only = True
+    timeout = INSPECT_WAIT_SECONDS + SETUP_ALLOWANCE_SECONDS
+
+    async def run(self, args: InspectVariablesArgs, ctx: ToolContext) -> str:
+        path = notebook_path(ctx, args.path)
+        kernel_id = await self.runtime.kernel_id(ctx, path, start=False)
+        if kernel_id is None:
+            raise no_kernel_error(path)
+        language = await asyncio.to_thread(kernel_spec_language, ctx.kernel_manager, kernel_id)
+        if language is not None and language != "python":
+            raise ToolError(
+                E_NOT_SUPPORTED,
+                f"inspect_variables supports Python kernels only; this kernel runs {language}",
+                "Use execute_code with the language's own way of listing variables.",
+            )
+        busy = self.runtime.executions.active_on(kernel_id)
+        if busy:
+            raise ToolError(
+                E_KERNEL_BUSY,
+                f"the kernel is busy running {run_label(busy[0], None).lower()}",
+                "Wait for it with get_cell_output, or stop it with interrupt_kernel.",
+            )
+        handle = f"inspect-{uuid.uuid4().hex[:8]}"
+        record = ExecutionRecord(
+            handle=handle, path=path, kernel_id=kernel_id, code="", cell_id=None, reported=True
+        )
+        expression = {"variables": inspection_expression(args.names)}
+        self.runtime.executions.start(
+            record, ctx.kernel_manager, silent=True, store_history=False, user_expressions=expression
+        )
+        if not await record.wait(INSPECT_WAIT_SECONDS):
+            raise ToolError(
+                E_KERNEL_BUSY, "the kernel did not answer in time (it is busy)", "Try again later."
+            )
+        if record.state == "died":
+            raise ToolError(
+                E_KERNEL_DIED, f"the kernel died: {record.problem}", "Restart it with restart_kernel."
+            )
+        try:
+            described = parse_inspection(record.user_expressions.get("variables", {}))
+        except InspectionError as error:
+            raise ToolError(
+                "E_INSPECTION_FAILED", f"the kernel could not list its variables: {error}"
+            ) from None
+        return format_variables(described)

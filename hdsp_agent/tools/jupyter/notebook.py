@@ -1,0 +1,397 @@
+"""Reading and changing notebook cells: read_notebook, read_cell, insert_cell, edit_cell, delete_cell,
+move_cell.
+
+Changes go through ``NotebookRuntime.change``: into the live notebook when it is open in a connected
+JupyterLab, else into the file (refused if it changed since this session read it), with the prior state kept
+for undo.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..builtin import fuzzy
+from .document import FileNotebookGateway, notebook_path
+from .edits import (
+    E_CELL_NOT_FOUND,
+    DeleteCell,
+    InsertCell,
+    MoveCell,
+    SetCellSource,
+    cell_at,
+    cell_source,
+    find_cell,
+    new_cell,
+)
+from .notebook_tool import NotebookTool, output_paging_hint, path_field, vision_enabled
+from .outputs import output_summary, render_outputs
+
+BRIEF_CELL_LIMIT = 200
+FULL_CELL_LIMIT = 30
+# In read_notebook's full format, each cell's outputs get this many characters.
+FULL_FORMAT_OUTPUT_CHARS = 3_000
+E_EDIT_NO_CHANGE = fuzzy.E_EDIT_NO_CHANGE
+
+
+def _line_count(source: str) -> int:
+    return len(source.splitlines())
+
+
+def _brief_line(index: int, cell: dict[str, Any], include_outputs: bool) -> str:
+    source = cell_source(cell)
+    if cell.get("cell_type") == "code":
+        count = cell.get("execution_count")
+        kind = f"code [{count if count is not None else ' '}]"
+    else:
+        kind = str(cell.get("cell_type"))
+    lines = _line_count(source)
+    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    row = f"[{index}] {cell.get('id')}  {kind}  {lines} line{'' if lines == 1 else 's'}  {first[:100]}"
+    summary = output_summary(cell.get("outputs", [])) if include_outputs else ""
+    return row + (f"\n      → {summary}" if summary else "")
+
+
+def _full_block(index: int, cell: dict[str, Any], include_outputs: bool) -> str:
+    count = cell.get("execution_count")
+    header = (
+        f"--- [{index}] {cell.get('id')} · {cell.get('cell_type')}"
+        + (f" · [{count}]" if count else "")
+        + " ---"
+    )
+    parts = [header, cell_source(cell)]
+    if include_outputs and cell.get("outputs"):
+        rendered = render_outputs(
+            cell["outputs"],
+            vision=False,
+            paging_hint=output_paging_hint(str(cell.get("id"))),
+            per_output_chars=FULL_FORMAT_OUTPUT_CHARS,
+            total_chars=FULL_FORMAT_OUTPUT_CHARS,
+        )
+        parts += ["--- outputs ---", rendered.text]
+    return "\n".join(parts)
+
+
+class ReadNotebookArgs(ToolArgs):
+    path: str | None = path_field()
+    start: int = Field(default=0, ge=0, description="Index of the first cell to show.")
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        description=f"How many cells to show (default {BRIEF_CELL_LIMIT} brief, {FULL_CELL_LIMIT} full).",
+    )
+    format: Literal["brief", "full"] = Field(
+        default="brief",
+        description="brief: one line per cell (index, id, type, execution count, line count, first line). "
+        "full: every cell's whole source.",
+    )
+    include_outputs: bool = Field(
+        default=True,
+        description="brief: a one-line summary of each cell's outputs; full: the outputs as text.",
+    )
+
+
+class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
+    name = "read_notebook"
+    description = (
+        "Read a Jupyter notebook: its cells with their ids (the other notebook tools take these ids), type, "
+        "execution count and outputs. Reads the live notebook when it is open in JupyterLab (including "
+        "unsaved edits), else the file. Start with format 'brief' (one line per cell), then read single "
+        "cells with read_cell or use format 'full' for whole sources. Page long notebooks with start/limit."
+    )
+    args_model = ReadNotebookArgs
+    read_only = True
+    paging_hint = "read fewer cells (start/limit), or one cell with read_cell"
+
+    async def run(self, args: ReadNotebookArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        gateway = await self.runtime.gateway(ctx, path)
+        notebook = await self.runtime.read(ctx, path)
+        cells = notebook.cells
+        limit = args.limit or (BRIEF_CELL_LIMIT if args.format == "brief" else FULL_CELL_LIMIT)
+        shown = cells[args.start : args.start + limit]
+        kernelspec = notebook.metadata.get("kernelspec") or {}
+        source = "file" if isinstance(gateway, FileNotebookGateway) else "live notebook open in JupyterLab"
+        kernel = kernelspec.get("display_name") or kernelspec.get("name") or "not set"
+        lines = [f"{path} · {len(cells)} cells · kernel {kernel} · read from the {source}"]
+        if not cells:
+            lines.append("(the notebook has no cells)")
+        render = _brief_line if args.format == "brief" else _full_block
+        lines += [
+            render(args.start + offset, cell, args.include_outputs) for offset, cell in enumerate(shown)
+        ]
+        end = args.start + len(shown)
+        if end < len(cells) or args.start > 0:
+            more = f"; call read_notebook with start={end} for more" if end < len(cells) else ""
+            lines.append(f"[cells {args.start}–{max(end - 1, args.start)} of {len(cells)} shown{more}]")
+        ids = [str(cell.get("id")) for cell in shown]
+        return ToolOutput("\n".join(lines), {"path": path, "cell_count": len(cells), "cell_ids": ids})
+
+
+class ReadCellArgs(ToolArgs):
+    path: str | None = path_field()
+    cell_id: str | None = Field(default=None, description="The cell's id (from read_notebook).")
+    index: int | None = Field(
+        default=None, description="The cell's position instead of its id (0 = first, -1 = last)."
+    )
+    include_outputs: bool = Field(default=True, description="Include the cell's outputs as text.")
+
+    @model_validator(mode="after")
+    def _one_address(self) -> ReadCellArgs:
+        if (self.cell_id is None) == (self.index is None):
+            raise ValueError("give exactly one of cell_id or index")
+        return self
+
+
+class ReadCellTool(NotebookTool[ReadCellArgs]):
+    name = "read_cell"
+    description = (
+        "Read one notebook cell in full: its source, type, execution count and outputs (as text; images are "
+        "attached when you can read images). Address the cell by id (from read_notebook) or by index."
+    )
+    args_model = ReadCellArgs
+    read_only = True
+    paging_hint = "page the outputs with get_cell_output (offset/limit)"
+
+    async def run(self, args: ReadCellArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        notebook = await self.runtime.read(ctx, path)
+        if args.cell_id is not None:
+            index, cell = find_cell(notebook, args.cell_id)
+        else:
+            assert args.index is not None
+            index, cell = cell_at(notebook, args.index)
+        count = cell.get("execution_count")
+        header = f"cell {cell.get('id')} · index {index} of {len(notebook.cells)} · {cell.cell_type}"
+        parts = [header + (f" · execution count {count}" if count is not None else ""), "--- source ---"]
+        parts.append(cell_source(cell))
+        details: dict[str, Any] = {"path": path, "cell_id": cell.get("id"), "index": index}
+        if args.include_outputs and cell.get("outputs"):
+            rendered = render_outputs(
+                cell.outputs, vision=vision_enabled(ctx), paging_hint=output_paging_hint(str(cell.get("id")))
+            )
+            parts += ["--- outputs ---", rendered.text]
+            if rendered.images:
+                details["images"] = [image.as_dict() for image in rendered.images]
+        return ToolOutput("\n".join(parts), details)
+
+
+class InsertCellArgs(ToolArgs):
+    path: str | None = path_field()
+    index: int | None = Field(
+        default=None, description="Position of the new cell (0 = first; default: the end)."
+    )
+    after_cell_id: str | None = Field(
+        default=None, description="Insert right after this cell instead of at index."
+    )
+    cell_type: Literal["code", "markdown", "raw"] = Field(default="code", description="The new cell's type.")
+    source: str = Field(description="The new cell's content.")
+
+    @model_validator(mode="after")
+    def _one_position(self) -> InsertCellArgs:
+        if self.index is not None and self.after_cell_id is not None:
+            raise ValueError("give index or after_cell_id, not both")
+        return self
+
+
+class InsertCellTool(NotebookTool[InsertCellArgs]):
+    name = "insert_cell"
+    description = (
+        "Insert a new cell (code, markdown or raw) into a notebook, at an index or after a given cell; "
+        "without either, at the end. The user sees it appear in the open notebook. Creates the notebook if "
+        "it does not exist. Does not run the cell (use run_cell). Returns the new cell's id and index."
+    )
+    args_model = InsertCellArgs
+
+    def permission(self, args: InsertCellArgs, ctx: ToolContext) -> PermissionAction:
+        path = notebook_path(ctx, args.path)
+        if args.after_cell_id is not None:
+            where = f"after cell {args.after_cell_id}"
+        else:
+            where = f"at index {args.index}" if args.index is not None else "at the end"
+        detail = f"insert a {args.cell_type} cell {where}:\n{args.source}"
+        return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
+
+    async def run(self, args: InsertCellArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        gateway = await self.runtime.gateway(ctx, path)
+        exists = await gateway.is_open(path)
+        cells = (await self.runtime.read(ctx, path, "change")).cells if exists else []
+        if args.after_cell_id is not None:
+            position = next(
+                (i + 1 for i, cell in enumerate(cells) if cell.get("id") == args.after_cell_id), None
+            )
+            if position is None:
+                raise ToolError(
+                    E_CELL_NOT_FOUND,
+                    f"no cell with id {args.after_cell_id!r}",
+                    "Read the notebook with read_notebook to see the current cell ids.",
+                )
+        else:
+            position = len(cells) if args.index is None else args.index
+        cell = new_cell(args.cell_type, args.source)
+        notebook = await self.runtime.change(
+            ctx, path, InsertCell(index=position, cell=dict(cell)), f"insert {args.cell_type} cell {cell.id}"
+        )
+        index, _ = find_cell(notebook, cell.id)
+        created = "" if exists else f" (created {path})"
+        return ToolOutput(
+            f"Inserted {args.cell_type} cell {cell.id} at index {index} of {path}{created}.",
+            {"path": path, "cell_id": cell.id, "index": index},
+        )
+
+
+class EditCellArgs(ToolArgs):
+    path: str | None = path_field()
+    cell_id: str = Field(description="The id of the cell to change (from read_notebook).")
+    source: str | None = Field(
+        default=None, description="The cell's whole new content (replaces everything)."
+    )
+    old_string: str | None = Field(
+        default=None,
+        description="Text in the cell to replace; must match one place (copy it from read_cell).",
+    )
+    new_string: str | None = Field(default=None, description="The replacement for old_string.")
+
+    @model_validator(mode="after")
+    def _one_change(self) -> EditCellArgs:
+        pair = (self.old_string is not None, self.new_string is not None)
+        if self.source is not None and any(pair):
+            raise ValueError("give either source, or old_string with new_string, not both")
+        if self.source is None and pair != (True, True):
+            raise ValueError("give source, or both old_string and new_string")
+        return self
+
+
+def replace_in_cell(text: str, old: str, new: str) -> tuple[str, str | None]:
+    """``text`` with what ``old`` means replaced (the shared fuzzy matcher); a note when it was not exact."""
+    # Sources from notebooks written on Windows may carry CRLF; the matcher works on \n.
+    outcome = fuzzy.apply_edit(text.replace("\r\n", "\n"), old.replace("\r\n", "\n"), new)
+    return outcome.text, (None if outcome.pass_name == "exact" else outcome.note)
+
+
+def cell_diff(before: str, after: str, path: str, cell_id: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"{path} cell {cell_id}",
+        tofile=f"{path} cell {cell_id}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+class EditCellTool(NotebookTool[EditCellArgs]):
+    name = "edit_cell"
+    description = (
+        "Change a notebook cell's content: replace old_string (which must match one place in the cell) with "
+        "new_string, or give the whole new source. The user sees the change in the open notebook; outputs "
+        "are kept. Returns a unified diff with the cell's id and index. Re-run the cell with run_cell to "
+        "refresh its outputs."
+    )
+    args_model = EditCellArgs
+
+    def permission(self, args: EditCellArgs, ctx: ToolContext) -> PermissionAction:
+        path = notebook_path(ctx, args.path)
+        before = self.runtime.seen_source(ctx.session_id, path, args.cell_id)
+        detail = ""
+        if before is not None:
+            try:
+                detail = cell_diff(before, self._new_source(before, args)[0], path, args.cell_id)
+            except ToolError:
+                detail = ""
+        if not detail:
+            detail = (
+                f"replace the source of cell {args.cell_id} with:\n{args.source}"
+                if args.source is not None
+                else cell_diff(args.old_string or "", args.new_string or "", path, args.cell_id)
+            )
+        return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
+
+    @staticmethod
+    def _new_source(before: str, args: EditCellArgs) -> tuple[str, str | None]:
+        if args.source is not None:
+            return args.source, None
+        return replace_in_cell(before, args.old_string or "", args.new_string or "")
+
+    async def run(self, args: EditCellArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        _, cell = find_cell(await self.runtime.read(ctx, path, "change"), args.cell_id)
+        before = cell_source(cell)
+        after, match_note = self._new_source(before, args)
+        if after == before:
+            raise ToolError(
+                E_EDIT_NO_CHANGE, f"cell {args.cell_id} already has this content; nothing changed"
+            )
+        notebook = await self.runtime.change(
+            ctx, path, SetCellSource(cell_id=args.cell_id, source=after), f"edit cell {args.cell_id}"
+        )
+        index, _ = find_cell(notebook, args.cell_id)
+        diff = cell_diff(before, after, path, args.cell_id)
+        how = f" old_string {match_note}." if match_note else ""
+        return ToolOutput(
+            f"Edited cell {args.cell_id} (index {index}).{how}\n{diff}",
+            {"path": path, "cell_id": args.cell_id, "index": index, "diff": diff},
+        )
+
+
+class DeleteCellArgs(ToolArgs):
+    path: str | None = path_field()
+    cell_id: str = Field(description="The id of the cell to delete.")
+
+
+class DeleteCellTool(NotebookTool[DeleteCellArgs]):
+    name = "delete_cell"
+    description = (
+        "Delete a cell from a notebook by id. Returns the deleted cell's index and source "
+        "(so you can re-insert it)."
+    )
+    args_model = DeleteCellArgs
+
+    def permission(self, args: DeleteCellArgs, ctx: ToolContext) -> PermissionAction:
+        path = notebook_path(ctx, args.path)
+        source = self.runtime.seen_source(ctx.session_id, path, args.cell_id)
+        detail = f"delete cell {args.cell_id}" + (f":\n{source}" if source is not None else "")
+        return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
+
+    async def run(self, args: DeleteCellArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        index, cell = find_cell(await self.runtime.read(ctx, path, "change"), args.cell_id)
+        await self.runtime.change(ctx, path, DeleteCell(cell_id=args.cell_id), f"delete cell {args.cell_id}")
+        return ToolOutput(
+            f"Deleted {cell.cell_type} cell {args.cell_id} (was at index {index}). "
+            f"Its source was:\n{cell_source(cell)}",
+            {"path": path, "cell_id": args.cell_id, "index": index},
+        )
+
+
+class MoveCellArgs(ToolArgs):
+    path: str | None = path_field()
+    cell_id: str = Field(description="The id of the cell to move.")
+    to_index: int = Field(description="The cell's new position (0 = first, -1 = last).")
+
+
+class MoveCellTool(NotebookTool[MoveCellArgs]):
+    name = "move_cell"
+    description = "Move a notebook cell to a new position, by id. Returns its old and new index."
+    args_model = MoveCellArgs
+
+    def permission(self, args: MoveCellArgs, ctx: ToolContext) -> PermissionAction:
+        path = notebook_path(ctx, args.path)
+        return PermissionAction(
+            PermissionKind.FILE_WRITE, path, f"move cell {args.cell_id} to index {args.to_index}"
+        )
+
+    async def run(self, args: MoveCellArgs, ctx: ToolContext) -> ToolOutput:
+        path = notebook_path(ctx, args.path)
+        old_index, _ = find_cell(await self.runtime.read(ctx, path, "change"), args.cell_id)
+        notebook = await self.runtime.change(
+            ctx, path, MoveCell(cell_id=args.cell_id, to_index=args.to_index), f"move cell {args.cell_id}"
+        )
+        index, _ = find_cell(notebook, args.cell_id)
+        return ToolOutput(
+            f"Moved cell {args.cell_id} from index {old_index} to index {index}.",
+            {"path": path, "cell_id": args.cell_id, "index": index, "old_index": old_index},
+        )

@@ -1,0 +1,140 @@
+"""What the notebook tools share across calls: the documents, undo history, kernels and running executions.
+
+One ``NotebookRuntime`` per server (or CLI run). Tools get the Jupyter managers and the live gateway from
+their ``ToolContext``; the runtime keeps the state that must survive between calls: which ``last_modified``
+each agent session last saw (conflict detection), the undo history, and executions still running after their
+call returned.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import nbformat
+from pydantic import BaseModel
+
+from ..base import ToolContext, ToolError
+from .document import E_NO_CONTENTS_MANAGER, FileNotebookGateway, NotebookGateway, PathLocks, ReadPurpose
+from .edits import SetCellOutputs, cell_index, cell_source
+from .executions import ExecutionRecord, ExecutionRegistry
+from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
+from .undo import NotebookUndoStore, UndoEntry
+
+
+class NotebookRuntime:
+    def __init__(self) -> None:
+        self.undo = NotebookUndoStore()
+        self.executions = ExecutionRegistry()
+        # session id → path → last_modified this session last read or wrote.
+        self._stamps: dict[str, dict[str, Any]] = {}
+        self._file_locks = PathLocks()
+        # Snapshot-then-apply must not interleave with another change, or the snapshot would not be the prior
+        # state.
+        self._change_locks = PathLocks()
+        self._kernel_locks = PathLocks()
+        # The notebook each session last saw, so an approval dialog can show a cell's code without reading it.
+        self._seen: dict[tuple[str, str], nbformat.NotebookNode] = {}
+
+    # -- documents -------------------------------------------------------------------------------------------
+
+    async def gateway(self, ctx: ToolContext, path: str) -> NotebookGateway:
+        """The live notebook when it is open in a connected JupyterLab, else the file."""
+        live = ctx.notebook_gateway
+        if live is not None and await live.is_open(path):
+            gateway: NotebookGateway = live
+            return gateway
+        if ctx.contents_manager is None:
+            raise ToolError(
+                E_NO_CONTENTS_MANAGER,
+                "notebooks cannot be opened here: no Jupyter contents manager is available",
+                "Run this inside JupyterLab or through the hdsp-agent command line.",
+            )
+        return FileNotebookGateway(
+            ctx.contents_manager, self._stamps.setdefault(ctx.session_id, {}), self._file_locks
+        )
+
+    async def read(self, ctx: ToolContext, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+        """The notebook now. ``purpose`` matters in file mode (see ``FileNotebookGateway.read``); the live
+        model always holds the user's latest edits, so there is nothing to check against."""
+        gateway = await self.gateway(ctx, path)
+        if isinstance(gateway, FileNotebookGateway):
+            notebook = await gateway.read(path, purpose)
+        else:
+            notebook = await gateway.read(path)
+        if purpose != "peek":
+            self._seen[(ctx.session_id, path)] = notebook
+        return notebook
+
+    async def change(
+        self, ctx: ToolContext, path: str, edit: BaseModel, description: str
+    ) -> nbformat.NotebookNode:
+        """Apply ``edit``, after recording the notebook's exact prior state in the session's undo history."""
+        gateway = await self.gateway(ctx, path)
+        async with self._change_locks(path):
+            snapshot = await gateway.snapshot(path)
+            notebook = await gateway.apply(path, edit)
+        self.undo.record(
+            UndoEntry(
+                session_id=ctx.session_id,
+                call_id=ctx.call_id,
+                path=path,
+                description=description,
+                restore=partial(gateway.restore, path, snapshot),
+            )
+        )
+        self._seen[(ctx.session_id, path)] = notebook
+        return notebook
+
+    def seen_cell(self, session_id: str, path: str, cell_id: str) -> dict[str, Any] | None:
+        notebook = self._seen.get((session_id, path))
+        if notebook is None:
+            return None
+        return next((cell for cell in notebook.cells if cell.get("id") == cell_id), None)
+
+    def seen_index(self, session_id: str, path: str, cell_id: str) -> int | None:
+        notebook = self._seen.get((session_id, path))
+        return None if notebook is None else cell_index(notebook, cell_id)
+
+    def seen_source(self, session_id: str, path: str, cell_id: str) -> str | None:
+        cell = self.seen_cell(session_id, path, cell_id)
+        return cell_source(cell) if cell is not None else None
+
+    async def write_outputs(self, ctx: ToolContext, record: ExecutionRecord) -> None:
+        """Put a finished run's outputs and execution count into its cell."""
+        if record.cell_id is None:
+            return
+        edit = SetCellOutputs(
+            cell_id=record.cell_id,
+            outputs=[dict(output) for output in record.collector.outputs],
+            execution_count=record.execution_count,
+        )
+        await self.change(ctx, record.path, edit, f"outputs of cell {record.cell_id}")
+
+    # -- kernels ---------------------------------------------------------------------------------------------
+
+    async def kernel_id(
+        self,
+        ctx: ToolContext,
+        path: str,
+        notebook: nbformat.NotebookNode | None = None,
+        *,
+        start: bool = True,
+    ) -> str | None:
+        """The kernel of ``path``'s session; with ``start``, a new session (kernel from metadata) if none."""
+        if ctx.session_manager is None or ctx.kernel_manager is None:
+            raise ToolError(
+                E_NO_KERNEL_MANAGER,
+                "no Jupyter kernel manager is available here",
+                "Run this inside JupyterLab or through the hdsp-agent command line.",
+            )
+        async with self._kernel_locks(path):
+            kernel_id = await session_kernel_id(ctx.session_manager, path)
+            if kernel_id is not None or not start:
+                return kernel_id
+            kernelspec = (notebook.metadata.get("kernelspec") or {}) if notebook is not None else {}
+            return await start_notebook_session(ctx.session_manager, path, kernelspec.get("name"))
+
+    async def aclose(self) -> None:
+        """Stop waiting on running executions (the server or the CLI is shutting down)."""
+        await self.executions.aclose()

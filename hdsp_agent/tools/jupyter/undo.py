@@ -1,0 +1,62 @@
+"""Undo for notebook changes: the prior state of a notebook is recorded before every change an agent makes.
+
+Entries are kept per agent session, in order. ``mark`` returns a position (taken when a turn starts) and
+``undo_since`` restores everything recorded after it, newest first, so a whole turn comes back exactly.
+Restoring goes through the same gateway that made the change, which refuses when the user changed the file
+since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class UndoEntry:
+    """One recorded change: what it was, and how to put back the state before it."""
+
+    session_id: str
+    call_id: str
+    path: str
+    description: str
+    restore: Callable[[], Awaitable[None]]
+
+
+@dataclass
+class NotebookUndoStore:
+    _entries: dict[str, list[UndoEntry]] = field(default_factory=dict)
+
+    def record(self, entry: UndoEntry) -> None:
+        self._entries.setdefault(entry.session_id, []).append(entry)
+
+    def entries(self, session_id: str) -> list[UndoEntry]:
+        return list(self._entries.get(session_id, []))
+
+    def mark(self, session_id: str) -> int:
+        """The current position in ``session_id``'s history (e.g. when a turn starts)."""
+        return len(self._entries.get(session_id, []))
+
+    async def undo_since(self, session_id: str, mark: int = 0) -> list[UndoEntry]:
+        """Restore every change recorded after ``mark``, newest first; returns the entries undone.
+
+        Stops at the first restore that fails (the error propagates); entries not yet restored stay recorded.
+        """
+        history = self._entries.get(session_id, [])
+        undone: list[UndoEntry] = []
+        while len(history) > mark:
+            entry = history[-1]
+            await entry.restore()
+            history.pop()
+            undone.append(entry)
+        return undone
+
+    async def undo_last(self, session_id: str) -> UndoEntry | None:
+        history = self._entries.get(session_id, [])
+        if not history:
+            return None
+        undone = await self.undo_since(session_id, len(history) - 1)
+        return undone[0]
+
+    def forget(self, session_id: str) -> None:
+        self._entries.pop(session_id, None)

@@ -1,0 +1,144 @@
+"""The shell analyser against a corpus of commands (``command_corpus.py``): parse only, nothing is ever run.
+
+SAFETY: the corpus holds destructive commands. They go to ``analyze_command`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from command_corpus import ALLOW, ASK, DENY
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hdsp_agent.permissions.commands import analyze_command
+
+CASES = (
+    [(command, "deny") for command in DENY]
+    + [(command, "ask") for command in ASK]
+    + [(command, "allow") for command in ALLOW]
+)
+
+
+def make_project(root: Path) -> Path:
+    """The project the corpus's expectations assume."""
+    for name, text in {
+        "README.md": "# demo\n",
+        "notes.txt": "notes\n",
+        "a.txt": "a\n",
+        "b.txt": "b\n",
+        "data.csv": "x,y\n",
+        "log.txt": "log\n",
+        "run.sh": "echo hi\n",
+        "script.py": "print(1)\n",
+        "src/app.py": "# TODO\n",
+        ".env": "API_KEY=secret\n",
+        ".git/config": "[core]\n",
+    }.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_project(tmp_path_factory.mktemp("project"))
+
+
+def _case_id(case: tuple[str, str]) -> str:
+    command, expected = case
+    shown = command.replace("\n", "\\n")
+    return f"{expected}:{shown[:60]}"
+
+
+def test_corpus_has_at_least_250_commands_of_every_kind() -> None:
+    assert len(CASES) >= 250
+    assert len(DENY) >= 100 and len(ASK) >= 100 and len(ALLOW) >= 80
+    assert len({command for command, _ in CASES}) == len(CASES), "a command is listed twice"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(case) for case in CASES])
+def test_corpus_command_gets_its_expected_decision(project: Path, case: tuple[str, str]) -> None:
+    command, expected = case
+    analysis = analyze_command(command, project)
+    assert analysis.decision == expected, f"{command!r}: {analysis.decision}; reasons: {analysis.reasons}"
+    assert analysis.reasons, "every decision comes with reasons"
+
+
+@pytest.mark.parametrize("command", ALLOW[:40])
+def test_appending_a_destructive_part_to_an_allowed_command_denies_it(project: Path, command: str) -> None:
+    for joiner in ("; ", " && ", " || ", " | ", " & ", "\n"):
+        chained = f"{command}{joiner}rm -rf ~"
+        assert analyze_command(chained, project).decision == "deny", chained
+
+
+def test_reasons_name_each_part_and_what_was_found(project: Path) -> None:
+    analysis = analyze_command("git status; rm -rf ~", project)
+    assert [part.text for part in analysis.parts] == ["git status", "rm -rf ~"]
+    assert [part.decision for part in analysis.parts] == ["allow", "deny"]
+    assert analysis.reasons[0] == "rm -rf ~: deletes the home directory recursively"
+
+
+def test_substitutions_and_nested_scripts_are_parts_of_their_own(project: Path) -> None:
+    analysis = analyze_command("echo $(cat README.md) && bash -c 'pip install x'", project)
+    texts = [part.text for part in analysis.parts]
+    assert "cat README.md" in texts
+    assert "pip install x" in texts
+    assert analysis.decision == "ask"
+
+
+def test_find_exec_and_xargs_commands_are_analysed(project: Path) -> None:
+    found = analyze_command("find . -exec rm -rf / \\;", project)
+    assert any(part.argv[:3] == ("rm", "-rf", "/") and part.decision == "deny" for part in found.parts)
+    piped = analyze_command("ls | xargs rm -rf", project)
+    assert any(part.argv[:1] == ("rm",) for part in piped.parts)
+
+
+def test_unparseable_input_asks_and_says_why(project: Path) -> None:
+    analysis = analyze_command("case $x in a) rm -rf ~;; esac", project)
+    assert analysis.decision == "ask"
+    assert not analysis.parsed
+    assert "cannot be checked" in analysis.reasons[0]
+
+
+def test_symlink_in_the_project_pointing_at_a_secret_is_a_secret(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    (root / "innocent.txt").symlink_to(root / ".env")
+    assert analyze_command("cat innocent.txt", root).decision == "ask"
+
+
+def test_redirect_through_a_symlink_leaving_the_project_asks(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "out").symlink_to(outside)
+    assert analyze_command("echo hi > out/file.txt", root).decision == "ask"
+    assert analyze_command("echo hi > src/file.txt", root).decision == "allow"
+
+
+def test_working_directory_changes_what_relative_paths_mean(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    assert analyze_command("cat ../.env", root, cwd=root / "src").decision == "ask"
+    assert analyze_command("cat app.py", root, cwd=root / "src").decision == "allow"
+
+
+def test_a_very_long_command_is_not_allowed(project: Path) -> None:
+    assert analyze_command("echo " + "a" * 30_000, project).decision == "ask"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=60))
+def test_any_text_gets_a_decision_and_never_crashes(text: str) -> None:
+    root = Path(__file__).parent
+    analysis = analyze_command(text, root)
+    assert analysis.decision in ("allow", "ask", "deny")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(ALLOW), st.sampled_from(["'", '"', "(", "$((", "`", "[[ "]))
+def test_a_command_broken_by_a_stray_token_is_never_allowed(command: str, token: str) -> None:
+    root = Path(__file__).parent
+    analysis = analyze_command(f"{command} {token}", root)
+    assert analysis.decision != "allow" or analysis.parsed
