@@ -9,6 +9,8 @@ CHROMIUM ?= /usr/bin/chromium
 # jupyter refuses to run as root without this flag (CI and containers run as root).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 LAB_PORT ?= 8888
+# Tools the build calls by name (jupyter-builder, jupyter) come from the virtual env.
+export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: setup lab test test-python test-js test-ui lint browser bench clean
 
@@ -20,7 +22,7 @@ $(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue
 	$(PY) -m pip install --quiet --upgrade pip
 	npm ci --no-audit --no-fund
 	$(PY) -m pip install --quiet -e ".[test]"
-	$(BIN)/jupyter labextension develop --overwrite .
+	$(BIN)/jupyter-builder develop --overwrite .
 	# The Continue CLI, for the test that uses hdsp-agent as Continue's model backend.
 	npm ci --no-audit --no-fund --prefix tests/continue_cli
 	# MCP's reference server, for the MCP client tests.
@@ -39,7 +41,7 @@ test-js: setup
 	npm test
 
 test-ui: setup browser
-	cd ui-tests && npm ci --no-audit --no-fund && PATH="$(abspath $(BIN)):$$PATH" npx playwright test
+	cd ui-tests && npm ci --no-audit --no-fund && npx playwright test
 
 # The UI tests drive Debian's Chromium (Playwright cannot download its own browsers here).
 browser:

@@ -128,6 +128,18 @@ class HdspAgentConfig(Configurable):
         help="Tools removed from requests to the OpenAI-compatible endpoint /hdsp-agent/v1 (e.g. "
         "['run_terminal_command']), so the model behind it is never offered them.",
     )
+    search_backend_url = Unicode(
+        "",
+        config=True,
+        help="A SearXNG-compatible JSON search endpoint (GET ?q=...&format=json). Empty: no search_web tool.",
+    )
+    secret_env_names = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More environment variables removed from run_terminal_command's environment (model keys, *_TOKEN, "
+        "*_SECRET and *_API_KEY are always removed).",
+    )
     store_path = Unicode(
         "",
         config=True,

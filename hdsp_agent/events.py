@@ -64,6 +64,14 @@ class TurnEndEvent(BaseModel):
     message: str | None = None
 
 
+class TurnUndoneEvent(BaseModel):
+    """The user undid a turn: the files and cells it changed were restored (one line each in ``restored``)."""
+
+    type: Literal["turn.undone"] = "turn.undone"
+    turn_id: str
+    restored: list[str]
+
+
 class AssistantDeltaEvent(BaseModel):
     """A piece of streamed answer text (``kind="text"``) or thinking (``kind="reasoning"``)."""
 
@@ -119,6 +127,7 @@ AgentEvent = Annotated[
     | UserMessageEvent
     | TurnStartEvent
     | TurnEndEvent
+    | TurnUndoneEvent
     | AssistantDeltaEvent
     | AssistantMessageEvent
     | ErrorEvent

@@ -18,9 +18,11 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from pydantic import ValidationError
 
 from . import __version__
-from .agent.session import AgentSession, TurnAlreadyRunning
+from .agent.session import AgentSession, InvalidRequest, TurnAlreadyRunning
 from .agent.sessions import SessionNotFound
+from .agent.undo import NothingToUndo
 from .permissions.approval import ApprovalReply
+from .tools.base import ToolError
 from .tools.definitions import to_summary
 from .wire import ClientCommand, parse_command
 
@@ -118,6 +120,21 @@ class SessionHandler(_AgentHandler):
         self.finish()
 
 
+class SessionUndoHandler(_AgentHandler):
+    """``POST .../undo``: restore the files and notebook cells the last turn changed."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        try:
+            restored = await session.undo_last_turn()
+        except (NothingToUndo, TurnAlreadyRunning) as error:
+            raise tornado.web.HTTPError(409, str(error)) from None
+        except ToolError as error:  # e.g. the user changed a notebook after the turn: nothing is overwritten
+            raise tornado.web.HTTPError(409, error.message) from None
+        self.write_json({"restored": restored})
+
+
 class SessionEventsHandler(_AgentHandler):
     """``GET .../events?since=N``: the event log after N (what the WebSocket's ``resume`` replays)."""
 
@@ -167,7 +184,7 @@ class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSoc
             return
         try:
             await self._handle(self.session, command)
-        except (TurnAlreadyRunning, KeyError) as error:
+        except (TurnAlreadyRunning, InvalidRequest, KeyError) as error:
             self._reply("command.error", command, str(error).strip("'\""))
         else:
             self._reply("command.ok", command)
@@ -225,6 +242,7 @@ def build_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
         (route("sessions"), SessionsHandler),
         (route(f"sessions/{SESSION_ID}"), SessionHandler),
         (route(f"sessions/{SESSION_ID}/events"), SessionEventsHandler),
+        (route(f"sessions/{SESSION_ID}/undo"), SessionUndoHandler),
         (route(f"sessions/{SESSION_ID}/export"), SessionExportHandler),
         (route(f"sessions/{SESSION_ID}/ws"), SessionSocketHandler),
     ]

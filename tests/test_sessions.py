@@ -99,3 +99,56 @@ async def test_store_writes_are_batched_off_the_loop_and_flushed(tmp_path: Path)
     await asyncio.to_thread(store.flush)
     assert len(store.load_events("abc")) == 2000
     store.close()
+
+
+async def test_undo_last_turn_restores_files_it_changed(tmp_path: Path) -> None:
+    from test_loop import _AllowAll
+
+    from hdsp_agent.agent.undo import NothingToUndo
+    from hdsp_agent.tools.builtin.edit import CreateNewFileTool, SingleFindAndReplaceTool
+
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    script = [
+        tool_calls(
+            ("create_new_file", '{"filepath": "new.txt", "contents": "fresh"}'),
+            ("single_find_and_replace", '{"filepath": "notes.txt", "old_string": "beta", "new_string": "gamma"}'),
+        ),
+        text("Done."),
+    ]
+    with ScriptedModel(script) as model:
+        runtime = make_runtime(tmp_path, model, [CreateNewFileTool(), SingleFindAndReplaceTool()], policy=_AllowAll())
+        manager = make_manager(tmp_path, runtime)
+        session = manager.create()
+        await run_turn(session, "edit things")
+        assert (tmp_path / "new.txt").read_text() == "fresh"
+        assert (tmp_path / "notes.txt").read_text() == "alpha\ngamma\n"
+        restored = await session.undo_last_turn()
+        assert not (tmp_path / "new.txt").exists()
+        assert (tmp_path / "notes.txt").read_text() == "alpha\nbeta\n"
+        assert len(restored) == 2
+        assert of_type(session.events, "turn.undone")[0]["restored"] == restored
+        assert "undid the previous turn" in session.messages[-1]["content"]
+        with pytest.raises(NothingToUndo):
+            await session.undo_last_turn()
+        await manager.shutdown()
+
+
+async def test_read_only_mode_offers_only_read_tools(tmp_path: Path) -> None:
+    from hdsp_agent.config import HdspAgentConfig
+    from hdsp_agent.permissions.policy import build_policy
+    from hdsp_agent.tools.defaults import default_tools
+
+    with ScriptedModel([text("a"), text("b")]) as model:
+        policy = build_policy(HdspAgentConfig(), tmp_path, permissions_file=tmp_path / "permissions.json")
+        runtime = make_runtime(tmp_path, model, default_tools(), policy=policy)
+        manager = make_manager(tmp_path, runtime)
+        session = manager.create()
+        await run_turn(session, "look only", context={"mode": "read-only"})
+        other = manager.create()
+        await run_turn(other, "anything")
+        await manager.shutdown()
+    read_only_tools = {t["function"]["name"] for t in model.requests[0]["tools"]}
+    all_tools = {t["function"]["name"] for t in model.requests[1]["tools"]}
+    assert "read_file" in read_only_tools and "create_new_file" not in read_only_tools
+    assert "run_terminal_command" not in read_only_tools
+    assert "create_new_file" in all_tools, "the mode belongs to one conversation"

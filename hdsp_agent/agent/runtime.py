@@ -17,10 +17,12 @@ from ..permissions.decision import PermissionPolicy
 from ..permissions.broker import ApprovalBroker
 from ..tools.base import ToolContext
 from ..tools.executor import ExecutorSettings, ToolExecutor
+from ..permissions.policy import mode_filter
 from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
 from .llm import ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
+from .undo import TurnUndo
 from .prompts import RulesProvider, build_system_prompt, project_rules
 
 ContextFactory = Callable[..., ToolContext]
@@ -49,6 +51,14 @@ class AgentRuntime:
 
     # One client per model for the server's life: its HTTP connections are reused from turn to turn.
     _clients: dict[int, ModelClient] = field(default_factory=dict, init=False, repr=False)
+    _undo: TurnUndo | None = field(default=None, init=False, repr=False)
+
+    @property
+    def undo(self) -> TurnUndo:
+        """Turn-level undo over the file and notebook tools' histories."""
+        if self._undo is None:
+            self._undo = TurnUndo(self.registry)
+        return self._undo
 
     def model_client(self, settings: ModelSettings) -> ModelClient:
         client = self._clients.get(id(settings))
@@ -80,7 +90,28 @@ class AgentRuntime:
         return self.context_factory(**overrides)
 
     def catalog(self, ctx: ToolContext) -> ToolCatalog:
-        return self.registry.catalog(ctx, include=self.catalog_filter, disabled=self.disabled_tools)
+        include = self.catalog_filter
+        mode_for = getattr(self.policy, "mode_for", None)  # the rule policy knows each session's mode
+        if mode_for is not None and ctx.session_id:
+            include = mode_filter(mode_for(ctx.session_id))
+        return self.registry.catalog(ctx, include=include, disabled=self.disabled_tools)
+
+    def set_mode(self, session_id: str, mode: str) -> None:
+        """The user switched the permission mode (default, accept-edits, read-only) for one conversation."""
+        set_mode = getattr(self.policy, "set_mode", None)
+        if set_mode is not None:
+            set_mode(mode, session_id=session_id)
+
+    async def forget_session(self, session_id: str) -> None:
+        """A conversation was deleted: drop its grants and undo history, stop its background processes."""
+        self.undo.forget(session_id)
+        grants = getattr(self.policy, "grants", None)
+        if grants is not None:
+            grants.sessions.forget(session_id)
+        for tool in self.registry:
+            tracker = getattr(tool, "tracker", None)
+            if tracker is not None:
+                await tracker.kill_session(session_id)
 
     async def prepare_catalog(self, ctx: ToolContext) -> ToolCatalog:
         """The catalog after tools from outside (MCP servers) are brought up to date; never raises for them."""

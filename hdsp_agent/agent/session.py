@@ -22,12 +22,14 @@ from ..events import (
     SessionUpdatedEvent,
     TurnEndEvent,
     TurnStartEvent,
+    TurnUndoneEvent,
     UserMessageEvent,
 )
 from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
+from .undo import NothingToUndo, TurnMark
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
 
@@ -37,6 +39,10 @@ DEFAULT_TITLE = "New chat"
 
 class TurnAlreadyRunning(Exception):
     pass
+
+
+class InvalidRequest(ValueError):
+    """A client command the session cannot carry out as sent (e.g. an unknown mode)."""
 
 
 class AgentSession:
@@ -58,6 +64,7 @@ class AgentSession:
         self._subscribers: list[Subscriber] = []
         self._turn: asyncio.Task[None] | None = None
         self._cancel: CancelToken | None = None
+        self._undo_mark: TurnMark | None = None
         self.log = logging.getLogger("hdsp_agent.session")
 
     @property
@@ -110,6 +117,11 @@ class AgentSession:
             raise TurnAlreadyRunning("a turn is already running in this session; stop it or wait")
         turn_id = f"turn_{uuid.uuid4().hex[:12]}"
         context = context or {}
+        if isinstance(context.get("mode"), str):
+            try:
+                self.runtime.set_mode(self.id, context["mode"])
+            except ValueError as error:
+                raise InvalidRequest(str(error)) from None
         self.emit(UserMessageEvent(turn_id=turn_id, content=content, context=context))
         self.messages.append({"role": "user", "content": content})
         self.store.save_messages(self.id, self.messages)
@@ -117,8 +129,26 @@ class AgentSession:
             self.record.title = _title_from(content)
         self._set_status("running")
         self._cancel = CancelToken()
+        self._undo_mark = self.runtime.undo.mark(self.id, turn_id)
         self._turn = asyncio.create_task(self._run_turn(turn_id, context, model, self._cancel))
         return turn_id
+
+    async def undo_last_turn(self) -> list[str]:
+        """Restore every file and notebook the last turn changed; raises ``NothingToUndo`` if there is none."""
+        if self.running:
+            raise TurnAlreadyRunning("stop the running turn before undoing it")
+        mark = self._undo_mark
+        if mark is None:
+            raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
+        restored = await self.runtime.undo.undo(self.id, mark)
+        self._undo_mark = None
+        self.emit(TurnUndoneEvent(turn_id=mark.turn_id, restored=restored))
+        # Tell the model, so its next step does not assume the undone changes are still there.
+        self.messages.append(
+            {"role": "user", "content": "(hdsp-agent note) The user undid the previous turn. Restored:\n" + "\n".join(restored)}
+        )
+        self.store.save_messages(self.id, self.messages)
+        return restored
 
     async def _run_turn(self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken) -> None:
         outcome = TurnOutcome("error", "the turn did not finish")

@@ -75,6 +75,7 @@ class SessionManager:
         self._live.pop(session_id, None)
         self._records.pop(session_id, None)
         self.store.delete_session(session_id)
+        await self.runtime.forget_session(session_id)
 
     async def shutdown(self) -> None:
         for session in list(self._live.values()):

@@ -20,7 +20,7 @@ from ..config import HdspAgentConfig, load_cli_config
 from ..mcp.manager import McpManager
 from ..mcp.server import McpEndpoint
 from ..permissions.approval import Approver, FixedApprover
-from ..permissions.decision import ReadOnlyPolicy
+from ..permissions.policy import build_policy
 from ..tools.base import ToolContext
 from ..tools.defaults import default_registry
 from ..tools.executor import ToolExecutor
@@ -86,7 +86,7 @@ async def serve_stdio(root: Path, config: HdspAgentConfig, approver: Approver) -
 
     registry = default_registry(config)
     executor = ToolExecutor(
-        registry, policy=ReadOnlyPolicy(), approver=approver, settings=config.executor_settings()
+        registry, policy=build_policy(config, root), approver=approver, settings=config.executor_settings()
     )
     async with headless_jupyter(root) as jupyter:
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from .base import Tool
 from .builtin import builtin_tools
+from .builtin.processes import ProcessTracker
 from .declared import declared_tools
 from .jupyter import notebook_tools
 from .registry import ToolRegistry
@@ -14,10 +15,15 @@ from .registry import ToolRegistry
 def default_tools(config: Any = None) -> list[Tool[Any]]:
     """Every built-in tool; ``config`` (an ``HdspAgentConfig``) sets the ones that take settings and adds the
     tools it declares (custom Python tools, entry points, HTTP tools)."""
-    tools = [*builtin_tools(), *notebook_tools()]
-    if config is not None:
-        tools.extend(declared_tools(config))
-    return tools
+    if config is None:
+        return [*builtin_tools(), *notebook_tools()]
+    builtins = builtin_tools(
+        url_allowlist=list(config.url_allowlist),
+        search_backend_url=config.search_backend_url or None,
+        process_tracker=ProcessTracker(),
+        extra_secret_names=list(config.secret_env_names),
+    )
+    return [*builtins, *notebook_tools(), *declared_tools(config)]
 
 
 def default_registry(config: Any = None) -> ToolRegistry:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..base import Tool
+from .processes import ProcessTracker
 from .codebase import CodebaseTool
 from .edit import (
     CreateNewFileTool,
@@ -23,7 +25,14 @@ from .terminal import RunTerminalCommandTool
 from .web import FetchUrlTool, SearchWebTool
 
 
-def builtin_tools() -> list[Tool[Any]]:
+def builtin_tools(
+    *,
+    url_allowlist: Sequence[str] = (),
+    search_backend_url: str | None = None,
+    process_tracker: ProcessTracker | None = None,
+    extra_secret_names: Sequence[str] = (),
+) -> list[Tool[Any]]:
+    """Every built-in tool; the keyword arguments carry the administrator's settings for those that take any."""
     return [
         ReadFileTool(),
         ReadFileRangeTool(),
@@ -40,9 +49,9 @@ def builtin_tools() -> list[Tool[Any]]:
         ViewRepoMapTool(),
         ViewDiffTool(),
         CodebaseTool(),
-        RunTerminalCommandTool(),
-        FetchUrlTool(),
-        SearchWebTool(),
+        RunTerminalCommandTool(tracker=process_tracker, extra_secret_names=extra_secret_names),
+        FetchUrlTool(allowlist=url_allowlist),
+        SearchWebTool(search_backend_url),
         CreateRuleBlockTool(),
         RequestRuleTool(),
     ]
