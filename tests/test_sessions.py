@@ -152,3 +152,21 @@ async def test_read_only_mode_offers_only_read_tools(tmp_path: Path) -> None:
     assert "read_file" in read_only_tools and "create_new_file" not in read_only_tools
     assert "run_terminal_command" not in read_only_tools
     assert "create_new_file" in all_tools, "the mode belongs to one conversation"
+
+
+async def test_idle_conversations_leave_memory_and_come_back_from_the_store(tmp_path: Path) -> None:
+    from hdsp_agent.agent import sessions as sessions_module
+
+    with ScriptedModel([text(f"answer {i}") for i in range(3)]) as model:
+        manager = make_manager(tmp_path, make_runtime(tmp_path, model, []))
+        first = manager.create()
+        await run_turn(first, "remember me")
+        for _ in range(sessions_module.MAX_LIVE + 5):
+            manager.create()
+        assert len(manager._live) <= sessions_module.MAX_LIVE
+        assert first.id not in manager._live
+        manager.store.flush()
+        reopened = await manager.get(first.id)
+        assert reopened is not first
+        assert reopened.messages == first.messages and reopened.events == first.events
+        await manager.shutdown()

@@ -15,6 +15,8 @@ from .session import DEFAULT_TITLE, AgentSession
 from .store import SessionRecord, SessionStore
 
 _TERMINAL_TOOL_STATUSES = {status.value for status in (ToolStatus.DONE, ToolStatus.ERRORED, ToolStatus.DENIED, ToolStatus.CANCELED)}
+# Conversations kept in memory; older idle ones are reloaded from the store when opened.
+MAX_LIVE = 32
 INTERRUPTED = "interrupted: the server restarted during this turn"
 
 
@@ -46,7 +48,19 @@ class SessionManager:
         self.store.upsert_session(record)
         session = AgentSession(record, self.store, self.runtime)
         self._live[record.id] = session
+        self._evict_idle()
         return session
+
+    def _evict_idle(self) -> None:
+        """Keep at most MAX_LIVE conversations in memory; the rest stay on disk until opened again.
+
+        Only idle conversations nobody watches are dropped (oldest first): their events and messages are all in
+        the store. What is lost is in-memory state only: the undo mark of their last turn.
+        """
+        idle = [s for s in self._live.values() if not s.running and not s.watched]
+        idle.sort(key=lambda session: session.record.updated)
+        for session in idle[: max(0, len(self._live) - MAX_LIVE)]:
+            del self._live[session.id]
 
     async def get(self, session_id: str) -> AgentSession:
         if session_id in self._live:
@@ -59,6 +73,7 @@ class SessionManager:
         session = self._live.setdefault(
             session_id, AgentSession(record, self.store, self.runtime, events=events, messages=messages)
         )
+        self._evict_idle()
         return session
 
     def _load(self, session_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
