@@ -12,7 +12,7 @@ LAB_PORT ?= 8888
 # Tools the build calls by name (jupyter-builder, jupyter) come from the virtual env.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup lab test test-python test-js test-ui lint browser bench clean
+.PHONY: setup lab test test-python test-js test-ui lint browser bench soak clean
 
 setup: $(VENV)/.installed
 
@@ -52,6 +52,15 @@ browser:
 lint: setup
 	$(BIN)/ruff check hdsp_agent tests
 	$(BIN)/mypy hdsp_agent
+
+# Speed: every figure against its baseline in the same run (bench/results.json).
+bench: setup
+	$(PY) bench/run.py
+
+# Reliability: fault, hostile-input and access suites, then load figures (soak/results.json).
+soak: setup
+	$(PY) -m pytest -q tests/test_hostile_input.py tests/test_faults.py tests/test_routes.py tests/test_routes_sessions.py
+	$(PY) soak/run.py
 
 clean:
 	rm -rf $(VENV) node_modules ui-tests/node_modules lib hdsp_agent/labextension hdsp_agent/_version.py

@@ -7,12 +7,19 @@ import sys
 from pathlib import Path
 
 from figures_core import run_core_figures
+import tempfile
+
 from figures_server import startup, stream_relay
+from figures_tools import edit_figures, run_cell_figures, search_figures
 from harness import report
 
 
 async def main() -> int:
     figures = await run_core_figures()
+    with tempfile.TemporaryDirectory(prefix="hdsp-bench-tools-") as scratch:
+        figures += await search_figures(Path(scratch))
+        figures += await edit_figures(Path(scratch))
+        figures += await run_cell_figures(Path(scratch))
     figures.append(await stream_relay())
     figures.append(startup())
     print(report(figures, Path(__file__).parent / "results.json"))

@@ -18,7 +18,6 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
-sys.path.insert(0, str(HERE.parent / "bench"))
 
 from jupyter_process import JupyterProcess  # noqa: E402
 from scripted_model import Reply, ScriptedModel, text, tool_calls  # noqa: E402

@@ -22,6 +22,7 @@ from ..events import (
     SessionUpdatedEvent,
     TurnEndEvent,
     TurnStartEvent,
+    TurnEndReason,
     TurnUndoneEvent,
     UserMessageEvent,
 )
@@ -65,6 +66,7 @@ class AgentSession:
         self._turn: asyncio.Task[None] | None = None
         self._cancel: CancelToken | None = None
         self._undo_mark: TurnMark | None = None
+        self._interrupted = False
         self.log = logging.getLogger("hdsp_agent.session")
 
     @property
@@ -168,7 +170,8 @@ class AgentSession:
                 self.messages, self.runtime.system_prompt(ctx), ctx, await self.runtime.prepare_catalog(ctx)
             )
         except asyncio.CancelledError:
-            outcome = TurnOutcome("canceled", cancel.reason or "canceled")
+            reason: TurnEndReason = "interrupted" if self._interrupted else "canceled"
+            outcome = TurnOutcome(reason, cancel.reason or reason)
             if not cancel.cancelled:
                 raise  # the server is shutting down, not the user stopping the turn
         except ModelNotConfigured as error:
@@ -184,10 +187,14 @@ class AgentSession:
             self.store.save_messages(self.id, self.messages)
             self._set_status("idle")
 
-    async def cancel(self, reason: str = "stopped by the user") -> None:
-        """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals canceled."""
+    async def cancel(self, reason: str = "stopped by the user", *, interrupted: bool = False) -> None:
+        """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals canceled.
+
+        ``interrupted``: the server is going away, not the user stopping; the turn is marked so.
+        """
         if not self.running or self._cancel is None or self._turn is None:
             return
+        self._interrupted = interrupted
         self._cancel.cancel(reason)
         self.broker.cancel_all(reason)
         self._turn.cancel()

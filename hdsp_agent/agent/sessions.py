@@ -94,7 +94,7 @@ class SessionManager:
 
     async def shutdown(self) -> None:
         for session in list(self._live.values()):
-            await session.cancel("the server is shutting down")
+            await session.cancel("the server was shut down during this turn", interrupted=True)
         await self.runtime.close()
         self.store.close()
 

@@ -34,7 +34,7 @@ class JupyterProcess:
         config: dict[str, Any] = {
             "ServerApp": {"jpserver_extensions": {"hdsp_agent": with_agent}},
             "HdspAgentApp": {
-                "store_path": str(Path(self.scratch.name) / "sessions.sqlite3"),
+                "store_path": str(Path(self.scratch.name) / "sessions.sqlite3"),  # `extra` may override
                 "max_retries": 0,
                 "probe_local_models": False,
                 **({"model": "scripted", "base_url": model_url} if model_url else {}),
