@@ -291,3 +291,39 @@ async def test_system_prompt_carries_root_active_notebook_and_project_rules(root
     assert "df.head()" in system["content"]
     assert "Always use pandas, never polars." in system["content"]
     assert "Uppercase SQL keywords." not in system["content"], "a glob rule applies only to matching paths"
+
+
+class ImageArgs(ToolArgs):
+    pass
+
+
+class PlotTool(Tool[ImageArgs]):
+    name = "plot"
+    description = "Returns an image."
+    args_model = ImageArgs
+    read_only = True
+
+    async def run(self, args: ImageArgs, ctx: ToolContext) -> Any:
+        from hdsp_agent.tools.base import ToolOutput
+
+        assert ctx.client_context["vision"] is self.expect_vision
+        return ToolOutput("a plot", {"images": [{"mime_type": "image/png", "data": "iVBORw0KGgo="}]})
+
+    expect_vision = True
+
+
+@pytest.mark.parametrize("vision", [True, False])
+async def test_images_reach_vision_models_as_image_parts(root: Path, vision: bool) -> None:
+    PlotTool.expect_vision = vision
+    with ScriptedModel([tool_calls(("plot", "{}")), text("I see it.")]) as model:
+        runtime = make_runtime(root, model, [PlotTool()])
+        runtime.models.models[0].vision = vision
+        session = make_manager(root, runtime).create()
+        events = await run_turn(session, "plot it")
+    assert of_type(events, "turn.end")[0]["reason"] == "completed"
+    last = model.requests[1]["messages"][-1]
+    if vision:
+        assert last["role"] == "user"
+        assert last["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    else:
+        assert last["role"] == "tool" and "image_url" not in json.dumps(model.requests[1])

@@ -45,6 +45,8 @@ class LoopSettings:
     # Per-tool caps on calls in one turn, e.g. {"run_terminal_command": 10}.
     tool_call_limits: dict[str, int] = field(default_factory=dict)
     context_window: int = 32_768
+    # The model reads images: tool results' images are sent to it as image parts.
+    vision: bool = False
 
 
 @dataclass
@@ -104,6 +106,8 @@ class AgentLoop:
                 self._answer_unrun(messages, answer.tool_calls, "canceled by the user")
                 raise
             messages.extend(_tool_message(result) for result in results)
+            if self.settings.vision:
+                messages.extend(_image_message(results))
             self.checkpoint()
             if ctx.cancel.cancelled:
                 self._answer_unrun(messages, answer.tool_calls, "canceled by the user")
@@ -209,6 +213,26 @@ class AgentLoop:
 
 def _tool_message(result: ToolResult) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": result.tool_call_id, "content": model_text(result)}
+
+
+def _image_message(results: list[ToolResult]) -> list[dict[str, Any]]:
+    """Images from this step's results as one user message of image parts.
+
+    Chat-completions tool messages carry text only, so images follow them in a message of their own.
+    """
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        images = list(result.details.get("images") or [])
+        if isinstance(result.details.get("image"), dict):
+            images.append(result.details["image"])
+        for image in images:
+            data = image.get("data") or image.get("base64")
+            if data and image.get("mime_type"):
+                parts.append({"type": "image_url", "image_url": {"url": f"data:{image['mime_type']};base64,{data}"}})
+    if not parts:
+        return []
+    note = {"type": "text", "text": "(hdsp-agent) Images from the tool results above:"}
+    return [{"role": "user", "content": [note, *parts]}]
 
 
 def _canonical(arguments: str) -> str:

@@ -76,6 +76,7 @@ class AgentRuntime:
             max_steps=self.max_steps,
             tool_call_limits=dict(self.tool_call_limits),
             context_window=settings.context_window,
+            vision=settings.vision,
         )
 
     def executor(self, approver: ApprovalBroker) -> ToolExecutor:

@@ -158,7 +158,11 @@ class AgentSession:
             settings = self.runtime.model_settings(model or self.record.model or None)
             self.emit(TurnStartEvent(turn_id=turn_id, model=settings.label))
             client = self.runtime.model_client(settings)
-            ctx = self.runtime.tool_context(session_id=self.id, cancel=cancel, emit=self.emit, client_context=context)
+            # Tools include images in their results only for a model that can read them.
+            client_context = {**context, "vision": settings.vision}
+            ctx = self.runtime.tool_context(
+                session_id=self.id, cancel=cancel, emit=self.emit, client_context=client_context
+            )
             loop = AgentLoop(
                 client,
                 self.runtime.executor(self.broker),
