@@ -44,7 +44,9 @@ async def pipeline_overhead(workdir: Path) -> Figure:
     async def ours() -> float:
         start = clock()
         for number in range(CALLS_PER_SAMPLE):
-            await executor.execute(ToolCall(id=f"c{number}", name="ls", arguments='{"dirPath": "."}'), ctx, catalog)
+            await executor.execute(
+                ToolCall(id=f"c{number}", name="ls", arguments='{"dirPath": "."}'), ctx, catalog
+            )
         return (clock() - start) / CALLS_PER_SAMPLE
 
     async def baseline() -> float:
@@ -54,7 +56,14 @@ async def pipeline_overhead(workdir: Path) -> Figure:
         return (clock() - start) / CALLS_PER_SAMPLE
 
     ours_median, baseline_median = await compare(ours, baseline, repeats=30)
-    return Figure("tool pipeline", "executor ls (10 entries)", "ListDirectoryTool.run", ours_median, baseline_median, 1.10)
+    return Figure(
+        "tool pipeline",
+        "executor ls (10 entries)",
+        "ListDirectoryTool.run",
+        ours_median,
+        baseline_median,
+        1.10,
+    )
 
 
 STEPS = 20
@@ -108,7 +117,9 @@ async def loop_overhead(workdir: Path) -> Figure:
                 break
             messages.append({"role": "assistant", "content": "", "tool_calls": []})
             for entry in calls.values():
-                output = await tool.run(ListDirectoryArgs(**json.loads(entry["arguments"])), ToolContext(root_dir=root))
+                output = await tool.run(
+                    ListDirectoryArgs(**json.loads(entry["arguments"])), ToolContext(root_dir=root)
+                )
                 messages.append({"role": "tool", "tool_call_id": entry["id"], "content": output})
         return clock() - start
 
@@ -117,7 +128,14 @@ async def loop_overhead(workdir: Path) -> Figure:
     finally:
         await manager.shutdown()
         model.stop()
-    return Figure(f"loop overhead", f"{STEPS}-step session turn", "openai client + direct tool calls", ours_median, baseline_median, 1.5)
+    return Figure(
+        "loop overhead",
+        f"{STEPS}-step session turn",
+        "openai client + direct tool calls",
+        ours_median,
+        baseline_median,
+        1.5,
+    )
 
 
 async def run_core_figures() -> list[Figure]:

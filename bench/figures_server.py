@@ -57,7 +57,12 @@ async def stream_relay() -> Figure:
         server.stop()
         model.stop()
     return Figure(
-        "stream relay", f"{TOKENS:,} tokens → WebSocket", "openai client reading the stream", ours_median, baseline_median, 1.2
+        "stream relay",
+        f"{TOKENS:,} tokens → WebSocket",
+        "openai client reading the stream",
+        ours_median,
+        baseline_median,
+        1.2,
     )
 
 

@@ -20,7 +20,6 @@ from hdsp_agent.tools.builtin.search import FileGlobSearchTool, GrepSearchTool
 from hdsp_agent.tools.executor import ExecutorSettings, ToolExecutor
 from hdsp_agent.tools.jupyter import close_notebook_tools, notebook_tools
 from hdsp_agent.tools.jupyter.headless import headless_jupyter
-from hdsp_agent.tools.output import OutputBudget
 from hdsp_agent.tools.registry import ToolRegistry
 
 TREE_FILES = 20_000
@@ -53,7 +52,9 @@ def executor_for(*tools: Any) -> ToolExecutor:
 
 
 async def call(executor: ToolExecutor, ctx: ToolContext, name: str, arguments: dict[str, Any]) -> ToolResult:
-    result = await executor.execute(ToolCall(id=uuid.uuid4().hex, name=name, arguments=json.dumps(arguments)), ctx)
+    result = await executor.execute(
+        ToolCall(id=uuid.uuid4().hex, name=name, arguments=json.dumps(arguments)), ctx
+    )
     assert result.ok, result.error
     return result
 
@@ -71,7 +72,9 @@ async def search_figures(workdir: Path) -> list[Figure]:
         return clock() - start
 
     async def grep_rg() -> float:
-        return await run_process(rg, "--no-require-git", "--hidden", "-n", "NEEDLE_rarest_token", ".", cwd=root)
+        return await run_process(
+            rg, "--no-require-git", "--hidden", "-n", "NEEDLE_rarest_token", ".", cwd=root
+        )
 
     async def glob_ours() -> float:
         start = clock()
@@ -98,8 +101,14 @@ async def search_figures(workdir: Path) -> list[Figure]:
 
     query = await compare(query_ours, grep_rg, repeats=7, warmup=1)
     figures.append(
-        Figure("codebase query", "codebase (index warm)", "rg of the rarest term", *query, 2.0,
-               extra={"first query incl. indexing": f"{index_seconds:.2f} s"})
+        Figure(
+            "codebase query",
+            "codebase (index warm)",
+            "rg of the rarest term",
+            *query,
+            2.0,
+            extra={"first query incl. indexing": f"{index_seconds:.2f} s"},
+        )
     )
     return figures
 
@@ -119,16 +128,24 @@ async def edit_figures(workdir: Path) -> list[Figure]:
     async def exact() -> float:
         target.write_text(original)
         start = clock()
-        await call(executor, fresh(), "single_find_and_replace",
-                   {"filepath": "big.py", "old_string": lines[25_000], "new_string": lines[25_000] + "  # edited"})
+        await call(
+            executor,
+            fresh(),
+            "single_find_and_replace",
+            {"filepath": "big.py", "old_string": lines[25_000], "new_string": lines[25_000] + "  # edited"},
+        )
         return clock() - start
 
     async def fuzzy() -> float:
         target.write_text(original)
         mangled = "\n".join(line.strip() for line in lines[25_000:25_003])  # indentation lost
         start = clock()
-        await call(executor, fresh(), "single_find_and_replace",
-                   {"filepath": "big.py", "old_string": mangled, "new_string": "pass"})
+        await call(
+            executor,
+            fresh(),
+            "single_find_and_replace",
+            {"filepath": "big.py", "old_string": mangled, "new_string": "pass"},
+        )
         return clock() - start
 
     async def read_write() -> float:
@@ -139,10 +156,20 @@ async def edit_figures(workdir: Path) -> list[Figure]:
         return clock() - start
 
     return [
-        Figure("edit exact", "single_find_and_replace, 50k lines", "read + write the file",
-               *await compare(exact, read_write, repeats=9), 2.0),
-        Figure("edit fuzzy", "same, indentation-mangled old_string", "read + write the file",
-               *await compare(fuzzy, read_write, repeats=9), 10.0),
+        Figure(
+            "edit exact",
+            "single_find_and_replace, 50k lines",
+            "read + write the file",
+            *await compare(exact, read_write, repeats=9),
+            2.0,
+        ),
+        Figure(
+            "edit fuzzy",
+            "same, indentation-mangled old_string",
+            "read + write the file",
+            *await compare(fuzzy, read_write, repeats=9),
+            10.0,
+        ),
     ]
 
 
@@ -156,15 +183,21 @@ async def run_cell_figures(workdir: Path) -> list[Figure]:
     executor = ToolExecutor(ToolRegistry(tools), approver=FixedApprover(True))
     figures = []
     async with headless_jupyter(root) as jupyter:
-        ctx = ToolContext(root_dir=root, kernel_manager=jupyter.kernel_manager,
-                          session_manager=jupyter.session_manager, contents_manager=jupyter.contents_manager)
+        ctx = ToolContext(
+            root_dir=root,
+            kernel_manager=jupyter.kernel_manager,
+            session_manager=jupyter.session_manager,
+            contents_manager=jupyter.contents_manager,
+        )
         await call(executor, ctx, "run_cell", {"path": "bench.ipynb", "code": "pass"})  # starts the kernel
         kernel_id = next(iter(jupyter.kernel_manager.list_kernel_ids()))
         client = jupyter.kernel_manager.get_kernel(kernel_id).client()
         client.start_channels()
         await client.wait_for_ready(timeout=60)
-        for label, code, target in (("run_cell round trip", "pass", 1.5),
-                                    ("run_cell 5 MB output", "for _ in range(50_000): print('x' * 99)", 1.5)):
+        for label, code, target in (
+            ("run_cell round trip", "pass", 1.5),
+            ("run_cell 5 MB output", "for _ in range(50_000): print('x' * 99)", 1.5),
+        ):
 
             async def ours(code: str = code) -> float:
                 start = clock()
@@ -178,8 +211,15 @@ async def run_cell_figures(workdir: Path) -> list[Figure]:
                 return clock() - start
 
             repeats = 9 if "round" in label else 3
-            figures.append(Figure(label, f"run_cell ({code[:24]}…), file mode", "execute_interactive, same kernel",
-                                  *await compare(ours, baseline, repeats=repeats, warmup=1), target))
+            figures.append(
+                Figure(
+                    label,
+                    f"run_cell ({code[:24]}…), file mode",
+                    "execute_interactive, same kernel",
+                    *await compare(ours, baseline, repeats=repeats, warmup=1),
+                    target,
+                )
+            )
         client.stop_channels()
         await close_notebook_tools(tools)
     return figures

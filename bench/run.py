@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 
 from figures_core import run_core_figures
-import tempfile
-
 from figures_server import startup, stream_relay
 from figures_tools import edit_figures, run_cell_figures, search_figures
 from harness import report

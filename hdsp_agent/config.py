@@ -106,15 +106,28 @@ class HdspAgentConfig(Configurable):
         "'vision'?, 'extra_headers'?}]. The first is the default when 'model' is empty.",
     )
     extra_headers = Dict(
-        per_key_traits=None, default_value={}, config=True, help="Extra HTTP headers sent to the model endpoint."
+        per_key_traits=None,
+        default_value={},
+        config=True,
+        help="Extra HTTP headers sent to the model endpoint.",
     )
     request_timeout = Float(120.0, config=True, help="Seconds to wait for the model before giving up.")
-    max_retries = Int(3, config=True, help="Retries (with backoff, honouring Retry-After) on 429/5xx/connection errors.")
-    context_window = Int(32_768, config=True, help="The model's context size in tokens; old tool outputs are elided to fit.")
-    vision = Bool(False, config=True, help="Whether the model accepts images (cell outputs are then sent as images).")
-    max_steps = Int(25, config=True, help="Model calls per turn before the agent stops and asks the user to continue.")
+    max_retries = Int(
+        3, config=True, help="Retries (with backoff, honouring Retry-After) on 429/5xx/connection errors."
+    )
+    context_window = Int(
+        32_768, config=True, help="The model's context size in tokens; old tool outputs are elided to fit."
+    )
+    vision = Bool(
+        False, config=True, help="Whether the model accepts images (cell outputs are then sent as images)."
+    )
+    max_steps = Int(
+        25, config=True, help="Model calls per turn before the agent stops and asks the user to continue."
+    )
     tool_call_limits = Dict(
-        default_value={}, config=True, help="Per-tool caps on calls per turn, e.g. {'run_terminal_command': 10}."
+        default_value={},
+        config=True,
+        help="Per-tool caps on calls per turn, e.g. {'run_terminal_command': 10}.",
     )
     probe_local_models = Bool(
         True,

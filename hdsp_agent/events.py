@@ -39,8 +39,6 @@ class ApprovalRequestEvent(BaseModel):
     request: ApprovalRequest
 
 
-
-
 class UserMessageEvent(BaseModel):
     type: Literal["message.user"] = "message.user"
     turn_id: str

@@ -156,7 +156,9 @@ class SessionExportHandler(_AgentHandler):
             raise tornado.web.HTTPError(400, "format must be 'markdown' or 'json'")
         await self.session_or_404(session_id)
         text = await self.agent.sessions.export(session_id, fmt)
-        self.set_header("Content-Type", "application/json" if fmt == "json" else "text/markdown; charset=utf-8")
+        self.set_header(
+            "Content-Type", "application/json" if fmt == "json" else "text/markdown; charset=utf-8"
+        )
         self.finish(text)
 
 

@@ -47,7 +47,9 @@ class ChatCompletionsHandler(_AgentHandler):
             self.write_json(error.payload, status=error.status)
         except httpx.HTTPError as error:
             if not self._headers_written:
-                self.write_json(_error(f"the model endpoint failed: {error}", "upstream_unreachable"), status=502)
+                self.write_json(
+                    _error(f"the model endpoint failed: {error}", "upstream_unreachable"), status=502
+                )
             else:
                 await self._send({"error": {"message": f"the model's stream broke off: {error}"}})
                 self.finish()
@@ -88,7 +90,9 @@ class ModelListHandler(_AgentHandler):
         self.write_json(
             {
                 "object": "list",
-                "data": [{"id": m.label, "object": "model", "owned_by": "hdsp-agent", "created": 0} for m in models],
+                "data": [
+                    {"id": m.label, "object": "model", "owned_by": "hdsp-agent", "created": 0} for m in models
+                ],
             }
         )
 

@@ -40,7 +40,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-async def one_turn(server: JupyterProcess, http: httpx.AsyncClient, session_id: str | None = None) -> dict[str, Any]:
+async def one_turn(
+    server: JupyterProcess, http: httpx.AsyncClient, session_id: str | None = None
+) -> dict[str, Any]:
     session_id = session_id or await server.create_session(http)
     ws = await server.connect(session_id)
     try:
@@ -59,7 +61,11 @@ async def one_turn(server: JupyterProcess, http: httpx.AsyncClient, session_id: 
                 steps.append(now - last)
                 last = now
             if event.get("type") == "turn.end":
-                return {"ok": event["reason"] == "completed" and len(steps) == STEPS, "steps": steps, "reason": event["reason"]}
+                return {
+                    "ok": event["reason"] == "completed" and len(steps) == STEPS,
+                    "steps": steps,
+                    "reason": event["reason"],
+                }
     finally:
         ws.close()
 
@@ -78,7 +84,9 @@ async def concurrent_sessions(count: int = 50) -> dict[str, Any]:
         try:
             async with httpx.AsyncClient(timeout=60) as http:
                 single = [await one_turn(server, http) for _ in range(3)]
-                results = await asyncio.gather(*(one_turn(server, http) for _ in range(count)), return_exceptions=True)
+                results = await asyncio.gather(
+                    *(one_turn(server, http) for _ in range(count)), return_exceptions=True
+                )
         finally:
             server.stop()
     single_steps = [s for r in single for s in r["steps"]]

@@ -30,7 +30,13 @@ def make_runtime(
     **runtime_options: Any,
 ) -> AgentRuntime:
     models = (
-        ModelCatalog([ModelSettings(model="scripted", base_url=model.base_url, max_retries=0, context_window=context_window)])
+        ModelCatalog(
+            [
+                ModelSettings(
+                    model="scripted", base_url=model.base_url, max_retries=0, context_window=context_window
+                )
+            ]
+        )
         if model is not None
         else ModelCatalog([])
     )

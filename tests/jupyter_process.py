@@ -25,7 +25,9 @@ def free_port() -> int:
 
 
 class JupyterProcess:
-    def __init__(self, *, model_url: str | None = None, with_agent: bool = True, extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, *, model_url: str | None = None, with_agent: bool = True, extra: dict[str, Any] | None = None
+    ) -> None:
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.scratch = tempfile.TemporaryDirectory(prefix="hdsp-jupyter-")
@@ -44,7 +46,11 @@ class JupyterProcess:
         config_dir = Path(self.scratch.name) / "config"
         config_dir.mkdir()
         (config_dir / "jupyter_server_config.json").write_text(json.dumps(config))
-        self.env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config_dir), "JUPYTER_DATA_DIR": str(Path(self.scratch.name) / "data")}
+        self.env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(config_dir),
+            "JUPYTER_DATA_DIR": str(Path(self.scratch.name) / "data"),
+        }
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -60,8 +66,15 @@ class JupyterProcess:
         started = time.perf_counter()
         self.process = subprocess.Popen(
             [
-                sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
-                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}", "--allow-root",
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                "--no-browser",
+                f"--port={self.port}",
+                "--ip=127.0.0.1",
+                f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.root_dir={self.root}",
+                "--allow-root",
             ],
             env=self.env,
             stdout=subprocess.DEVNULL,

@@ -35,7 +35,9 @@ class Reply:
     hang: float = 0.0  # seconds to wait before answering at all
 
 
-def _chunk(delta: dict[str, Any], finish_reason: str | None = None, model: str = "scripted") -> dict[str, Any]:
+def _chunk(
+    delta: dict[str, Any], finish_reason: str | None = None, model: str = "scripted"
+) -> dict[str, Any]:
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion.chunk",
@@ -87,7 +89,11 @@ def tool_calls(
 
 def error(status: int, message: str = "scripted error", *, retry_after: float | None = None) -> Reply:
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
-    return Reply(status=status, body={"error": {"message": message, "type": "scripted", "code": status}}, headers=headers)
+    return Reply(
+        status=status,
+        body={"error": {"message": message, "type": "scripted", "code": status}},
+        headers=headers,
+    )
 
 
 def _split(content: str, pieces: int) -> list[str]:
@@ -231,7 +237,9 @@ class ScriptedModel:
                 self.wfile.write(f"{len(payload):X}\r\n".encode() + payload + b"\r\n")
                 self.wfile.flush()
 
-            def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _json(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 body = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -255,7 +263,9 @@ def _collapse(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         content += delta.get("content") or ""
         for position, call in enumerate(delta.get("tool_calls") or []):
             index = call.get("index", position)
-            entry = calls.setdefault(index, {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}})
+            entry = calls.setdefault(
+                index, {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}}
+            )
             entry["function"]["name"] = call.get("function", {}).get("name") or entry["function"]["name"]
             entry["function"]["arguments"] += call.get("function", {}).get("arguments") or ""
         finish = choice.get("finish_reason") or finish
@@ -274,13 +284,18 @@ def _collapse(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 
 def reply_from_json(spec: dict[str, Any]) -> Reply:
     """A reply from a JSON script entry: {"text": "...", "reasoning"?, "pieces"?, "delay"?} |
-    {"tool_calls": [[name, args], ...]} | {"error": 500}."""
+    {"tool_calls": [[name, args], ...], "pieces"?, "delay"?} | {"error": 500}."""
     if "text" in spec:
         return text(
-            spec["text"], pieces=spec.get("pieces", 4), reasoning=spec.get("reasoning"), delay=spec.get("delay", 0.0)
+            spec["text"],
+            pieces=spec.get("pieces", 4),
+            reasoning=spec.get("reasoning"),
+            delay=spec.get("delay", 0.0),
         )
     if "tool_calls" in spec:
-        return tool_calls(*[(name, args) for name, args in spec["tool_calls"]], pieces=spec.get("pieces", 3))
+        reply = tool_calls(*[(name, args) for name, args in spec["tool_calls"]], pieces=spec.get("pieces", 3))
+        reply.delay = spec.get("delay", 0.0)
+        return reply
     return error(int(spec.get("error", 500)), spec.get("message", "scripted error"))
 
 

@@ -70,7 +70,9 @@ def test_name_and_id_repeated_in_every_chunk_like_llama_cpp() -> None:
             chunk({}, "tool_calls"),
         ]
     )
-    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [("c1", "get_weather", '{"city": "Seoul"}')]
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+        ("c1", "get_weather", '{"city": "Seoul"}')
+    ]
 
 
 def test_name_split_across_chunks() -> None:
@@ -101,7 +103,10 @@ def test_missing_index_uses_ids_to_tell_calls_apart() -> None:
             chunk({"tool_calls": [call(None, id="b", name="ls", arguments='{"dirPath": "docs"}')]}),
         ]
     )
-    assert [(c.id, c.arguments) for c in message.tool_calls] == [("a", '{"dirPath": "src"}'), ("b", '{"dirPath": "docs"}')]
+    assert [(c.id, c.arguments) for c in message.tool_calls] == [
+        ("a", '{"dirPath": "src"}'),
+        ("b", '{"dirPath": "docs"}'),
+    ]
 
 
 def test_finish_reason_missing_or_stop_with_calls_means_tool_calls() -> None:
@@ -113,7 +118,11 @@ def test_finish_reason_missing_or_stop_with_calls_means_tool_calls() -> None:
 
 def test_calls_without_ids_get_unique_ids() -> None:
     message = assemble(
-        [chunk({"tool_calls": [call(0, name="ls", arguments="{}"), call(1, name="ls", arguments='{"a": 1}')]})]
+        [
+            chunk(
+                {"tool_calls": [call(0, name="ls", arguments="{}"), call(1, name="ls", arguments='{"a": 1}')]}
+            )
+        ]
     )
     ids = [c.id for c in message.tool_calls]
     assert all(ids) and len(set(ids)) == 2
@@ -133,7 +142,9 @@ def test_random_rechunking_gives_the_same_message() -> None:
         chunks = [chunk({"content": part}) for part in _random_split(text, rng)]
         for index, args in enumerate(arguments):
             pieces = _random_split(args, rng)
-            chunks.append(chunk({"tool_calls": [call(index, id=f"id{index}", name="run_cell", arguments=pieces[0])]}))
+            chunks.append(
+                chunk({"tool_calls": [call(index, id=f"id{index}", name="run_cell", arguments=pieces[0])]})
+            )
             chunks += [chunk({"tool_calls": [call(index, arguments=piece)]}) for piece in pieces[1:]]
         chunks.append(chunk({}, "tool_calls"))
         message = assemble(chunks)

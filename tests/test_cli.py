@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 
-def hdsp_agent(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def hdsp_agent(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "hdsp_agent.cli", *args],
         capture_output=True,
@@ -91,7 +93,9 @@ def test_approval_without_a_terminal_is_declined_and_approve_all_runs(tmp_path: 
 def test_cli_reads_the_same_config_as_the_server(tmp_path: Path) -> None:
     config_dir = tmp_path / "config"
     config_dir.mkdir()
-    (config_dir / "jupyter_server_config.json").write_text(json.dumps({"HdspAgentApp": {"disabled_tools": ["ls"]}}))
+    (config_dir / "jupyter_server_config.json").write_text(
+        json.dumps({"HdspAgentApp": {"disabled_tools": ["ls"]}})
+    )
     env = {"JUPYTER_CONFIG_DIR": str(config_dir)}
     listed = hdsp_agent("tools", "list", env=env)
     assert "ls" not in [definition["function"]["name"] for definition in json.loads(listed.stdout)]

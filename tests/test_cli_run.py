@@ -25,7 +25,9 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 def test_run_prints_the_reply(tmp_path: Path) -> None:
     (tmp_path / "data.csv").write_text("a,b\n")
     with ScriptedModel([tool_calls(("ls", '{"dirPath": "."}')), text("You have data.csv.")]) as model:
-        done = run_cli("-p", "what is here?", "--root", str(tmp_path), "--model", "m", "--base-url", model.base_url)
+        done = run_cli(
+            "-p", "what is here?", "--root", str(tmp_path), "--model", "m", "--base-url", model.base_url
+        )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "You have data.csv."
     assert "[ls done]" in done.stderr
@@ -49,7 +51,9 @@ def test_run_json_prints_the_sidebar_events(tmp_path: Path) -> None:
 
 def test_run_reads_endpoint_from_the_environment_and_reports_errors(tmp_path: Path) -> None:
     with ScriptedModel() as model:  # no reply scripted: the server answers 500
-        done = run_cli("-p", "hi", "--root", str(tmp_path), "--model", "m", env={"OPENAI_BASE_URL": model.base_url})
+        done = run_cli(
+            "-p", "hi", "--root", str(tmp_path), "--model", "m", env={"OPENAI_BASE_URL": model.base_url}
+        )
     assert done.returncode == 1
     assert "E_MODEL_HTTP" in done.stderr
     assert len(model.requests) >= 1

@@ -32,7 +32,9 @@ def scripted_model() -> Iterator[ScriptedModel]:
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: dict[str, Any], scripted_model: ScriptedModel, tmp_path: Path) -> dict[str, Any]:
+def jp_server_config(
+    jp_server_config: dict[str, Any], scripted_model: ScriptedModel, tmp_path: Path
+) -> dict[str, Any]:
     return {
         **jp_server_config,
         "HdspAgentApp": {
@@ -58,15 +60,28 @@ TOOLS = [
 
 async def post_completion(jp_fetch: Any, jp_serverapp: Any, body: dict[str, Any]) -> Any:
     return await jp_fetch(
-        "hdsp-agent", "v1", "chat", "completions", method="POST", body=json.dumps(body), headers=bearer(jp_serverapp)
+        "hdsp-agent",
+        "v1",
+        "chat",
+        "completions",
+        method="POST",
+        body=json.dumps(body),
+        headers=bearer(jp_serverapp),
     )
 
 
 async def test_streaming_tool_call_is_well_formed(
     jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel
 ) -> None:
-    scripted_model.add(tool_calls(("read", "{'filepath': 'notes.txt'}"), repeat_name=True, finish_reason="stop"))
-    body = {"model": "anything", "stream": True, "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+    scripted_model.add(
+        tool_calls(("read", "{'filepath': 'notes.txt'}"), repeat_name=True, finish_reason="stop")
+    )
+    body = {
+        "model": "anything",
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": TOOLS,
+    }
     response = await post_completion(jp_fetch, jp_serverapp, body)
     lines = [line[6:] for line in response.body.decode().splitlines() if line.startswith("data: ")]
     assert lines[-1] == "[DONE]"
@@ -82,9 +97,13 @@ async def test_streaming_tool_call_is_well_formed(
     assert scripted_model.request_headers[0]["authorization"] == "Bearer sk-upstream-secret"
 
 
-async def test_non_streaming_and_models_list(jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel) -> None:
+async def test_non_streaming_and_models_list(
+    jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel
+) -> None:
     scripted_model.add(text("plain answer"))
-    response = await post_completion(jp_fetch, jp_serverapp, {"model": "x", "messages": [{"role": "user", "content": "hi"}]})
+    response = await post_completion(
+        jp_fetch, jp_serverapp, {"model": "x", "messages": [{"role": "user", "content": "hi"}]}
+    )
     completion = json.loads(response.body)
     assert completion["choices"][0]["message"]["content"] == "plain answer"
     assert "tools" not in scripted_model.requests[0] and "tool_choice" not in scripted_model.requests[0]
@@ -93,10 +112,14 @@ async def test_non_streaming_and_models_list(jp_fetch: Any, jp_serverapp: Any, s
     assert "sk-upstream-secret" not in response.body.decode() + json.dumps(models)
 
 
-async def test_upstream_errors_are_forwarded(jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel) -> None:
+async def test_upstream_errors_are_forwarded(
+    jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel
+) -> None:
     scripted_model.add(error(500, "model crashed"))
     with pytest.raises(tornado.httpclient.HTTPClientError) as caught:
-        await post_completion(jp_fetch, jp_serverapp, {"stream": True, "messages": [{"role": "user", "content": "hi"}]})
+        await post_completion(
+            jp_fetch, jp_serverapp, {"stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        )
     assert caught.value.code == 500
     assert "model crashed" in caught.value.response.body.decode()
 
@@ -108,7 +131,11 @@ async def test_wrong_token_is_refused(jp_fetch: Any) -> None:
 
 
 async def test_continue_cli_runs_a_tool_call_through_hdsp_agent(
-    jp_serverapp: Any, http_server_client: Any, jp_http_port: int, scripted_model: ScriptedModel, tmp_path: Path
+    jp_serverapp: Any,
+    http_server_client: Any,
+    jp_http_port: int,
+    scripted_model: ScriptedModel,
+    tmp_path: Path,
 ) -> None:
     # http_server_client: requesting it is what makes pytest-jupyter listen on jp_http_port.
     assert CN.exists(), "the Continue CLI is installed by `make test` (npm ci in tests/continue_cli)"
@@ -129,7 +156,12 @@ async def test_continue_cli_runs_a_tool_call_through_hdsp_agent(
     )
     home = tmp_path / "cn_home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "CONTINUE_CLI_ENABLE_TELEMETRY": "0", "CONTINUE_METRICS_ENABLED": "0"}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "CONTINUE_CLI_ENABLE_TELEMETRY": "0",
+        "CONTINUE_METRICS_ENABLED": "0",
+    }
     process = await asyncio.create_subprocess_exec(
         str(CN),
         "-p",

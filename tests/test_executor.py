@@ -129,7 +129,9 @@ def statuses(events: list[BaseModel]) -> list[str]:
     return [event.status.value for event in events if isinstance(event, ToolStatusEvent)]
 
 
-async def run(executor: ToolExecutor, ctx: ToolContext, name: str, arguments: Any, **kwargs: Any) -> ToolResult:
+async def run(
+    executor: ToolExecutor, ctx: ToolContext, name: str, arguments: Any, **kwargs: Any
+) -> ToolResult:
     return await executor.execute(ToolCall(id="call-1", name=name, arguments=arguments), ctx, **kwargs)
 
 

@@ -27,7 +27,9 @@ async def test_sigterm_mid_turn_keeps_history_marks_the_turn_and_leaves_no_orpha
     command = f"sleep {marker}"
     store = tmp_path / "sessions.sqlite3"
     settings = {"store_path": str(store), "allow_rules": [f"run_terminal_command({command})"]}
-    with ScriptedModel([tool_calls(("run_terminal_command", json.dumps({"command": command, "timeout": 600})))]) as model:
+    with ScriptedModel(
+        [tool_calls(("run_terminal_command", json.dumps({"command": command, "timeout": 600})))]
+    ) as model:
         first = JupyterProcess(model_url=model.base_url, extra=settings)
         first.start()
         try:
@@ -62,7 +64,9 @@ async def test_sigterm_mid_turn_keeps_history_marks_the_turn_and_leaves_no_orpha
                 assert [s["id"] for s in listed["sessions"]] == [session_id]
                 assert listed["sessions"][0]["status"] == "idle"
                 events = (
-                    await http.get(f"{second.base}/hdsp-agent/sessions/{session_id}/events", headers=second.headers)
+                    await http.get(
+                        f"{second.base}/hdsp-agent/sessions/{session_id}/events", headers=second.headers
+                    )
                 ).json()["events"]
         finally:
             second.stop()

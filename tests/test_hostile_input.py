@@ -17,7 +17,9 @@ from hdsp_agent.wire import parse_command
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -40,7 +42,9 @@ def test_valid_json_objects_parse_exactly_without_repair(value: dict) -> None:
     assert parsed.value == value and parsed.repaired is False
 
 
-@given(st.dictionaries(st.text(min_size=1, max_size=10), st.text(max_size=20), min_size=1, max_size=4), st.data())
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=10), st.text(max_size=20), min_size=1, max_size=4), st.data()
+)
 @settings(max_examples=200, deadline=None)
 def test_a_cut_off_object_is_never_completed(value: dict, data: st.DataObject) -> None:
     text = json.dumps(value)

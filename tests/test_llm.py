@@ -12,7 +12,12 @@ from hdsp_agent.agent.llm import ModelClient, ModelError, ModelSettings
 
 pytestmark = pytest.mark.asyncio
 USER = [{"role": "user", "content": "hi"}]
-LS_TOOL = [{"type": "function", "function": {"name": "ls", "description": "list", "parameters": {"type": "object", "properties": {}}}}]
+LS_TOOL = [
+    {
+        "type": "function",
+        "function": {"name": "ls", "description": "list", "parameters": {"type": "object", "properties": {}}},
+    }
+]
 
 
 def client_for(model: ScriptedModel, **overrides) -> ModelClient:
@@ -39,9 +44,14 @@ async def test_tools_and_tool_choice_omitted_when_there_are_none() -> None:
 
 
 async def test_tool_calls_with_llama_cpp_repeated_names() -> None:
-    with ScriptedModel([tool_calls(("ls", '{"dirPath": "."}'), ("read_file", '{"filepath": "a"}'), repeat_name=True)]) as model:
+    with ScriptedModel(
+        [tool_calls(("ls", '{"dirPath": "."}'), ("read_file", '{"filepath": "a"}'), repeat_name=True)]
+    ) as model:
         answer = await client_for(model).stream(USER, LS_TOOL, lambda d: None)
-    assert [(c.name, c.arguments) for c in answer.tool_calls] == [("ls", '{"dirPath": "."}'), ("read_file", '{"filepath": "a"}')]
+    assert [(c.name, c.arguments) for c in answer.tool_calls] == [
+        ("ls", '{"dirPath": "."}'),
+        ("read_file", '{"filepath": "a"}'),
+    ]
     assert answer.finish_reason == "tool_calls"
 
 
@@ -92,10 +102,14 @@ async def test_timeout_is_reported() -> None:
     assert caught.value.code == "E_MODEL_TIMEOUT"
 
 
-async def test_key_and_extra_headers_are_sent_and_a_placeholder_without_key(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_key_and_extra_headers_are_sent_and_a_placeholder_without_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with ScriptedModel([text("a"), text("b")]) as model:
-        await client_for(model, api_key="sk-test", extra_headers={"X-Team": "hdsp"}).stream(USER, [], lambda d: None)
+        await client_for(model, api_key="sk-test", extra_headers={"X-Team": "hdsp"}).stream(
+            USER, [], lambda d: None
+        )
         await client_for(model).stream(USER, [], lambda d: None)
     assert model.request_headers[0]["authorization"] == "Bearer sk-test"
     assert model.request_headers[0]["x-team"] == "hdsp"

@@ -74,7 +74,9 @@ def root(tmp_path: Path) -> Path:
 
 
 async def test_multi_step_turn_runs_a_tool_and_answers(root: Path) -> None:
-    with ScriptedModel([tool_calls(("ls", '{"dirPath": "."}')), text("There is one file: notes.txt.")]) as model:
+    with ScriptedModel(
+        [tool_calls(("ls", '{"dirPath": "."}')), text("There is one file: notes.txt.")]
+    ) as model:
         manager = make_manager(root, make_runtime(root, model, [ListDirectoryTool()]))
         session = manager.create()
         events = await run_turn(session, "what files are here?")
@@ -115,12 +117,17 @@ async def test_malformed_arguments_then_corrected_retry_succeeds(root: Path) -> 
 
 
 async def test_denial_with_reason_reaches_the_model(root: Path) -> None:
-    script = [tool_calls(("write_note", '{"name": "a.txt", "text": "x"}')), text("Understood, I will not write it.")]
+    script = [
+        tool_calls(("write_note", '{"name": "a.txt", "text": "x"}')),
+        text("Understood, I will not write it."),
+    ]
     with ScriptedModel(script) as model:
         session = make_manager(root, make_runtime(root, model, [WriteNoteTool()])).create()
         session.send("write a note")
         request = await wait_for_event(session, "approval.request")
-        session.resolve_approval(request["request"]["call_id"], ApprovalReply(approved=False, reason="not in this folder"))
+        session.resolve_approval(
+            request["request"]["call_id"], ApprovalReply(approved=False, reason="not in this folder")
+        )
         await asyncio.wait_for(session.wait(), 10)
     assert not (root / "a.txt").exists()
     tool_message = model.requests[1]["messages"][-1]
@@ -191,7 +198,9 @@ async def test_cancel_mid_stream_stops_at_once_and_session_stays_usable(root: Pa
 
 
 async def test_cancel_mid_tool_stops_the_tool_and_answers_the_call(root: Path) -> None:
-    with ScriptedModel([tool_calls(("span_read", '{"label": "long", "seconds": 30}')), text("after")]) as model:
+    with ScriptedModel(
+        [tool_calls(("span_read", '{"label": "long", "seconds": 30}')), text("after")]
+    ) as model:
         session = make_manager(root, make_runtime(root, model, [SpanTool()])).create()
         session.send("wait")
         await wait_for_event(session, "tool.status")
@@ -243,7 +252,9 @@ async def test_the_same_call_three_times_stops_the_turn(root: Path) -> None:
 
 
 async def test_step_limit(root: Path) -> None:
-    script = [tool_calls(("ls", json.dumps({"dirPath": "."}) if i % 2 else '{"recursive": true}')) for i in range(5)]
+    script = [
+        tool_calls(("ls", json.dumps({"dirPath": "."}) if i % 2 else '{"recursive": true}')) for i in range(5)
+    ]
     with ScriptedModel(script) as model:
         session = make_manager(root, make_runtime(root, model, [ListDirectoryTool()], max_steps=2)).create()
         events = await run_turn(session, "go")
@@ -279,9 +290,14 @@ async def test_old_tool_outputs_are_elided_to_fit_the_context(root: Path) -> Non
 async def test_system_prompt_carries_root_active_notebook_and_project_rules(root: Path) -> None:
     rules = root / ".hdsp" / "rules"
     rules.mkdir(parents=True)
-    (rules / "style.md").write_text("---\nname: style\nalwaysApply: true\n---\nAlways use pandas, never polars.\n")
+    (rules / "style.md").write_text(
+        "---\nname: style\nalwaysApply: true\n---\nAlways use pandas, never polars.\n"
+    )
     (rules / "sql.md").write_text("---\nname: sql\nglobs: '**/*.sql'\n---\nUppercase SQL keywords.\n")
-    context = {"active_document": {"path": "analysis.ipynb"}, "selected_cells": [{"id": "c1", "index": 0, "source": "df.head()"}]}
+    context = {
+        "active_document": {"path": "analysis.ipynb"},
+        "selected_cells": [{"id": "c1", "index": 0, "source": "df.head()"}],
+    }
     with ScriptedModel([text("ok")]) as model:
         session = make_manager(root, make_runtime(root, model, [])).create()
         await run_turn(session, "hi", context=context)
@@ -324,6 +340,9 @@ async def test_images_reach_vision_models_as_image_parts(root: Path, vision: boo
     last = model.requests[1]["messages"][-1]
     if vision:
         assert last["role"] == "user"
-        assert last["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+        assert last["content"][1] == {
+            "type": "image_url",
+            "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="},
+        }
     else:
         assert last["role"] == "tool" and "image_url" not in json.dumps(model.requests[1])

@@ -88,9 +88,17 @@ def test_non_streaming_completion_is_normalized() -> None:
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": "a", "type": "function", "function": {"name": "read-file", "arguments": "{filepath: 'x'}"}},
+                        {
+                            "id": "a",
+                            "type": "function",
+                            "function": {"name": "read-file", "arguments": "{filepath: 'x'}"},
+                        },
                         {"type": "function", "function": {"name": "Nope", "arguments": "{}"}},
-                        {"id": "c", "type": "function", "function": {"name": "List", "arguments": {"dirpath": "."}}},
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "List", "arguments": {"dirpath": "."}},
+                        },
                     ],
                 },
             }
@@ -106,7 +114,9 @@ def test_non_streaming_completion_is_normalized() -> None:
 
 
 def test_prepare_strips_disabled_and_empty_tools_and_null_content() -> None:
-    upstream = Upstream(ModelCatalog([ModelSettings(model="real-model")]), frozenset({"run_terminal_command"}))
+    upstream = Upstream(
+        ModelCatalog([ModelSettings(model="real-model")]), frozenset({"run_terminal_command"})
+    )
     request = {
         "model": "whatever-the-client-says",
         "messages": [{"role": "assistant", "content": None, "tool_calls": []}],

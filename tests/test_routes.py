@@ -23,7 +23,6 @@ ALL_ROUTES = [
 ]
 
 
-
 async def test_info_returns_version_and_catalog(jp_fetch: Any) -> None:
     response = await jp_fetch(NAMESPACE, "info")
     assert response.code == 200
@@ -60,12 +59,19 @@ async def test_server_with_unauthenticated_access_disallowed_loads_without_auth_
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         app = jp_configurable_serverapp(
-            config={"ServerApp": {"allow_unauthenticated_access": False, "jpserver_extensions": {"hdsp_agent": True}}}
+            config={
+                "ServerApp": {
+                    "allow_unauthenticated_access": False,
+                    "jpserver_extensions": {"hdsp_agent": True},
+                }
+            }
         )
     assert "hdsp_agent" in app.extension_manager.extensions
     # Other extensions' endpoints are not ours to judge; every hdsp-agent route must be decorated.
     auth_warnings = [
-        w for w in caught if issubclass(w.category, JupyterServerAuthWarning) and f"/{NAMESPACE}/" in str(w.message)
+        w
+        for w in caught
+        if issubclass(w.category, JupyterServerAuthWarning) and f"/{NAMESPACE}/" in str(w.message)
     ]
     assert auth_warnings == [], [str(w.message) for w in auth_warnings]
 

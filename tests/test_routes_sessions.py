@@ -24,7 +24,9 @@ def scripted_model() -> Iterator[ScriptedModel]:
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: dict[str, Any], scripted_model: ScriptedModel, tmp_path: Path) -> dict[str, Any]:
+def jp_server_config(
+    jp_server_config: dict[str, Any], scripted_model: ScriptedModel, tmp_path: Path
+) -> dict[str, Any]:
     return {
         **jp_server_config,
         "HdspAgentApp": {
@@ -73,7 +75,9 @@ async def test_session_rest_lifecycle(jp_fetch: Any) -> None:
     assert caught.value.code == 404
 
 
-async def test_conversation_over_the_websocket(jp_fetch: Any, jp_ws_fetch: Any, scripted_model: ScriptedModel) -> None:
+async def test_conversation_over_the_websocket(
+    jp_fetch: Any, jp_ws_fetch: Any, scripted_model: ScriptedModel
+) -> None:
     scripted_model.add(tool_calls(("ls", '{"dirPath": "."}')), text("All listed."))
     session = await create_session(jp_fetch)
     ws = await jp_ws_fetch("hdsp-agent", "sessions", session["id"], "ws")
@@ -89,7 +93,9 @@ async def test_conversation_over_the_websocket(jp_fetch: Any, jp_ws_fetch: Any, 
     assert "sk-secret-never-shown" not in json.dumps(received)
     ws.close()
 
-    exported = await jp_fetch("hdsp-agent", "sessions", session["id"], "export", params={"format": "markdown"})
+    exported = await jp_fetch(
+        "hdsp-agent", "sessions", session["id"], "export", params={"format": "markdown"}
+    )
     assert "All listed." in exported.body.decode()
 
 
@@ -118,7 +124,9 @@ async def test_reconnect_replays_missed_events_exactly_once(
     second.close()
 
 
-async def test_two_tabs_see_the_same_events(jp_fetch: Any, jp_ws_fetch: Any, scripted_model: ScriptedModel) -> None:
+async def test_two_tabs_see_the_same_events(
+    jp_fetch: Any, jp_ws_fetch: Any, scripted_model: ScriptedModel
+) -> None:
     scripted_model.add(text("shared"))
     session = await create_session(jp_fetch)
     tabs = [await jp_ws_fetch("hdsp-agent", "sessions", session["id"], "ws") for _ in range(2)]
@@ -148,7 +156,9 @@ async def test_bad_commands_get_clear_errors(jp_fetch: Any, jp_ws_fetch: Any) ->
 async def test_websocket_requires_authentication(jp_fetch: Any, jp_ws_fetch: Any) -> None:
     session = await create_session(jp_fetch)
     with pytest.raises(tornado.httpclient.HTTPClientError) as caught:
-        await jp_ws_fetch("hdsp-agent", "sessions", session["id"], "ws", headers={"Authorization": "token wrong"})
+        await jp_ws_fetch(
+            "hdsp-agent", "sessions", session["id"], "ws", headers={"Authorization": "token wrong"}
+        )
     assert caught.value.code == 403
 
 

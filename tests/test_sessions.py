@@ -37,7 +37,13 @@ async def test_conversation_survives_a_restart(tmp_path: Path) -> None:
         events = await run_turn(reopened, "and now?")
         assert of_type(events, "turn.end")[0]["reason"] == "completed"
         assert events[0]["seq"] == events_before[-1]["seq"] + 1
-        assert [m["role"] for m in model.requests[-1]["messages"][1:]] == ["user", "assistant", "tool", "assistant", "user"]
+        assert [m["role"] for m in model.requests[-1]["messages"][1:]] == [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+        ]
         await restarted.shutdown()
 
 
@@ -78,7 +84,9 @@ async def test_rename_delete_and_export(tmp_path: Path) -> None:
         assert [s["id"] for s in manager.list()] == [session.id]
         await manager.shutdown()
     assert markdown.startswith("# Renamed")
-    assert "## User\n\nlist please" in markdown and "**Tool call** `ls`" in markdown and "**done**" in markdown
+    assert (
+        "## User\n\nlist please" in markdown and "**Tool call** `ls`" in markdown and "**done**" in markdown
+    )
     assert exported["session"]["title"] == "Renamed"
     assert [m["role"] for m in exported["messages"]] == ["user", "assistant", "tool", "assistant"]
 
@@ -111,12 +119,17 @@ async def test_undo_last_turn_restores_files_it_changed(tmp_path: Path) -> None:
     script = [
         tool_calls(
             ("create_new_file", '{"filepath": "new.txt", "contents": "fresh"}'),
-            ("single_find_and_replace", '{"filepath": "notes.txt", "old_string": "beta", "new_string": "gamma"}'),
+            (
+                "single_find_and_replace",
+                '{"filepath": "notes.txt", "old_string": "beta", "new_string": "gamma"}',
+            ),
         ),
         text("Done."),
     ]
     with ScriptedModel(script) as model:
-        runtime = make_runtime(tmp_path, model, [CreateNewFileTool(), SingleFindAndReplaceTool()], policy=_AllowAll())
+        runtime = make_runtime(
+            tmp_path, model, [CreateNewFileTool(), SingleFindAndReplaceTool()], policy=_AllowAll()
+        )
         manager = make_manager(tmp_path, runtime)
         session = manager.create()
         await run_turn(session, "edit things")

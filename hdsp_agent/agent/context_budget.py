@@ -32,7 +32,9 @@ def fit_to_context(
     if total <= budget:
         return messages
     fitted = [dict(message) for message in messages]
-    last_assistant = max((i for i, m in enumerate(fitted) if m.get("role") == "assistant"), default=len(fitted))
+    last_assistant = max(
+        (i for i, m in enumerate(fitted) if m.get("role") == "assistant"), default=len(fitted)
+    )
     for index, message in enumerate(fitted):
         if total <= budget:
             break

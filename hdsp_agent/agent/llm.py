@@ -127,18 +127,27 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
 
     where = settings.resolved_base_url()
     if isinstance(error, openai.AuthenticationError):
-        return ModelError("E_MODEL_AUTH", f"the model endpoint {where} rejected the API key (401): {error.message}")
+        return ModelError(
+            "E_MODEL_AUTH", f"the model endpoint {where} rejected the API key (401): {error.message}"
+        )
     if isinstance(error, openai.NotFoundError):
         return ModelError(
             "E_MODEL_NOT_FOUND",
             f"model {settings.model!r} or the endpoint was not found at {where} (404): {error.message}",
         )
     if isinstance(error, openai.APITimeoutError):
-        return ModelError("E_MODEL_TIMEOUT", f"the model at {where} did not answer within {settings.timeout:g} s")
+        return ModelError(
+            "E_MODEL_TIMEOUT", f"the model at {where} did not answer within {settings.timeout:g} s"
+        )
     if isinstance(error, openai.APIConnectionError):
         return ModelError("E_MODEL_UNREACHABLE", f"cannot reach the model endpoint {where}: {error}")
     if isinstance(error, openai.RateLimitError):
-        return ModelError("E_MODEL_RATE_LIMITED", f"the model endpoint is rate limiting (429) after retries: {error.message}")
+        return ModelError(
+            "E_MODEL_RATE_LIMITED",
+            f"the model endpoint is rate limiting (429) after retries: {error.message}",
+        )
     if isinstance(error, openai.APIStatusError):
-        return ModelError("E_MODEL_HTTP", f"the model endpoint answered HTTP {error.status_code}: {error.message}")
+        return ModelError(
+            "E_MODEL_HTTP", f"the model endpoint answered HTTP {error.status_code}: {error.message}"
+        )
     return ModelError("E_MODEL_STREAM", f"the model's stream failed: {error}")

@@ -31,8 +31,8 @@ from ..tools.output import model_text
 from ..tools.registry import ToolCatalog
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
 from .context_budget import fit_to_context
-from .relay import DeltaBatcher
 from .llm import ModelClient, ModelError
+from .relay import DeltaBatcher
 
 Emit = Callable[[BaseModel], None]
 
@@ -115,7 +115,9 @@ class AgentLoop:
         note = f"Stopped after {self.settings.max_steps} steps (the step limit). Send a message to continue."
         return TurnOutcome("step_limit", note, self.settings.max_steps)
 
-    async def _stream_step(self, request: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AssistantMessage:
+    async def _stream_step(
+        self, request: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AssistantMessage:
         message_id = f"msg_{uuid.uuid4().hex[:12]}"
         announced: set[int] = set()
         batcher = DeltaBatcher(message_id, self.emit)
@@ -129,7 +131,9 @@ class AgentLoop:
                 if id(draft) not in announced and draft.name:
                     announced.add(id(draft))
                     batcher.flush()
-                    self.emit(ToolStatusEvent(call_id=draft.id, name=draft.name, status=ToolStatus.GENERATING))
+                    self.emit(
+                        ToolStatusEvent(call_id=draft.id, name=draft.name, status=ToolStatus.GENERATING)
+                    )
 
         try:
             answer = await self.model.stream(request, tools, relay)
@@ -141,7 +145,8 @@ class AgentLoop:
                 content=answer.content,
                 reasoning=answer.reasoning,
                 tool_calls=[
-                    ToolCallSummary(id=call.id, name=call.name, arguments=call.arguments) for call in answer.tool_calls
+                    ToolCallSummary(id=call.id, name=call.name, arguments=call.arguments)
+                    for call in answer.tool_calls
                 ],
             )
         )
@@ -197,15 +202,23 @@ class AgentLoop:
                     "suggestion": "Work with the results you have, or ask the user to continue in a new message.",
                 },
             )
-            self.emit(ToolStatusEvent(call_id=draft.id, name=draft.name, status=ToolStatus.ERRORED, error=result.error))
+            self.emit(
+                ToolStatusEvent(
+                    call_id=draft.id, name=draft.name, status=ToolStatus.ERRORED, error=result.error
+                )
+            )
             return result
         return await self.executor.execute(call, ctx, catalog)
 
     @staticmethod
     def _answer_unrun(messages: list[dict[str, Any]], calls: list[ToolCallDraft], reason: str) -> None:
         # Only answers after the latest assistant message count: some servers reuse ids across steps.
-        latest = max((i for i, message in enumerate(messages) if message.get("role") == "assistant"), default=-1)
-        answered = {message.get("tool_call_id") for message in messages[latest + 1 :] if message.get("role") == "tool"}
+        latest = max(
+            (i for i, message in enumerate(messages) if message.get("role") == "assistant"), default=-1
+        )
+        answered = {
+            message.get("tool_call_id") for message in messages[latest + 1 :] if message.get("role") == "tool"
+        }
         for call in calls:
             if call.id not in answered:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": reason})
@@ -228,7 +241,9 @@ def _image_message(results: list[ToolResult]) -> list[dict[str, Any]]:
         for image in images:
             data = image.get("data") or image.get("base64")
             if data and image.get("mime_type"):
-                parts.append({"type": "image_url", "image_url": {"url": f"data:{image['mime_type']};base64,{data}"}})
+                parts.append(
+                    {"type": "image_url", "image_url": {"url": f"data:{image['mime_type']};base64,{data}"}}
+                )
     if not parts:
         return []
     note = {"type": "text", "text": "(hdsp-agent) Images from the tool results above:"}

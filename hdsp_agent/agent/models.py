@@ -65,7 +65,10 @@ def catalog_from_config(config: Any) -> ModelCatalog:
     for entry in config.models:
         if not entry.get("model"):
             continue
-        options = {**common, **{key: entry[key] for key in ("context_window", "vision", "timeout") if key in entry}}
+        options = {
+            **common,
+            **{key: entry[key] for key in ("context_window", "vision", "timeout") if key in entry},
+        }
         options["extra_headers"] = {**common["extra_headers"], **entry.get("extra_headers", {})}
         models.append(
             ModelSettings(
@@ -95,7 +98,11 @@ async def _probe(client: httpx.AsyncClient, name: str, port: int) -> dict[str, A
         payload = response.json()
     except (httpx.HTTPError, ValueError):
         return None
-    if response.status_code != 200 or not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
+    if (
+        response.status_code != 200
+        or not isinstance(payload, dict)
+        or not isinstance(payload.get("data"), list)
+    ):
         return None
     models = [entry.get("id") for entry in payload["data"] if isinstance(entry, dict) and entry.get("id")]
     return {"server": name, "base_url": base_url, "models": models}

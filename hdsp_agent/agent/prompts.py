@@ -15,6 +15,7 @@ def project_rules(root_dir: Path, paths_in_play: list[str]) -> list[str]:
 
     return [rule.as_prompt() for rule in applicable_rules(root_dir, paths_in_play)]
 
+
 ROLE = """You are hdsp-agent, an AI assistant inside JupyterLab. You help a data scientist with their notebooks and \
 project: you read notebooks and files, run code on the notebook's live kernel, edit cells and files, search the \
 project and run shell commands, using the tools you are given.
@@ -43,7 +44,9 @@ def build_system_prompt(
     document = client_context.get("active_document") or {}
     if document.get("path"):
         kind = "notebook" if str(document["path"]).endswith(".ipynb") else "file"
-        sections.append(f"The user's active {kind}: {document['path']} (tools default to it when no path is given).")
+        sections.append(
+            f"The user's active {kind}: {document['path']} (tools default to it when no path is given)."
+        )
     selected = client_context.get("selected_cells") or []
     if selected:
         lines = ["Cells the user selected:"]

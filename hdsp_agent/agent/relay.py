@@ -37,7 +37,9 @@ class DeltaBatcher:
 
     def flush(self) -> None:
         if self._parts and self._kind is not None:
-            self.emit(AssistantDeltaEvent(message_id=self.message_id, kind=self._kind, text="".join(self._parts)))
+            self.emit(
+                AssistantDeltaEvent(message_id=self.message_id, kind=self._kind, text="".join(self._parts))
+            )
         self._parts = []
         self._kind = None
         self._last_flush = time.monotonic()

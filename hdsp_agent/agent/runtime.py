@@ -13,17 +13,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..permissions.decision import PermissionPolicy
 from ..permissions.broker import ApprovalBroker
+from ..permissions.decision import PermissionPolicy
+from ..permissions.policy import mode_filter
 from ..tools.base import ToolContext
 from ..tools.executor import ExecutorSettings, ToolExecutor
-from ..permissions.policy import mode_filter
 from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
 from .llm import ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
-from .undo import TurnUndo
 from .prompts import RulesProvider, build_system_prompt, project_rules
+from .undo import TurnUndo
 
 ContextFactory = Callable[..., ToolContext]
 
@@ -80,7 +80,9 @@ class AgentRuntime:
         )
 
     def executor(self, approver: ApprovalBroker) -> ToolExecutor:
-        return ToolExecutor(self.registry, policy=self.policy, approver=approver, settings=self.executor_settings)
+        return ToolExecutor(
+            self.registry, policy=self.policy, approver=approver, settings=self.executor_settings
+        )
 
     def new_broker(self, emit: Callable[[BaseModel], Any]) -> ApprovalBroker:
         if self.broker_factory is not None:

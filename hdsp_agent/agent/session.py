@@ -21,8 +21,8 @@ from ..events import (
     ErrorEvent,
     SessionUpdatedEvent,
     TurnEndEvent,
-    TurnStartEvent,
     TurnEndReason,
+    TurnStartEvent,
     TurnUndoneEvent,
     UserMessageEvent,
 )
@@ -30,9 +30,9 @@ from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
-from .undo import NothingToUndo, TurnMark
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
+from .undo import NothingToUndo, TurnMark
 
 Subscriber = Callable[[dict[str, Any]], None]
 DEFAULT_TITLE = "New chat"
@@ -84,7 +84,12 @@ class AgentSession:
     # -- events ----------------------------------------------------------------------------------------------
 
     def emit(self, event: BaseModel) -> dict[str, Any]:
-        envelope = {"seq": self.last_seq + 1, "session_id": self.id, "ts": time.time(), **event.model_dump(mode="json")}
+        envelope = {
+            "seq": self.last_seq + 1,
+            "session_id": self.id,
+            "ts": time.time(),
+            **event.model_dump(mode="json"),
+        }
         self.events.append(envelope)
         self.store.append_event(self.id, envelope["seq"], envelope)
         for subscriber in list(self._subscribers):
@@ -147,12 +152,18 @@ class AgentSession:
         self.emit(TurnUndoneEvent(turn_id=mark.turn_id, restored=restored))
         # Tell the model, so its next step does not assume the undone changes are still there.
         self.messages.append(
-            {"role": "user", "content": "(hdsp-agent note) The user undid the previous turn. Restored:\n" + "\n".join(restored)}
+            {
+                "role": "user",
+                "content": "(hdsp-agent note) The user undid the previous turn. Restored:\n"
+                + "\n".join(restored),
+            }
         )
         self.store.save_messages(self.id, self.messages)
         return restored
 
-    async def _run_turn(self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken) -> None:
+    async def _run_turn(
+        self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken
+    ) -> None:
         outcome = TurnOutcome("error", "the turn did not finish")
         try:
             settings = self.runtime.model_settings(model or self.record.model or None)
@@ -183,7 +194,9 @@ class AgentSession:
             outcome = TurnOutcome("error", "no model is configured")
         except Exception as error:  # a bug must end the turn visibly, not leave it "running" forever
             self.log.exception("hdsp-agent: turn %s failed", turn_id)
-            self.emit(ErrorEvent(code="E_INTERNAL", message=f"the turn failed: {type(error).__name__}: {error}"))
+            self.emit(
+                ErrorEvent(code="E_INTERNAL", message=f"the turn failed: {type(error).__name__}: {error}")
+            )
             outcome = TurnOutcome("error", str(error))
         finally:
             self.broker.cancel_all("the turn ended")
@@ -212,7 +225,11 @@ class AgentSession:
     def resolve_approval(self, call_id: str, reply: ApprovalReply) -> None:
         """Answer a pending approval. Raises KeyError for a call id this session is not waiting on."""
         self.broker.resolve(call_id, reply)
-        self.emit(ApprovalResolvedEvent(call_id=call_id, approved=reply.approved, scope=reply.scope, reason=reply.reason))
+        self.emit(
+            ApprovalResolvedEvent(
+                call_id=call_id, approved=reply.approved, scope=reply.scope, reason=reply.reason
+            )
+        )
 
     # -- record ----------------------------------------------------------------------------------------------
 
@@ -224,7 +241,9 @@ class AgentSession:
         self.record.status = status
         self.record.updated = time.time()
         self.store.upsert_session(self.record)
-        self.emit(SessionUpdatedEvent(title=self.record.title, status="running" if status == "running" else "idle"))
+        self.emit(
+            SessionUpdatedEvent(title=self.record.title, status="running" if status == "running" else "idle")
+        )
 
 
 def _title_from(content: str) -> str:

@@ -14,7 +14,9 @@ from .runtime import AgentRuntime
 from .session import DEFAULT_TITLE, AgentSession
 from .store import SessionRecord, SessionStore
 
-_TERMINAL_TOOL_STATUSES = {status.value for status in (ToolStatus.DONE, ToolStatus.ERRORED, ToolStatus.DENIED, ToolStatus.CANCELED)}
+_TERMINAL_TOOL_STATUSES = {
+    status.value for status in (ToolStatus.DONE, ToolStatus.ERRORED, ToolStatus.DENIED, ToolStatus.CANCELED)
+}
 # Conversations kept in memory; older idle ones are reloaded from the store when opened.
 MAX_LIVE = 32
 INTERRUPTED = "interrupted: the server restarted during this turn"
@@ -43,7 +45,13 @@ class SessionManager:
 
     def create(self, title: str | None = None, model: str = "") -> AgentSession:
         now = time.time()
-        record = SessionRecord(id=uuid.uuid4().hex, title=(title or "").strip() or DEFAULT_TITLE, created=now, updated=now, model=model)
+        record = SessionRecord(
+            id=uuid.uuid4().hex,
+            title=(title or "").strip() or DEFAULT_TITLE,
+            created=now,
+            updated=now,
+            model=model,
+        )
         self._records[record.id] = record
         self.store.upsert_session(record)
         session = AgentSession(record, self.store, self.runtime)
@@ -109,7 +117,11 @@ class SessionManager:
             session = AgentSession(record, self.store, self.runtime, events=events, messages=messages)
             open_turn = _open_turn(events)
             for call_id, name in _unfinished_calls(events):
-                session.emit(ToolStatusEvent(call_id=call_id, name=name, status=ToolStatus.CANCELED, content=INTERRUPTED))
+                session.emit(
+                    ToolStatusEvent(
+                        call_id=call_id, name=name, status=ToolStatus.CANCELED, content=INTERRUPTED
+                    )
+                )
             for call_id in _unanswered_approvals(events):
                 session.emit(ApprovalResolvedEvent(call_id=call_id, approved=False, reason=INTERRUPTED))
             if open_turn is not None:
@@ -148,7 +160,9 @@ def _unfinished_calls(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
     for event in events:
         if event["type"] == "tool.status":
             latest[event["call_id"]] = (event["name"], event["status"])
-    return [(call_id, name) for call_id, (name, status) in latest.items() if status not in _TERMINAL_TOOL_STATUSES]
+    return [
+        (call_id, name) for call_id, (name, status) in latest.items() if status not in _TERMINAL_TOOL_STATUSES
+    ]
 
 
 def _unanswered_approvals(events: list[dict[str, Any]]) -> list[str]:
@@ -177,7 +191,14 @@ def _markdown(session: AgentSession) -> str:
                 lines += [str(message["content"]), ""]
             for call in message.get("tool_calls") or []:
                 function = call["function"]
-                lines += [f"**Tool call** `{function['name']}`", "", "```json", function["arguments"], "```", ""]
+                lines += [
+                    f"**Tool call** `{function['name']}`",
+                    "",
+                    "```json",
+                    function["arguments"],
+                    "```",
+                    "",
+                ]
         elif role == "tool":
             lines += ["**Tool result**", "", "```", str(message.get("content", "")), "```", ""]
     return "\n".join(lines)

@@ -99,7 +99,9 @@ class SessionStore:
                 if candidate.exists():
                     candidate.rename(Path(str(aside) + suffix))
             self.moved_aside = aside
-            self.log.error("hdsp-agent: conversation store %s was unreadable (%s); moved to %s", self.path, error, aside)
+            self.log.error(
+                "hdsp-agent: conversation store %s was unreadable (%s); moved to %s", self.path, error, aside
+            )
             connection = self._connect()
             connection.executescript(SCHEMA)
             return connection
@@ -170,12 +172,16 @@ class SessionStore:
         payload = json.dumps(event, ensure_ascii=False)
         self._submit(
             lambda db: db.execute(
-                "INSERT OR REPLACE INTO events (session_id, seq, payload) VALUES (?, ?, ?)", (session_id, seq, payload)
+                "INSERT OR REPLACE INTO events (session_id, seq, payload) VALUES (?, ?, ?)",
+                (session_id, seq, payload),
             )
         )
 
     def save_messages(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        rows = [(session_id, position, json.dumps(message, ensure_ascii=False)) for position, message in enumerate(messages)]
+        rows = [
+            (session_id, position, json.dumps(message, ensure_ascii=False))
+            for position, message in enumerate(messages)
+        ]
 
         def save(db: sqlite3.Connection) -> None:
             db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
@@ -190,7 +196,9 @@ class SessionStore:
             return self._read.execute(sql, args).fetchall()
 
     def load_sessions(self) -> list[SessionRecord]:
-        rows = self._query("SELECT id, title, created, updated, model, status FROM sessions ORDER BY updated DESC")
+        rows = self._query(
+            "SELECT id, title, created, updated, model, status FROM sessions ORDER BY updated DESC"
+        )
         return [SessionRecord(*row) for row in rows]
 
     def load_events(self, session_id: str) -> list[dict[str, Any]]:
@@ -198,5 +206,7 @@ class SessionStore:
         return [json.loads(row[0]) for row in rows]
 
     def load_messages(self, session_id: str) -> list[dict[str, Any]]:
-        rows = self._query("SELECT payload FROM messages WHERE session_id = ? ORDER BY position", (session_id,))
+        rows = self._query(
+            "SELECT payload FROM messages WHERE session_id = ? ORDER BY position", (session_id,)
+        )
         return [json.loads(row[0]) for row in rows]

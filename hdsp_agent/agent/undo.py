@@ -50,7 +50,9 @@ class TurnUndo:
             restored += [f"{entry.path}: {entry.description}" for entry in entries]
         for record in reversed(self.file_state.records(session_id)[mark.file_records :]):
             self.file_state.restore(record)
-            restored.append(f"{record.path}: {'deleted (the turn created it)' if record.prior is None else 'restored'}")
+            restored.append(
+                f"{record.path}: {'deleted (the turn created it)' if record.prior is None else 'restored'}"
+            )
         if not restored:
             raise NothingToUndo(f"turn {mark.turn_id} changed no file or notebook")
         return restored

@@ -33,8 +33,12 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
     run.add_argument("--notebook", help="the notebook the prompt is about (tools default to it)")
     run.add_argument("--model", help="model name (default: the configured one)")
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint (default: configured, then $OPENAI_BASE_URL)")
-    run.add_argument("--approve", choices=("ask", "all", "none"), default="ask", help="how to answer approvals")
+    run.add_argument(
+        "--base-url", help="OpenAI-compatible endpoint (default: configured, then $OPENAI_BASE_URL)"
+    )
+    run.add_argument(
+        "--approve", choices=("ask", "all", "none"), default="ask", help="how to answer approvals"
+    )
     run.add_argument("--json", action="store_true", help="print every event as a JSON line")
     run.set_defaults(handler=run_prompt)
 
@@ -107,7 +111,13 @@ class _TextPrinter:
         if kind == "assistant.delta" and event["kind"] == "text":
             sys.stdout.write(event["text"])
             sys.stdout.flush()
-        elif kind == "tool.status" and event["status"] in ("calling", "done", "errored", "denied", "canceled"):
+        elif kind == "tool.status" and event["status"] in (
+            "calling",
+            "done",
+            "errored",
+            "denied",
+            "canceled",
+        ):
             detail = f": {event['error']['message']}" if event.get("error") else ""
             sys.stderr.write(f"\n[{event['name']} {event['status']}{detail}]\n")
         elif kind == "error":

@@ -32,7 +32,9 @@ def add_parser(commands: Any) -> None:
     listing.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
     listing.set_defaults(handler=list_tools)
 
-    call = actions.add_parser("call", help="run one tool call through the full pipeline; prints the result JSON")
+    call = actions.add_parser(
+        "call", help="run one tool call through the full pipeline; prints the result JSON"
+    )
     call.add_argument("name", help="tool name")
     call.add_argument("arguments", help="the arguments as a JSON object (as a model would send them)")
     call.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")

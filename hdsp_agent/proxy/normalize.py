@@ -91,7 +91,9 @@ def normalize_completion(completion: dict[str, Any], offered: list[str]) -> dict
             continue
         normalized = normalize_calls(drafts, offered)
         if normalized.calls:
-            message["tool_calls"] = [{k: v for k, v in call.items() if k != "index"} for call in normalized.calls]
+            message["tool_calls"] = [
+                {k: v for k, v in call.items() if k != "index"} for call in normalized.calls
+            ]
             choice["finish_reason"] = "tool_calls"
         else:
             message.pop("tool_calls", None)
@@ -126,7 +128,9 @@ class StreamNormalizer:
         self.accumulator.add(chunk)
         out: list[dict[str, Any]] = []
         delta = choices[0].get("delta") or {}
-        passthrough = {key: value for key, value in delta.items() if key != "tool_calls" and value is not None}
+        passthrough = {
+            key: value for key, value in delta.items() if key != "tool_calls" and value is not None
+        }
         if passthrough.get("content") or passthrough.get("role") or passthrough.get("reasoning_content"):
             out.append(self._chunk(passthrough))
         if choices[0].get("finish_reason"):
@@ -142,7 +146,9 @@ class StreamNormalizer:
         normalized = normalize_calls(message.tool_calls, self.offered)
         out = []
         if normalized.notes:
-            out.append(self._chunk({"content": ("\n" if message.content else "") + "\n".join(normalized.notes)}))
+            out.append(
+                self._chunk({"content": ("\n" if message.content else "") + "\n".join(normalized.notes)})
+            )
         for call in normalized.calls:
             out.append(self._chunk({"tool_calls": [call]}))
         if normalized.calls:
@@ -153,5 +159,11 @@ class StreamNormalizer:
         return out
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        base = {"id": "chatcmpl-hdsp", "object": "chat.completion.chunk", "created": 0, "model": "", **self._template}
+        base = {
+            "id": "chatcmpl-hdsp",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "",
+            **self._template,
+        }
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}

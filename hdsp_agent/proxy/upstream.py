@@ -97,4 +97,9 @@ def _json_or_error(content: bytes, status: int) -> dict[str, Any]:
         payload = None
     if isinstance(payload, dict):
         return payload
-    return {"error": {"message": content[:500].decode(errors="replace") or f"HTTP {status}", "type": "upstream_error"}}
+    return {
+        "error": {
+            "message": content[:500].decode(errors="replace") or f"HTTP {status}",
+            "type": "upstream_error",
+        }
+    }

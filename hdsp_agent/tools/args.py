@@ -81,7 +81,9 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> ParsedArguments:
         value = json.loads(raw)
     except json.JSONDecodeError as strict_error:
         value = _repair(raw, strict_error)
-        parsed = ParsedArguments({}, repaired=True, notes=[f"arguments were not valid JSON ({strict_error.msg})"])
+        parsed = ParsedArguments(
+            {}, repaired=True, notes=[f"arguments were not valid JSON ({strict_error.msg})"]
+        )
     else:
         parsed = ParsedArguments({})
     value = _unwrap_json_string(value)

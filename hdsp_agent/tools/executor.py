@@ -78,10 +78,16 @@ class ToolExecutor:
     def add_middleware(self, middleware: Middleware, priority: int = 0) -> None:
         self.middleware.add(middleware, priority)
 
-    async def execute(self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None = None) -> ToolResult:
+    async def execute(
+        self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None = None
+    ) -> ToolResult:
         ctx = ctx.for_call(call.id)
         raw_arguments = _raw(call.arguments)
-        ctx.emit(ToolStatusEvent(call_id=call.id, name=call.name, status=ToolStatus.GENERATED, raw_arguments=raw_arguments))
+        ctx.emit(
+            ToolStatusEvent(
+                call_id=call.id, name=call.name, status=ToolStatus.GENERATED, raw_arguments=raw_arguments
+            )
+        )
         try:
             result = await self._pipeline(call, ctx, catalog)
         except _Refusal as refusal:
@@ -132,7 +138,9 @@ class ToolExecutor:
         notes = []
         if parsed.repaired:
             repaired = args.model_dump_json(exclude_unset=True)
-            notes.append(f"{'; '.join(parsed.notes)}; they were repaired to {repaired}. Send valid JSON next time.")
+            notes.append(
+                f"{'; '.join(parsed.notes)}; they were repaired to {repaired}. Send valid JSON next time."
+            )
         return args, notes
 
     async def _authorize(
@@ -179,7 +187,9 @@ class ToolExecutor:
         ctx: ToolContext,
     ) -> ApprovalReply:
         if self.approver is None:
-            return ApprovalReply(approved=False, reason="approval is required but no one is connected to approve")
+            return ApprovalReply(
+                approved=False, reason="approval is required but no one is connected to approve"
+            )
         request = ApprovalRequest(
             call_id=call.id,
             tool=tool.name,
@@ -196,7 +206,9 @@ class ToolExecutor:
             raise _Refusal(self._canceled(call, ctx.cancel.reason or "canceled while awaiting approval"))
         if outcome.error is not None:
             ctx.logger.error("approval for call %s failed", call.id, exc_info=outcome.error)
-            return ApprovalReply(approved=False, reason=f"the approval could not be obtained ({outcome.error})")
+            return ApprovalReply(
+                approved=False, reason=f"the approval could not be obtained ({outcome.error})"
+            )
         reply: ApprovalReply = outcome.value
         return reply
 
@@ -228,7 +240,11 @@ class ToolExecutor:
             return self._error(call, error.code, error.message, error.suggestion)
         if isinstance(output, ToolOutput):
             return ToolResult(
-                tool_call_id=call.id, name=call.name, status="ok", content=output.content, details=output.details
+                tool_call_id=call.id,
+                name=call.name,
+                status="ok",
+                content=output.content,
+                details=output.details,
             )
         return ToolResult(tool_call_id=call.id, name=call.name, status="ok", content=str(output))
 
@@ -238,7 +254,10 @@ class ToolExecutor:
         budgeted = apply_budget(result.content, self.settings.output_budget, tool.paging_hint)
         if budgeted.was_cut:
             result.content = budgeted.text
-            result.details["output_cut"] = {"cut_chars": budgeted.cut_chars, "total_chars": budgeted.total_chars}
+            result.details["output_cut"] = {
+                "cut_chars": budgeted.cut_chars,
+                "total_chars": budgeted.total_chars,
+            }
         return result
 
     # -- results ---------------------------------------------------------------------------------------------

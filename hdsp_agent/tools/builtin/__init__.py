@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base import Tool
-from .processes import ProcessTracker
 from .codebase import CodebaseTool
 from .edit import (
     CreateNewFileTool,
@@ -18,6 +17,7 @@ from .edit import (
 from .files import ReadCurrentlyOpenFileTool, ReadFileRangeTool, ReadFileTool
 from .git import ViewDiffTool
 from .ls import ListDirectoryTool
+from .processes import ProcessTracker
 from .repo_map import ViewRepoMapTool, ViewSubdirectoryTool
 from .rules import CreateRuleBlockTool, RequestRuleTool
 from .search import FileGlobSearchTool, GrepSearchTool

@@ -22,7 +22,9 @@ class _Scope:
 class GitignoreWalker:
     """Walks ``start``; ``.gitignore`` files from ``project_root`` down to ``start`` apply too, as in git."""
 
-    def __init__(self, start: Path, project_root: Path | None = None, *, respect_gitignore: bool = True) -> None:
+    def __init__(
+        self, start: Path, project_root: Path | None = None, *, respect_gitignore: bool = True
+    ) -> None:
         self.start = start
         self.project_root = project_root or start
         self.respect_gitignore = respect_gitignore
@@ -33,7 +35,9 @@ class GitignoreWalker:
         if self.start != self.project_root and self.project_root in self.start.parents:
             ancestors = [self.project_root, *reversed(self.start.relative_to(self.project_root).parents[:-1])]
             for ancestor in ancestors:
-                inherited += self._load_scope(ancestor if ancestor.is_absolute() else self.project_root / ancestor)
+                inherited += self._load_scope(
+                    ancestor if ancestor.is_absolute() else self.project_root / ancestor
+                )
         yield from self._walk_dir(self.start, inherited)
 
     def _walk_dir(self, directory: Path, scopes: list[_Scope]) -> Iterator[tuple[Path, bool]]:

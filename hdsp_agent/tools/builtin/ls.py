@@ -43,9 +43,13 @@ class ListDirectoryTool(Tool[ListDirectoryArgs]):
     async def run(self, args: ListDirectoryArgs, ctx: ToolContext) -> str:
         directory = resolve_in_root(ctx.root_dir, args.dirPath, allow_outside=True)
         if not directory.exists():
-            raise ToolError("E_PATH_NOT_FOUND", f"{args.dirPath!r} does not exist", "List the parent directory.")
+            raise ToolError(
+                "E_PATH_NOT_FOUND", f"{args.dirPath!r} does not exist", "List the parent directory."
+            )
         if not directory.is_dir():
-            raise ToolError("E_NOT_A_DIRECTORY", f"{args.dirPath!r} is a file", "Read it with read_file instead.")
+            raise ToolError(
+                "E_NOT_A_DIRECTORY", f"{args.dirPath!r} is a file", "Read it with read_file instead."
+            )
         # Directory walks can be large: keep them off the event loop.
         return await asyncio.to_thread(_listing, directory, ctx.root_dir, args.recursive)
 
