@@ -60,6 +60,9 @@ export default defineConfig([
     files: ['src/__tests__/**'],
     rules: {
       '@typescript-eslint/no-require-imports': 'off',
+      // Fixtures (titles, command ids) are data, not user-facing strings.
+      'jupyter/no-untranslated-string': 'off',
+      'jupyter/command-described-by': 'off',
       // makeModel() disposes every model after each test.
       'jupyter/require-disposable-ownership': 'off',
       'jupyter/require-disposable-transfer': 'off'

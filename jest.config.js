@@ -27,6 +27,10 @@ module.exports = {
   // Only src: keeps jest out of .venv, hdsp_agent/labextension and ui-tests.
   roots: ['<rootDir>/src'],
   reporters: ['default'],
+  setupFiles: [
+    ...(baseConfig.setupFiles ?? []),
+    '<rootDir>/src/__tests__/setup.ts'
+  ],
   testRegex: 'src/.*/.*.spec.ts[x]?$',
   transformIgnorePatterns: [`/node_modules/(?!${esModules}).+`]
 };

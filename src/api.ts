@@ -1,7 +1,18 @@
+import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { requestAPI } from './request';
-import { IServerInfo } from './tokens';
+import { requestAPI, requestText } from './request';
+import {
+  API_NAMESPACE,
+  ExportFormat,
+  IEventsPage,
+  IModelsOverview,
+  IServerInfo,
+  ISessionDetail,
+  ISessionList,
+  ISessionRecord,
+  IUndoReply
+} from './tokens';
 
 /**
  * `GET /hdsp-agent/info`: the server version and its tool catalog.
@@ -21,4 +32,148 @@ export async function fetchServerInfo(
     throw new Error('Unexpected reply from /hdsp-agent/info');
   }
   return reply;
+}
+
+/**
+ * `GET /hdsp-agent/models`: the configured models, or how to set one up.
+ */
+export async function fetchModels(
+  serverSettings: ServerConnection.ISettings
+): Promise<IModelsOverview> {
+  const reply = await requestAPI<IModelsOverview>('models', serverSettings);
+  if (typeof reply !== 'object' || reply === null || !('configured' in reply)) {
+    throw new Error('Unexpected reply from /hdsp-agent/models');
+  }
+  return { ...reply, models: reply.models ?? [] };
+}
+
+/**
+ * `GET /hdsp-agent/sessions`: every conversation, as the server orders them.
+ */
+export async function listSessions(
+  serverSettings: ServerConnection.ISettings
+): Promise<ISessionRecord[]> {
+  const reply = await requestAPI<ISessionList>('sessions', serverSettings);
+  return Array.isArray(reply?.sessions) ? reply.sessions : [];
+}
+
+/**
+ * `POST /hdsp-agent/sessions`: a new conversation.
+ */
+export function createSession(
+  serverSettings: ServerConnection.ISettings,
+  options: { title?: string; model?: string } = {}
+): Promise<ISessionRecord> {
+  return requestAPI<ISessionRecord>('sessions', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify(options)
+  });
+}
+
+/**
+ * `GET /hdsp-agent/sessions/{id}`: one conversation and the seq of its latest event.
+ */
+export function getSession(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string
+): Promise<ISessionDetail> {
+  return requestAPI<ISessionDetail>(sessionPath(sessionId), serverSettings);
+}
+
+/**
+ * `PATCH /hdsp-agent/sessions/{id}`: rename a conversation.
+ */
+export function renameSession(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  title: string
+): Promise<ISessionRecord> {
+  return requestAPI<ISessionRecord>(sessionPath(sessionId), serverSettings, {
+    method: 'PATCH',
+    body: JSON.stringify({ title })
+  });
+}
+
+/**
+ * `DELETE /hdsp-agent/sessions/{id}`.
+ */
+export async function deleteSession(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string
+): Promise<void> {
+  await requestText(sessionPath(sessionId), serverSettings, {
+    method: 'DELETE'
+  });
+}
+
+/**
+ * `GET /hdsp-agent/sessions/{id}/events?since=N`: the log after N (fills a gap the socket left).
+ */
+export function fetchEvents(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  since: number
+): Promise<IEventsPage> {
+  return requestAPI<IEventsPage>(
+    `${sessionPath(sessionId)}/events${URLExt.objectToQueryString({ since })}`,
+    serverSettings
+  );
+}
+
+/**
+ * `GET /hdsp-agent/sessions/{id}/export?format=...`: the conversation as a document.
+ */
+export function exportSession(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  format: ExportFormat = 'markdown'
+): Promise<string> {
+  return requestText(
+    `${sessionPath(sessionId)}/export${URLExt.objectToQueryString({ format })}`,
+    serverSettings
+  );
+}
+
+/**
+ * `POST /hdsp-agent/sessions/{id}/undo`: restore the files and cells the last turn changed.
+ *
+ * @throws ServerConnection.ResponseError 409 when there is nothing to undo, a turn runs, or the user
+ * changed a file since (nothing is overwritten then)
+ */
+export function undoLastTurn(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string
+): Promise<IUndoReply> {
+  return requestAPI<IUndoReply>(
+    `${sessionPath(sessionId)}/undo`,
+    serverSettings,
+    {
+      method: 'POST'
+    }
+  );
+}
+
+/**
+ * The WebSocket URL of a conversation, with the token appended the way JupyterLab's own kernel
+ * sockets do it (browsers cannot set headers on a WebSocket).
+ */
+export function sessionSocketUrl(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string
+): string {
+  const url = URLExt.join(
+    serverSettings.wsUrl,
+    API_NAMESPACE,
+    sessionPath(sessionId),
+    'ws'
+  );
+  const token = serverSettings.token;
+  if (serverSettings.appendToken && token) {
+    return `${url}?token=${encodeURIComponent(token)}`;
+  }
+  return url;
+}
+
+function sessionPath(sessionId: string): string {
+  return `sessions/${encodeURIComponent(sessionId)}`;
 }

@@ -1,16 +1,31 @@
 import {
+  ILabShell,
   ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { IStateDB } from '@jupyterlab/statedb';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 // The sidebar tab and its handshake must exist as soon as JupyterLab starts: no lazy import.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { ChatPanel } from './components/ChatPanel';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { insertCode, reloadChangedDocuments, trackContext } from './documents';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { notifyHiddenApprovals } from './approvalNotice';
 import { hdspAgentIcon } from './icons';
+import { stateDBWorkspaceStore } from './workspace';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { AgentModel } from './model';
 import {
@@ -21,46 +36,128 @@ import {
   TRANSLATION_DOMAIN
 } from './tokens';
 
+const WORKSPACE_KEY = `${PLUGIN_ID}:workspace`;
+
 /**
- * The hdsp-agent sidebar: a panel in the right area, a command to open it, and its preferences.
+ * The hdsp-agent sidebar: the chat panel in the right area, its commands, and its preferences.
  */
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'An AI agent in the JupyterLab sidebar.',
   autoStart: true,
-  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry, ITranslator],
+  requires: [IRenderMimeRegistry],
+  optional: [
+    ICommandPalette,
+    ILayoutRestorer,
+    ISettingRegistry,
+    ITranslator,
+    INotebookTracker,
+    ILabShell,
+    IDocumentManager,
+    IStateDB
+  ],
   activate: (
     app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
     settingRegistry: ISettingRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    notebooks: INotebookTracker | null,
+    labShell: ILabShell | null,
+    documents: IDocumentManager | null,
+    stateDB: IStateDB | null
   ): void => {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const model = new AgentModel({
-      serverSettings: app.serviceManager.serverSettings
+      serverSettings: app.serviceManager.serverSettings,
+      store: stateDB ? stateDBWorkspaceStore(stateDB, WORKSPACE_KEY) : undefined
     });
+    trackContext(model, { shell: labShell, notebooks, documents });
+    if (documents) {
+      reloadChangedDocuments(model, documents);
+    }
 
-    const panel = new ChatPanel({ model, trans });
+    const panel = new ChatPanel({
+      model,
+      commands: app.commands,
+      rendermime,
+      trans
+    });
     panel.id = PANEL_ID;
     panel.title.icon = hdspAgentIcon;
     panel.title.caption = trans.__('hdsp-agent');
     app.shell.add(panel, 'right', { rank: 1000 });
     restorer?.add(panel, PANEL_ID);
+    notifyHiddenApprovals(
+      model,
+      panel,
+      () => app.shell.activateById(PANEL_ID),
+      trans
+    );
+
+    const focusInput = () => {
+      panel.node
+        .querySelector<HTMLTextAreaElement>('.jp-hdsp-Composer-input')
+        ?.focus();
+    };
+    const noArgs = { args: { type: 'object', properties: {} } };
+    const codeArgs = {
+      args: {
+        type: 'object',
+        properties: { code: { type: 'string', description: 'The code' } },
+        required: ['code']
+      }
+    };
 
     app.commands.addCommand(CommandIDs.open, {
       label: trans.__('Open hdsp-agent'),
       caption: trans.__('Show the hdsp-agent sidebar'),
       icon: args => (args.isPalette ? undefined : hdspAgentIcon),
-      describedBy: { args: { type: 'object', properties: {} } },
+      describedBy: noArgs,
       execute: () => {
         app.shell.activateById(PANEL_ID);
+        requestAnimationFrame(focusInput);
       }
     });
-    palette?.addItem({
-      command: CommandIDs.open,
-      category: trans.__('hdsp-agent')
+    app.commands.addCommand(CommandIDs.newChat, {
+      label: trans.__('New hdsp-agent chat'),
+      describedBy: noArgs,
+      execute: () => {
+        model.newChat();
+        app.shell.activateById(PANEL_ID);
+        requestAnimationFrame(focusInput);
+      }
     });
+    app.commands.addCommand(CommandIDs.stop, {
+      label: trans.__('Stop the hdsp-agent'),
+      describedBy: noArgs,
+      isEnabled: () => !!model.activeSession?.conversation.running,
+      execute: () => model.activeSession?.cancel()
+    });
+    const codeCommand = (run: boolean) => ({
+      label: run
+        ? trans.__('Run code in the active notebook')
+        : trans.__('Insert code in the active notebook'),
+      describedBy: codeArgs,
+      execute: async (args: ReadonlyPartialJSONObject) => {
+        const panel = notebooks
+          ? await insertCode(notebooks, String(args.code ?? ''), run)
+          : null;
+        if (!panel) {
+          notifyNoNotebook(trans);
+        }
+      }
+    });
+    app.commands.addCommand(CommandIDs.insertCode, codeCommand(false));
+    app.commands.addCommand(CommandIDs.runCode, codeCommand(true));
+    for (const command of [
+      CommandIDs.open,
+      CommandIDs.newChat,
+      CommandIDs.stop
+    ]) {
+      palette?.addItem({ command, category: trans.__('hdsp-agent') });
+    }
 
     if (settingRegistry) {
       settingRegistry
@@ -83,5 +180,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     void model.connect();
   }
 };
+
+function notifyNoNotebook(trans: TranslationBundle): void {
+  Notification.warning(
+    trans.__('Open a notebook first: the code goes below its active cell.'),
+    {
+      autoClose: 4000
+    }
+  );
+}
 
 export default plugin;

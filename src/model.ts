@@ -2,35 +2,56 @@ import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { fetchServerInfo } from './api';
-import { IPreferences, IServerInfo, IToolInfo } from './tokens';
-import { FRONTEND_VERSION, versionsMatch } from './version';
+import { fetchModels, undoLastTurn } from './api';
+import { ChatSession } from './chatSession';
+import { ContextState } from './contextState';
+import { SessionList } from './sessionList';
+import * as errors from './handshake';
+import { handshake } from './handshake';
+import {
+  AGENT_MODES,
+  AgentMode,
+  ExportFormat,
+  IModelsOverview,
+  IPreferences,
+  IServerInfo,
+  ISessionRecord,
+  IToolInfo,
+  DEFAULT_PREFERENCES
+} from './tokens';
+import { FRONTEND_VERSION } from './version';
+import * as workspace from './workspace';
+import { loadWorkspace } from './workspace';
 
 /**
- * The state of the sidebar: the only caller of the server API.
+ * The state of the sidebar and the only caller of the server API.
  *
  * `connect()` performs the version handshake: the frontend refuses to talk to a server of another
  * release (a stale browser bundle or a half-upgraded install) and says so instead of failing later.
+ * Then it loads the models and the conversations, and reopens the last conversation.
  */
 export class AgentModel implements IDisposable {
   constructor(options: AgentModel.IOptions = {}) {
     this._serverSettings =
       options.serverSettings ?? ServerConnection.makeSettings();
     this.frontendVersion = options.frontendVersion ?? FRONTEND_VERSION;
+    this._retryDelays = options.retryDelays;
+    this._list = new SessionList(this._serverSettings);
+    this._store = options.store ?? null;
+    this.context.changed.connect(() => this._stateChanged.emit(), this);
   }
 
-  /**
-   * The version of this frontend, compared with the server's.
-   */
+  /** The version of this frontend, compared with the server's. */
   readonly frontendVersion: string;
+
+  /** What the user is looking at, attached to the next message. */
+  readonly context = new ContextState();
 
   get status(): AgentModel.Status {
     return this._status;
   }
 
-  /**
-   * The server's reply; set only in the `ready` status.
-   */
+  /** The server's reply; set only in the `ready` status. */
   get serverInfo(): IServerInfo | null {
     return this._serverInfo;
   }
@@ -39,9 +60,7 @@ export class AgentModel implements IDisposable {
     return this._serverInfo?.tools ?? [];
   }
 
-  /**
-   * Why the model is in the `error` status.
-   */
+  /** Why the model is in the `error` status. */
   get error(): AgentModel.ConnectionError | null {
     return this._error;
   }
@@ -55,11 +74,51 @@ export class AgentModel implements IDisposable {
     this._stateChanged.emit();
   }
 
-  /**
-   * Emitted whenever status, server info, error or preferences change.
-   */
+  /** The models the server offers (null until loaded). */
+  get models(): IModelsOverview | null {
+    return this._models;
+  }
+
+  /** The model picked for the next message ('' is the server's default). */
+  get selectedModel(): string {
+    return this._selectedModel;
+  }
+
+  set selectedModel(name: string) {
+    this._choose(() => (this._selectedModel = name));
+  }
+
+  get mode(): AgentMode {
+    return this._mode;
+  }
+
+  set mode(mode: AgentMode) {
+    this._choose(() => (this._mode = mode));
+  }
+
+  /** Every conversation, most recently updated first. */
+  get sessions(): readonly ISessionRecord[] {
+    return this._list.records;
+  }
+
+  /** The conversation shown in the chat; null before the first message of a new chat. */
+  get activeSession(): ChatSession | null {
+    return this._active;
+  }
+
+  /** The last failure of a user action (send, rename, ...), shown until the next action. */
+  get actionError(): string | null {
+    return this._actionError;
+  }
+
+  /** Emitted whenever anything above changes. */
   get stateChanged(): ISignal<this, void> {
     return this._stateChanged;
+  }
+
+  /** Emitted when another conversation becomes the active one. */
+  get activeSessionChanged(): ISignal<this, ChatSession | null> {
+    return this._activeSessionChanged;
   }
 
   get isDisposed(): boolean {
@@ -67,7 +126,7 @@ export class AgentModel implements IDisposable {
   }
 
   /**
-   * Ask the server who it is and check that it is the same release as this frontend.
+   * Ask the server who it is, check that it is the same release, then load models and conversations.
    *
    * Never throws: a failure puts the model in the `error` status.
    */
@@ -75,28 +134,116 @@ export class AgentModel implements IDisposable {
     const attempt = ++this._attempt;
     this._setState('connecting', null, null);
 
-    let serverInfo: IServerInfo;
-    try {
-      serverInfo = await fetchServerInfo(this._serverSettings);
-    } catch (reason) {
-      if (attempt === this._attempt) {
-        this._setState('error', null, Private.unreachable(reason));
-      }
-      return;
-    }
+    const outcome = await handshake(this._serverSettings, this.frontendVersion);
     if (attempt !== this._attempt) {
       return; // a newer connect() superseded this one
     }
-
-    if (!versionsMatch(this.frontendVersion, serverInfo.version)) {
-      this._setState('error', null, {
-        kind: 'version-mismatch',
-        frontendVersion: this.frontendVersion,
-        serverVersion: serverInfo.version
-      });
+    if ('error' in outcome) {
+      this._setState('error', null, outcome.error);
       return;
     }
-    this._setState('ready', serverInfo, null);
+    this._setState('ready', outcome.serverInfo, null);
+    await this._loadWorkspace(attempt);
+  }
+
+  /** Reload the model list (after the administrator configured one). */
+  async refreshModels(): Promise<void> {
+    await this._guard(async () => {
+      this._models = await fetchModels(this._serverSettings);
+    });
+  }
+
+  async refreshSessions(): Promise<void> {
+    await this._guard(() => this._list.refresh());
+  }
+
+  /** Show a conversation (replayed from the server's log). */
+  selectSession(sessionId: string | null): void {
+    this._selections++;
+    if (this._active?.id === sessionId) {
+      return;
+    }
+    this._active?.dispose();
+    this._active = null;
+    const record = this._list.find(sessionId);
+    if (record) {
+      this._active = new ChatSession({
+        serverSettings: this._serverSettings,
+        record,
+        retryDelays: this._retryDelays
+      });
+      this._active.changed.connect(this._onSessionChanged, this);
+      this._active.open();
+    }
+    this._persist();
+    this._activeSessionChanged.emit(this._active);
+    this._stateChanged.emit();
+  }
+
+  /** Start a new chat: the conversation is created on the server when the first message is sent. */
+  newChat(): void {
+    this._actionError = null;
+    this.selectSession(null);
+  }
+
+  /**
+   * Send a message in the active conversation (creating it first for a new chat) with the
+   * context the user left attached, the mode and the picked model.
+   */
+  async send(content: string): Promise<boolean> {
+    const text = content.trim();
+    if (!text) {
+      return false;
+    }
+    return this._guard(async () => {
+      if (!this._active) {
+        const record = await this._list.create(this._selectedModel);
+        this.selectSession(record.id);
+      }
+      this.context.refresh();
+      const context = { ...this.context.attached(), mode: this._mode };
+      await this._active!.send(text, context, this._selectedModel || undefined);
+      this.context.reset();
+    });
+  }
+
+  /**
+   * Restore the files and cells the last turn of the open conversation changed; the conversation
+   * then shows what was restored. Returns whether the server did it.
+   */
+  async undoLastTurn(): Promise<boolean> {
+    const active = this._active;
+    if (!active) {
+      return false;
+    }
+    return this._guard(async () => {
+      await undoLastTurn(this._serverSettings, active.id);
+    });
+  }
+
+  async renameSession(sessionId: string, title: string): Promise<void> {
+    await this._guard(() => this._list.rename(sessionId, title));
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    await this._guard(async () => {
+      await this._list.remove(sessionId);
+      if (this._active?.id === sessionId) {
+        this.selectSession(null);
+      }
+    });
+  }
+
+  /** The conversation as a document (Markdown by default); null when the export failed. */
+  async exportSession(
+    sessionId: string,
+    format: ExportFormat = 'markdown'
+  ): Promise<string | null> {
+    let text: string | null = null;
+    await this._guard(async () => {
+      text = await this._list.export(sessionId, format);
+    });
+    return text;
   }
 
   dispose(): void {
@@ -104,7 +251,79 @@ export class AgentModel implements IDisposable {
       return;
     }
     this._isDisposed = true;
+    this._active?.dispose();
+    this._active = null;
+    this.context.dispose();
     Signal.clearData(this);
+  }
+
+  private async _loadWorkspace(attempt: number): Promise<void> {
+    // The user may pick a conversation, a model or a mode before the saved workspace loads
+    // (JupyterLab's state database waits for the workspace): their choice wins.
+    const selection = this._selections;
+    const choices = this._choices;
+    const [saved] = await Promise.all([
+      loadWorkspace(this._store),
+      this.refreshModels(),
+      this.refreshSessions()
+    ]);
+    if (attempt !== this._attempt || this._isDisposed) {
+      return;
+    }
+    if (saved && choices === this._choices) {
+      this._selectedModel = saved.model ?? '';
+      this._mode = AGENT_MODES.includes(saved.mode!) ? saved.mode! : 'default';
+    }
+    const names = (this._models?.models ?? []).map(model => model.name);
+    if (this._selectedModel && !names.includes(this._selectedModel)) {
+      this._selectedModel = '';
+    }
+    if (selection === this._selections) {
+      const restored = this._list.find(saved?.activeSessionId ?? null);
+      this.selectSession((restored ?? this._list.records[0])?.id ?? null);
+    }
+    this._stateChanged.emit();
+  }
+
+  private _onSessionChanged(session: ChatSession): void {
+    // Keep the list's title and status in step with what the open conversation announces.
+    const { title, running } = session.conversation;
+    this._list.patch(session.id, {
+      ...(title ? { title } : {}),
+      status: running ? 'running' : 'idle'
+    });
+    this._stateChanged.emit();
+  }
+
+  /** Run a user action; a failure becomes `actionError` instead of an exception. */
+  private async _guard(action: () => Promise<void>): Promise<boolean> {
+    this._actionError = null;
+    try {
+      await action();
+      return true;
+    } catch (reason) {
+      this._actionError = errors.describeFailure(reason);
+      return false;
+    } finally {
+      if (!this._isDisposed) {
+        this._stateChanged.emit();
+      }
+    }
+  }
+
+  private _choose(apply: () => void): void {
+    this._choices++;
+    apply();
+    this._persist();
+    this._stateChanged.emit();
+  }
+
+  private _persist(): void {
+    void this._store?.save({
+      activeSessionId: this._active?.id ?? null,
+      model: this._selectedModel,
+      mode: this._mode
+    });
   }
 
   private _setState(
@@ -119,71 +338,45 @@ export class AgentModel implements IDisposable {
   }
 
   private _serverSettings: ServerConnection.ISettings;
+  private _retryDelays: number[] | undefined;
+  private _store: AgentModel.IWorkspaceStore | null;
   private _status: AgentModel.Status = 'connecting';
   private _serverInfo: IServerInfo | null = null;
   private _error: AgentModel.ConnectionError | null = null;
   private _preferences: IPreferences = { ...AgentModel.defaultPreferences };
+  private _models: IModelsOverview | null = null;
+  private _selectedModel = '';
+  private _mode: AgentMode = 'default';
+  private _list: SessionList;
+  private _active: ChatSession | null = null;
+  private _actionError: string | null = null;
   private _attempt = 0;
+  private _selections = 0;
+  private _choices = 0;
   private _isDisposed = false;
   private _stateChanged = new Signal<this, void>(this);
+  private _activeSessionChanged = new Signal<this, ChatSession | null>(this);
 }
 
 export namespace AgentModel {
   export interface IOptions {
-    /**
-     * Defaults to `ServerConnection.makeSettings()`.
-     */
+    /** Defaults to `ServerConnection.makeSettings()`. */
     serverSettings?: ServerConnection.ISettings;
-    /**
-     * Defaults to the version in package.json; tests set it.
-     */
+    /** Defaults to the version in package.json; tests set it. */
     frontendVersion?: string;
+    /** Where the open conversation, model and mode are kept across reloads. */
+    store?: IWorkspaceStore;
+    /** Socket reconnection delays in milliseconds (tests shorten them). */
+    retryDelays?: number[];
   }
+
+  export type IWorkspaceStore = workspace.IWorkspaceStore;
 
   export type Status = 'connecting' | 'ready' | 'error';
 
-  /**
-   * The server answered, but it is another release than this frontend.
-   */
-  export interface IVersionMismatch {
-    kind: 'version-mismatch';
-    frontendVersion: string;
-    serverVersion: string;
-  }
+  export type IVersionMismatch = errors.IVersionMismatch;
+  export type IUnreachable = errors.IUnreachable;
+  export type ConnectionError = errors.ConnectionError;
 
-  /**
-   * The server could not be reached, refused the request, or answered nonsense.
-   */
-  export interface IUnreachable {
-    kind: 'unreachable';
-    /**
-     * The HTTP status when the server answered (404: the server extension is not enabled).
-     */
-    httpStatus?: number;
-    detail: string;
-  }
-
-  export type ConnectionError = IVersionMismatch | IUnreachable;
-
-  export const defaultPreferences: IPreferences = {
-    sendOnEnter: true,
-    showToolDetails: false,
-    autoScroll: true
-  };
-}
-
-namespace Private {
-  export function unreachable(reason: unknown): AgentModel.IUnreachable {
-    if (reason instanceof ServerConnection.ResponseError) {
-      return {
-        kind: 'unreachable',
-        httpStatus: reason.response.status,
-        detail: `${reason.response.status} ${reason.response.statusText}`.trim()
-      };
-    }
-    return {
-      kind: 'unreachable',
-      detail: reason instanceof Error ? reason.message : String(reason)
-    };
-  }
+  export const defaultPreferences: IPreferences = DEFAULT_PREFERENCES;
 }

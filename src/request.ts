@@ -19,6 +19,18 @@ export async function requestAPI<T>(
   serverSettings: ServerConnection.ISettings,
   init: RequestInit = {}
 ): Promise<T> {
+  const text = await requestText(endpoint, serverSettings, init);
+  return parseBody(text) as T;
+}
+
+/**
+ * Like {@link requestAPI}, for routes whose reply is not JSON (e.g. a Markdown export).
+ */
+export async function requestText(
+  endpoint: string,
+  serverSettings: ServerConnection.ISettings,
+  init: RequestInit = {}
+): Promise<string> {
   const url = URLExt.join(serverSettings.baseUrl, API_NAMESPACE, endpoint);
 
   let response: Response;
@@ -29,17 +41,24 @@ export async function requestAPI<T>(
   }
 
   const text = await response.text();
-  let body: any = text;
-  if (text.length > 0) {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // Not JSON (e.g. an HTML error page from a proxy): keep the text for the error message.
-    }
-  }
-
   if (!response.ok) {
-    throw new ServerConnection.ResponseError(response, body?.message || text);
+    const body = parseBody(text);
+    throw new ServerConnection.ResponseError(
+      response,
+      (body as any)?.message || text
+    );
   }
-  return body as T;
+  return text;
+}
+
+function parseBody(text: string): unknown {
+  if (text.length === 0) {
+    return text;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not JSON (e.g. an HTML error page from a proxy): keep the text for the error message.
+    return text;
+  }
 }

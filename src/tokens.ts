@@ -1,6 +1,10 @@
 /**
- * Wire types shared with the server (mirrors of `hdsp_agent/routes.py` replies) and command ids.
+ * Types shared with the server, mirrored one to one: the REST replies of `hdsp_agent/routes.py` here,
+ * the events of `hdsp_agent/events.py` in `events.ts` and the commands of `hdsp_agent/wire.py` in
+ * `wire.ts` (both re-exported); plus the frontend's command ids, client context and preferences.
  */
+
+import type { AgentEvent } from './events';
 
 /**
  * The URL namespace of every hdsp-agent route on the Jupyter server.
@@ -27,7 +31,13 @@ export const TRANSLATION_DOMAIN = 'hdsp_agent';
  */
 export namespace CommandIDs {
   export const open = 'hdsp-agent:open';
+  export const newChat = 'hdsp-agent:new-chat';
+  export const stop = 'hdsp-agent:stop';
+  export const insertCode = 'hdsp-agent:insert-code';
+  export const runCode = 'hdsp-agent:run-code';
 }
+
+// -- REST replies ------------------------------------------------------------------------------------
 
 /**
  * One tool as the server describes it (`GET /hdsp-agent/info`).
@@ -52,6 +62,112 @@ export interface IServerInfo {
 }
 
 /**
+ * A model the server is configured to use (never its key).
+ */
+export interface IModelInfo {
+  name: string;
+  model: string;
+  base_url: string | null;
+  context_window: number;
+  vision: boolean;
+}
+
+/**
+ * A local OpenAI-compatible server found on 127.0.0.1 while no model is configured.
+ */
+export interface IDiscoveredServer {
+  server: string;
+  base_url: string;
+  models: string[];
+}
+
+/**
+ * The reply of `GET /hdsp-agent/models`.
+ */
+export interface IModelsOverview {
+  configured: boolean;
+  models: IModelInfo[];
+  setup_help?: string;
+  discovered?: IDiscoveredServer[];
+}
+
+export type SessionStatus = 'idle' | 'running';
+
+/**
+ * A conversation as `GET /hdsp-agent/sessions` lists it (times in seconds since the epoch).
+ */
+export interface ISessionRecord {
+  id: string;
+  title: string;
+  created: number;
+  updated: number;
+  model: string;
+  status: SessionStatus;
+}
+
+/**
+ * The reply of `GET /hdsp-agent/sessions/{id}`.
+ */
+export interface ISessionDetail extends ISessionRecord {
+  last_seq: number;
+}
+
+export interface ISessionList {
+  sessions: ISessionRecord[];
+}
+
+/**
+ * The reply of `GET /hdsp-agent/sessions/{id}/events?since=N`.
+ */
+export interface IEventsPage {
+  events: AgentEvent[];
+  last_seq: number;
+}
+
+export type ExportFormat = 'markdown' | 'json';
+
+/**
+ * The reply of `POST /hdsp-agent/sessions/{id}/undo`: what was restored, one line each.
+ */
+export interface IUndoReply {
+  restored: string[];
+}
+
+export * from './events';
+export * from './wire';
+
+// -- The context the sidebar sends with a message -----------------------------------------------------
+
+/**
+ * How much the agent may do without asking (the server decides what each mode allows).
+ */
+export type AgentMode = 'default' | 'accept-edits' | 'read-only';
+
+export const AGENT_MODES: readonly AgentMode[] = [
+  'default',
+  'accept-edits',
+  'read-only'
+];
+
+export interface ICellContext {
+  id: string;
+  index: number;
+  source: string;
+}
+
+/**
+ * What the user is looking at, sent with every message; the server tools default to the active notebook.
+ */
+export interface IClientContext {
+  active_document?: { path: string };
+  selected_cells?: ICellContext[];
+  active_cell_id?: string;
+  mode?: AgentMode;
+}
+
+// -- Preferences ----------------------------------------------------------------------------------------
+
+/**
  * Per-user UI preferences (schema/plugin.json).
  */
 export interface IPreferences {
@@ -59,3 +175,9 @@ export interface IPreferences {
   showToolDetails: boolean;
   autoScroll: boolean;
 }
+
+export const DEFAULT_PREFERENCES: IPreferences = {
+  sendOnEnter: true,
+  showToolDetails: false,
+  autoScroll: true
+};

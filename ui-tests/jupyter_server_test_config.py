@@ -1,10 +1,12 @@
 """Configuration of the JupyterLab started by playwright.config.ts (never use it for real work).
 
-Port, token and root directory come from the command line; this adds what galata needs and a
-settings override that keeps the "Jupyter news" toast from covering the page.
+Port, token and root directory come from the command line; this adds what galata needs, a
+settings override that keeps the "Jupyter news" toast from covering the page, and points hdsp-agent at
+the scripted model server that playwright.config.ts starts (port in $HDSP_UI_MODEL_PORT).
 """
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -30,3 +32,11 @@ app_settings_dir = Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-app-settings-"))
     )
 )
 c.LabApp.app_settings_dir = str(app_settings_dir)
+
+# hdsp-agent talks to the scripted OpenAI-compatible server; each test loads its replies (POST /script).
+c.HdspAgentApp.base_url = f"http://127.0.0.1:{os.environ.get('HDSP_UI_MODEL_PORT', '18766')}/v1"
+c.HdspAgentApp.model = "scripted"
+c.HdspAgentApp.api_key = "scripted-key"
+c.HdspAgentApp.max_retries = 0
+c.HdspAgentApp.probe_local_models = False
+c.HdspAgentApp.store_path = str(Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-store-")) / "sessions.sqlite3")

@@ -4,6 +4,7 @@
  *
  * Environment:
  *   HDSP_UI_PORT        port of the JupyterLab started for the tests (default 18765)
+ *   HDSP_UI_MODEL_PORT  port of the scripted model server the lab talks to (default 18766)
  *   HDSP_UI_CHROMIUM    browser binary (default /usr/bin/chromium)
  */
 import { randomBytes } from 'crypto';
@@ -19,6 +20,7 @@ const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 // the workers inherit them through the environment.
 const env = process.env;
 env.HDSP_UI_PORT ??= '18765';
+env.HDSP_UI_MODEL_PORT ??= '18766';
 env.HDSP_UI_TOKEN ??= randomBytes(16).toString('hex');
 env.HDSP_UI_ROOT_DIR ??= mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-root-'));
 
@@ -54,22 +56,33 @@ export default defineConfig({
       ]
     }
   },
-  webServer: {
-    command: [
-      'jupyter lab',
-      '--config=jupyter_server_test_config.py',
-      '--no-browser',
-      '--allow-root',
-      '--ServerApp.ip=127.0.0.1',
-      `--ServerApp.port=${env.HDSP_UI_PORT}`,
-      '--ServerApp.port_retries=0',
-      `--IdentityProvider.token=${env.HDSP_UI_TOKEN}`,
-      `--ServerApp.root_dir=${env.HDSP_UI_ROOT_DIR}`
-    ].join(' '),
-    url: `${baseURL}/api`,
-    timeout: 120_000,
-    reuseExistingServer: false,
-    stdout: 'pipe',
-    stderr: 'pipe'
-  }
+  webServer: [
+    {
+      // The model: tests load their replies with POST /script (tests/scripted_model.py).
+      command: `python ../tests/scripted_model.py --port ${env.HDSP_UI_MODEL_PORT}`,
+      url: `http://127.0.0.1:${env.HDSP_UI_MODEL_PORT}/v1/models`,
+      timeout: 30_000,
+      reuseExistingServer: false,
+      stdout: 'pipe',
+      stderr: 'pipe'
+    },
+    {
+      command: [
+        'jupyter lab',
+        '--config=jupyter_server_test_config.py',
+        '--no-browser',
+        '--allow-root',
+        '--ServerApp.ip=127.0.0.1',
+        `--ServerApp.port=${env.HDSP_UI_PORT}`,
+        '--ServerApp.port_retries=0',
+        `--IdentityProvider.token=${env.HDSP_UI_TOKEN}`,
+        `--ServerApp.root_dir=${env.HDSP_UI_ROOT_DIR}`
+      ].join(' '),
+      url: `${baseURL}/api`,
+      timeout: 120_000,
+      reuseExistingServer: false,
+      stdout: 'pipe',
+      stderr: 'pipe'
+    }
+  ]
 });

@@ -1,147 +1,191 @@
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
 import { AgentModel } from '../model';
-import { IToolInfo } from '../tokens';
+import { ISessionRecord } from '../tokens';
+import { ApprovalQueue } from './ApprovalCard';
+import { Composer } from './Composer';
+import { ConversationList } from './ConversationList';
+import { askConversationTitle, confirmDeleteConversation } from './dialogs';
+import { useSignals } from './hooks';
+import { MessageList } from './MessageList';
+import { ServerInfo, ServerStatus } from './ServerStatus';
+import { SetupScreen } from './SetupScreen';
 
 export interface IChatViewProps {
   model: AgentModel;
+  commands: CommandRegistry;
+  rendermime: IRenderMimeRegistry;
   trans: TranslationBundle;
 }
 
 /**
- * The sidebar's content: connection status and tools for now; the chat arrives with the agent loop.
+ * The sidebar's content: conversations, the chat, approvals and the composer.
  */
-export function ChatView({ model, trans }: IChatViewProps): JSX.Element {
-  useModelState(model);
+export function ChatView(props: IChatViewProps): JSX.Element {
+  const { model, trans } = props;
+  const active = model.activeSession;
+  useSignals([model.stateChanged, active?.changed]);
+  const [showHistory, setShowHistory] = React.useState(false);
+
+  const conversation = active?.conversation ?? null;
+  const running = conversation?.running ?? false;
+  const stop = () => void active?.cancel().catch(() => undefined);
+  const title =
+    model.sessions.find(session => session.id === active?.id)?.title ?? '';
 
   return (
-    <div className="jp-hdsp-ChatPanel">
+    <div
+      className="jp-hdsp-ChatPanel"
+      onKeyDown={event => {
+        // Escape anywhere in the panel stops the turn (inputs that use Escape prevent this).
+        if (event.key === 'Escape' && running && !event.defaultPrevented) {
+          event.preventDefault();
+          stop();
+        }
+      }}
+    >
       <header className="jp-hdsp-ChatPanel-header">
         <h2 className="jp-hdsp-ChatPanel-title">{trans.__('hdsp-agent')}</h2>
-      </header>
-      <ConnectionStatus model={model} trans={trans} />
-      <textarea
-        className="jp-hdsp-ChatPanel-input"
-        disabled
-        placeholder={trans.__('Chat arrives with the agent loop')}
-        aria-label={trans.__('Message')}
-      />
-    </div>
-  );
-}
-
-function ConnectionStatus({ model, trans }: IChatViewProps): JSX.Element {
-  const { status, serverInfo, error } = model;
-
-  if (status === 'connecting') {
-    return (
-      <div className="jp-hdsp-Status" role="status">
-        {trans.__('Connecting to the hdsp-agent server…')}
-      </div>
-    );
-  }
-
-  if (status === 'error' && error) {
-    return (
-      <div className="jp-hdsp-Error" role="alert">
-        <p>{describeError(error, trans)}</p>
         <button
-          className="jp-mod-styled jp-mod-accept"
-          onClick={() => void model.connect()}
+          type="button"
+          className="jp-hdsp-HeaderButton"
+          aria-pressed={showHistory}
+          onClick={() => {
+            setShowHistory(!showHistory);
+            void model.refreshSessions();
+          }}
         >
-          {trans.__('Retry')}
+          {trans.__('History')}
         </button>
-      </div>
-    );
-  }
-
-  const tools = serverInfo?.tools ?? [];
-  return (
-    <div className="jp-hdsp-Status" role="status">
-      <p className="jp-hdsp-Status-line">
-        {trans._n(
-          'Connected to hdsp-agent server %2 · %1 tool',
-          'Connected to hdsp-agent server %2 · %1 tools',
-          tools.length,
-          serverInfo?.version ?? ''
-        )}
-      </p>
-      <ToolList
-        tools={tools}
-        showDetails={model.preferences.showToolDetails}
-        trans={trans}
-      />
-    </div>
-  );
-}
-
-function ToolList({
-  tools,
-  showDetails,
-  trans
-}: {
-  tools: IToolInfo[];
-  showDetails: boolean;
-  trans: TranslationBundle;
-}): JSX.Element {
-  return (
-    <ul className="jp-hdsp-ToolList" aria-label={trans.__('Tools')}>
-      {tools.map(tool => (
-        <li
-          key={tool.name}
-          className="jp-hdsp-ToolList-item"
-          title={tool.description}
+        <button
+          type="button"
+          className="jp-hdsp-HeaderButton"
+          onClick={() => {
+            setShowHistory(false);
+            model.newChat();
+          }}
         >
-          <code className="jp-hdsp-ToolList-name">{tool.name}</code>
-          {tool.read_only && (
-            <span className="jp-hdsp-ToolList-badge">
-              {trans.__('read-only')}
-            </span>
+          {trans.__('New chat')}
+        </button>
+      </header>
+      {title && <div className="jp-hdsp-ChatPanel-conversation">{title}</div>}
+      {model.status !== 'ready' || !model.serverInfo ? (
+        <ServerStatus model={model} trans={trans} />
+      ) : (
+        <>
+          {showHistory && (
+            <ConversationList
+              sessions={model.sessions}
+              activeId={active?.id ?? null}
+              trans={trans}
+              onSelect={id => {
+                model.selectSession(id);
+                setShowHistory(false);
+              }}
+              onRename={session => void rename(model, session, trans)}
+              onDelete={session => void remove(model, session, trans)}
+              onExport={session => void download(model, session)}
+            />
           )}
-          {showDetails && (
-            <div className="jp-hdsp-ToolList-description">
-              {tool.description}
+          {active && active.connection === 'reconnecting' && (
+            <div className="jp-hdsp-Reconnecting" role="status">
+              <span className="jp-hdsp-Spinner" aria-hidden="true" />
+              {trans.__('Connection lost. Reconnecting…')}
             </div>
           )}
-        </li>
-      ))}
-    </ul>
+          {model.models && !model.models.configured ? (
+            <SetupScreen
+              models={model.models}
+              trans={trans}
+              onRetry={() => void model.refreshModels()}
+            />
+          ) : (
+            <>
+              <MessageList
+                items={conversation?.items ?? []}
+                running={running}
+                rendermime={props.rendermime}
+                commands={props.commands}
+                trans={trans}
+                showToolDetails={model.preferences.showToolDetails}
+                autoScroll={model.preferences.autoScroll}
+              />
+              {model.actionError && (
+                <div className="jp-hdsp-Error" role="alert">
+                  {model.actionError}
+                </div>
+              )}
+              {active && (
+                <ApprovalQueue
+                  pending={conversation?.pendingApprovals ?? []}
+                  trans={trans}
+                  onApprove={(callId, scope) => active.approve(callId, scope)}
+                  onDeny={(callId, reason) => active.deny(callId, reason)}
+                />
+              )}
+              <Composer
+                model={model}
+                trans={trans}
+                running={running}
+                onStop={stop}
+              />
+            </>
+          )}
+          <ServerInfo
+            serverInfo={model.serverInfo}
+            showDetails={model.preferences.showToolDetails}
+            trans={trans}
+          />
+        </>
+      )}
+    </div>
   );
 }
 
-function describeError(
-  error: AgentModel.ConnectionError,
+async function rename(
+  model: AgentModel,
+  session: ISessionRecord,
   trans: TranslationBundle
-): string {
-  if (error.kind === 'version-mismatch') {
-    return trans.__(
-      'Version mismatch: frontend %1, server %2 — reinstall hdsp-agent and restart JupyterLab',
-      error.frontendVersion,
-      error.serverVersion
-    );
+): Promise<void> {
+  const title = await askConversationTitle(session.title, trans);
+  if (title) {
+    await model.renameSession(session.id, title);
   }
-  if (error.httpStatus === 404) {
-    return trans.__(
-      'The hdsp-agent server extension is not running (404). Check that `jupyter server extension list` shows hdsp_agent enabled, then restart JupyterLab.'
-    );
+}
+
+async function remove(
+  model: AgentModel,
+  session: ISessionRecord,
+  trans: TranslationBundle
+): Promise<void> {
+  if (await confirmDeleteConversation(session.title, trans)) {
+    await model.deleteSession(session.id);
   }
-  return trans.__('Cannot reach the hdsp-agent server: %1', error.detail);
 }
 
 /**
- * Re-render whenever the model's state changes.
+ * Save the conversation's Markdown export through the browser's download.
  */
-function useModelState(model: AgentModel): void {
-  const [, setVersion] = React.useState(0);
-  React.useEffect(() => {
-    const onChange = () => setVersion(version => version + 1);
-    model.stateChanged.connect(onChange);
-    return () => {
-      model.stateChanged.disconnect(onChange);
-    };
-  }, [model]);
+async function download(
+  model: AgentModel,
+  session: ISessionRecord
+): Promise<void> {
+  const text = await model.exportSession(session.id, 'markdown');
+  if (text === null) {
+    return;
+  }
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/markdown' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = `${session.title.replace(/[\\/:*?"<>|]+/g, '_') || 'conversation'}.md`;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
 }
 
 /**
@@ -150,15 +194,13 @@ function useModelState(model: AgentModel): void {
 export class ChatPanel extends ReactWidget {
   constructor(options: IChatViewProps) {
     super();
-    this._model = options.model;
-    this._trans = options.trans;
+    this._props = options;
     this.addClass('jp-hdsp-ChatPanel-widget');
   }
 
   protected render(): JSX.Element {
-    return <ChatView model={this._model} trans={this._trans} />;
+    return <ChatView {...this._props} />;
   }
 
-  private _model: AgentModel;
-  private _trans: TranslationBundle;
+  private _props: IChatViewProps;
 }

@@ -1,36 +1,32 @@
-import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
-import { Locator, TestInfo } from '@playwright/test';
+import { expect, test } from '@jupyterlab/galata';
+import { Locator } from '@playwright/test';
 
-const PANEL_ID = 'hdsp-agent-panel';
+import {
+  agentPanel,
+  failOnConsoleErrors,
+  PANEL_ID,
+  screenshot
+} from './helpers';
+
 const VERSION: string = require('../../package.json').version;
-
-function agentPanel(page: IJupyterLabPageFixture): Locator {
-  return page.locator(`#${PANEL_ID}`);
-}
 
 async function expectConnectedWithTools(panel: Locator): Promise<void> {
   await expect(panel).toBeVisible();
   await expect(
     panel.getByRole('heading', { name: 'hdsp-agent' })
   ).toBeVisible();
-  await expect(panel.getByRole('status')).toContainText(
+  const serverInfo = panel.locator('.jp-hdsp-ServerInfo summary');
+  await expect(serverInfo).toContainText(
     `Connected to hdsp-agent server ${VERSION} ·`
   );
+  await serverInfo.click();
   await expect(panel.getByText('ls', { exact: true })).toBeVisible();
   await expect(panel.getByRole('alert')).toHaveCount(0);
 }
 
-async function screenshot(
-  page: IJupyterLabPageFixture,
-  testInfo: TestInfo,
-  name: string
-): Promise<void> {
-  const path = testInfo.outputPath(name);
-  await page.screenshot({ path });
-  await testInfo.attach(name, { path, contentType: 'image/png' });
-}
-
 test.describe('hdsp-agent sidebar', () => {
+  failOnConsoleErrors();
+
   test('opens from its icon in the right sidebar and lists the server tools', async ({
     page
   }, testInfo) => {
@@ -60,5 +56,18 @@ test.describe('hdsp-agent sidebar', () => {
 
     await expectConnectedWithTools(agentPanel(page));
     await screenshot(page, testInfo, 'command-palette.png');
+  });
+
+  test('opens with Accel Shift A and focuses the message box', async ({
+    page
+  }, testInfo) => {
+    await expect(agentPanel(page)).toBeHidden();
+
+    await page.keyboard.press('Control+Shift+A');
+
+    const input = agentPanel(page).getByRole('textbox', { name: 'Message' });
+    await expect(input).toBeVisible();
+    await expect(input).toBeFocused();
+    await screenshot(page, testInfo, 'shortcut.png');
   });
 });

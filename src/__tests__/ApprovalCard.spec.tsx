@@ -1,0 +1,161 @@
+import { nullTranslator } from '@jupyterlab/translation';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import * as React from 'react';
+
+import { ApprovalQueue } from '../components/ApprovalCard';
+import { IToolCallState } from '../conversation';
+import { IApprovalRequest } from '../tokens';
+
+const trans = nullTranslator.load('hdsp_agent');
+
+function pending(
+  callId: string,
+  request: Partial<IApprovalRequest> = {}
+): IToolCallState {
+  const approval: IApprovalRequest = {
+    call_id: callId,
+    tool: 'run_cell',
+    arguments: { code: 'print(6*7)' },
+    reasons: ['needs approval: Kernel analysis.ipynb'],
+    preview: 'print(6*7)',
+    action_kind: 'Kernel',
+    action_target: 'analysis.ipynb',
+    ...request
+  };
+  return {
+    callId,
+    name: approval.tool,
+    status: 'awaiting_approval',
+    rawArguments: null,
+    arguments: approval.arguments,
+    content: null,
+    error: null,
+    details: null,
+    progress: null,
+    approval,
+    resolution: null,
+    startedAt: null,
+    finishedAt: null
+  };
+}
+
+function queue(calls: IToolCallState[]) {
+  const onApprove = jest.fn(async () => undefined);
+  const onDeny = jest.fn(async () => undefined);
+  render(
+    <ApprovalQueue
+      pending={calls}
+      onApprove={onApprove}
+      onDeny={onDeny}
+      trans={trans}
+    />
+  );
+  return { onApprove, onDeny };
+}
+
+describe('ApprovalQueue', () => {
+  it('shows the tool, what it acts on, why it asks and the code it would run', () => {
+    queue([pending('c1')]);
+
+    const dialog = screen.getByRole('dialog', { name: 'Allow run_cell?' });
+    expect(dialog.textContent).toContain('Kernel: analysis.ipynb');
+    expect(
+      screen.getByText('needs approval: Kernel analysis.ipynb')
+    ).toBeTruthy();
+    expect(screen.getByLabelText('Preview').textContent).toBe('print(6*7)');
+    expect(dialog.getAttribute('aria-describedby')).toBeTruthy();
+  });
+
+  it('shows a diff preview as a colored diff', () => {
+    queue([
+      pending('c1', {
+        tool: 'edit_existing_file',
+        preview: '--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n'
+      })
+    ]);
+    const preview = screen.getByLabelText('Preview');
+    expect(preview.querySelector('.jp-hdsp-Diff-remove')?.textContent).toBe(
+      '-a = 1'
+    );
+    expect(preview.querySelector('.jp-hdsp-Diff-add')?.textContent).toBe(
+      '+a = 2'
+    );
+  });
+
+  it.each([
+    ['Allow once', 'once'],
+    ['Allow for this chat', 'session'],
+    ['Always allow', 'always']
+  ])('"%s" approves with scope %s', async (label, scope) => {
+    const { onApprove } = queue([pending('c1')]);
+
+    fireEvent.click(screen.getByRole('button', { name: label }));
+
+    await waitFor(() => expect(onApprove).toHaveBeenCalledWith('c1', scope));
+  });
+
+  it('denies with the reason typed, on Enter', async () => {
+    const { onDeny, onApprove } = queue([pending('c1')]);
+
+    fireEvent.click(screen.getByRole('button', { name: 'Deny…' }));
+    const reason = screen.getByRole('textbox', { name: 'Reason for denying' });
+    expect(document.activeElement).toBe(reason);
+    fireEvent.change(reason, { target: { value: 'use the test notebook' } });
+    fireEvent.keyDown(reason, { key: 'Enter' });
+
+    await waitFor(() =>
+      expect(onDeny).toHaveBeenCalledWith('c1', 'use the test notebook')
+    );
+    expect(onApprove).not.toHaveBeenCalled();
+  });
+
+  it('denies without a reason, and Escape goes back to the choices', async () => {
+    const { onDeny } = queue([pending('c1')]);
+
+    fireEvent.click(screen.getByRole('button', { name: 'Deny…' }));
+    fireEvent.keyDown(
+      screen.getByRole('textbox', { name: 'Reason for denying' }),
+      {
+        key: 'Escape'
+      }
+    );
+    expect(screen.getByRole('button', { name: 'Allow once' })).toBeTruthy();
+
+    fireEvent.click(screen.getByRole('button', { name: 'Deny…' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Deny' }));
+    await waitFor(() => expect(onDeny).toHaveBeenCalledWith('c1', ''));
+  });
+
+  it('queues several approvals visibly, answering the oldest first', async () => {
+    const { onApprove } = queue([
+      pending('c1'),
+      pending('c2', { tool: 'run_terminal_command' }),
+      pending('c3', { tool: 'create_new_file' })
+    ]);
+
+    expect(screen.getAllByRole('dialog')).toHaveLength(1);
+    expect(screen.getByText('1 of 3')).toBeTruthy();
+    const waiting = screen.getByRole('list', { name: 'Approvals waiting' });
+    expect(waiting.textContent).toContain(
+      '2. run_terminal_command is waiting for approval'
+    );
+    expect(waiting.textContent).toContain(
+      '3. create_new_file is waiting for approval'
+    );
+
+    fireEvent.click(screen.getByRole('button', { name: 'Allow once' }));
+    await waitFor(() => expect(onApprove).toHaveBeenCalledWith('c1', 'once'));
+  });
+
+  it('renders nothing when nothing waits', () => {
+    const { container } = render(
+      <ApprovalQueue
+        pending={[]}
+        onApprove={jest.fn()}
+        onDeny={jest.fn()}
+        trans={trans}
+      />
+    );
+    expect(container.innerHTML).toBe('');
+  });
+});

@@ -1,0 +1,196 @@
+import { nullTranslator } from '@jupyterlab/translation';
+import { act, fireEvent, render, screen } from '@testing-library/react';
+import * as React from 'react';
+
+import { ToolCard, summarize } from '../components/ToolCard';
+import { IToolCallState } from '../conversation';
+import { ToolStatus } from '../tokens';
+
+const trans = nullTranslator.load('hdsp_agent');
+
+function call(fields: Partial<IToolCallState> = {}): IToolCallState {
+  return {
+    callId: 'c1',
+    name: 'edit_existing_file',
+    status: 'done',
+    rawArguments: '{"filepath": "src/app.py"}',
+    arguments: { filepath: 'src/app.py' },
+    content: 'Edited src/app.py',
+    error: null,
+    details: null,
+    progress: null,
+    approval: null,
+    resolution: null,
+    startedAt: 100,
+    finishedAt: 102.5,
+    ...fields
+  };
+}
+
+function card(state: IToolCallState, showDetails = false) {
+  return render(
+    <ToolCard call={state} trans={trans} showDetails={showDetails} />
+  );
+}
+
+describe('ToolCard', () => {
+  it.each<[ToolStatus, string, boolean]>([
+    ['generating', 'Preparing…', true],
+    ['generated', 'Ready', true],
+    ['awaiting_approval', 'Waiting for approval', true],
+    ['calling', 'Running…', true],
+    ['done', 'Done', false],
+    ['errored', 'Failed', false],
+    ['denied', 'Denied', false],
+    ['canceled', 'Canceled', false]
+  ])('shows %s as "%s" (spinner: %s)', (status, label, spinner) => {
+    const { container } = card(
+      call({ status, finishedAt: null, startedAt: null })
+    );
+
+    expect(screen.getByText(label)).toBeTruthy();
+    expect(
+      container.querySelector('.jp-hdsp-ToolCard')?.getAttribute('data-status')
+    ).toBe(status);
+    expect(!!container.querySelector('.jp-hdsp-Spinner')).toBe(spinner);
+  });
+
+  it('names the tool and what it works on, and how long it took', () => {
+    card(call());
+    expect(screen.getByText('edit_existing_file')).toBeTruthy();
+    expect(screen.getByText('src/app.py')).toBeTruthy();
+    expect(screen.getByText('2.5 s')).toBeTruthy();
+  });
+
+  it('ticks the elapsed time while running, preferring the tool progress', () => {
+    jest.useFakeTimers();
+    jest.setSystemTime(110_000);
+    const { rerender } = card(
+      call({ status: 'calling', startedAt: 105, finishedAt: null })
+    );
+    expect(screen.getByText('5.0 s')).toBeTruthy();
+    act(() => {
+      jest.advanceTimersByTime(2000);
+    });
+    expect(screen.getByText('7.0 s')).toBeTruthy();
+
+    rerender(
+      <ToolCard
+        call={call({
+          status: 'calling',
+          startedAt: 105,
+          finishedAt: null,
+          progress: { message: 'epoch 3/10', elapsed: 42 }
+        })}
+        trans={trans}
+        showDetails={false}
+      />
+    );
+    expect(screen.getByText('42 s')).toBeTruthy();
+    expect(screen.getByText('epoch 3/10')).toBeTruthy();
+    jest.useRealTimers();
+  });
+
+  it('folds the arguments and result away until opened', () => {
+    card(call());
+    const header = screen.getByRole('button', { expanded: false });
+    expect(screen.queryByText('Edited src/app.py')).toBeNull();
+
+    fireEvent.click(header);
+
+    expect(header.getAttribute('aria-expanded')).toBe('true');
+    expect(screen.getByText('Edited src/app.py')).toBeTruthy();
+    expect(screen.getByText(/"filepath": "src\/app.py"/)).toBeTruthy();
+  });
+
+  it('opens the details from the start when the preference says so', () => {
+    card(call(), true);
+    expect(screen.getByText('Edited src/app.py')).toBeTruthy();
+  });
+
+  it('colors the diff of an edit line by line', () => {
+    const diff =
+      '--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n';
+    const { container } = card(call({ details: { diff } }));
+
+    const lines = [...container.querySelectorAll('.jp-hdsp-Diff-line')].map(
+      line => [
+        line.className.replace('jp-hdsp-Diff-line jp-hdsp-Diff-', ''),
+        line.textContent
+      ]
+    );
+    expect(lines).toEqual([
+      ['file', '--- a/src/app.py'],
+      ['file', '+++ b/src/app.py'],
+      ['hunk', '@@ -1,2 +1,2 @@'],
+      ['context', ' x = 1'],
+      ['remove', '-y = 2'],
+      ['add', '+y = 3']
+    ]);
+  });
+
+  it('shows the images of cell outputs', () => {
+    card(
+      call({
+        name: 'run_cell',
+        details: {
+          images: [{ mime_type: 'image/png', base64: 'iVBORw0KGgo=' }]
+        }
+      })
+    );
+    const image = screen.getByRole('img') as HTMLImageElement;
+    expect(image.src).toBe('data:image/png;base64,iVBORw0KGgo=');
+  });
+
+  it('highlights an error with its suggestion', () => {
+    const { container } = card(
+      call({
+        status: 'errored',
+        error: {
+          code: 'E_FILE_NOT_FOUND',
+          message: 'src/ap.py does not exist',
+          suggestion: 'Did you mean src/app.py?'
+        }
+      })
+    );
+    const error = container.querySelector('.jp-hdsp-ToolCard-error');
+    expect(error?.textContent).toContain('E_FILE_NOT_FOUND');
+    expect(error?.textContent).toContain('src/ap.py does not exist');
+    expect(error?.textContent).toContain('Did you mean src/app.py?');
+  });
+
+  it("shows a denial with the user's reason", () => {
+    card(
+      call({
+        status: 'denied',
+        resolution: { approved: false, scope: 'once', reason: 'not on main' },
+        error: {
+          code: 'E_DENIED',
+          message: 'the user declined this call. Reason: not on main'
+        }
+      })
+    );
+    expect(screen.getByText('Denied: not on main')).toBeTruthy();
+  });
+
+  it('shows a policy denial with the server message', () => {
+    card(
+      call({
+        status: 'denied',
+        error: { code: 'E_DENIED', message: 'not allowed: destructive command' }
+      })
+    );
+    expect(screen.getByText('not allowed: destructive command')).toBeTruthy();
+  });
+});
+
+describe('summarize', () => {
+  it('picks the argument that says what the call is about', () => {
+    expect(summarize({ arguments: { command: 'git status\nls' } })).toBe(
+      'git status'
+    );
+    expect(summarize({ arguments: { code: 'x'.repeat(80) } })).toHaveLength(58);
+    expect(summarize({ arguments: { timeout: 3 } })).toBe('');
+    expect(summarize({ arguments: null })).toBe('');
+  });
+});

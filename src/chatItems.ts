@@ -1,0 +1,104 @@
+/**
+ * What the chat shows, item by item: the conversation's events folded for display.
+ */
+import {
+  ApprovalScope,
+  IApprovalRequest,
+  IClientContext,
+  IToolDetails,
+  IToolErrorInfo,
+  ToolStatus,
+  TurnEndReason
+} from './tokens';
+
+/**
+ * One tool call as the sidebar shows it, folded from its `tool.status`, `tool.progress` and
+ * `approval.*` events.
+ */
+export interface IToolCallState {
+  callId: string;
+  name: string;
+  status: ToolStatus;
+  rawArguments: string | null;
+  arguments: Record<string, unknown> | null;
+  content: string | null;
+  error: IToolErrorInfo | null;
+  details: IToolDetails | null;
+  progress: { message: string; elapsed: number | null } | null;
+  approval: IApprovalRequest | null;
+  resolution: {
+    approved: boolean;
+    scope: ApprovalScope;
+    reason: string | null;
+  } | null;
+  /**
+   * Server time (seconds) when the call started running, and when it ended.
+   */
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+export interface IUserItem {
+  kind: 'user';
+  key: string;
+  content: string;
+  context: IClientContext;
+}
+
+export interface IAssistantItem {
+  kind: 'assistant';
+  key: string;
+  text: string;
+  reasoning: string;
+  /**
+   * False while deltas are still streaming in.
+   */
+  complete: boolean;
+}
+
+export interface IToolItem {
+  kind: 'tool';
+  key: string;
+  call: IToolCallState;
+}
+
+export interface IErrorItem {
+  kind: 'error';
+  key: string;
+  code: string;
+  message: string;
+}
+
+/**
+ * The end of a turn that did not simply complete (stopped, failed, step limit, ...).
+ */
+export interface ITurnEndItem {
+  kind: 'turn-end';
+  key: string;
+  reason: TurnEndReason;
+  message: string | null;
+}
+
+/**
+ * A turn the user undid, with what was restored.
+ */
+export interface IUndoneItem {
+  kind: 'undone';
+  key: string;
+  restored: string[];
+}
+
+export type ChatItem =
+  | IUserItem
+  | IAssistantItem
+  | IToolItem
+  | IErrorItem
+  | ITurnEndItem
+  | IUndoneItem;
+
+export const TERMINAL_STATUSES: ReadonlySet<ToolStatus> = new Set([
+  'done',
+  'errored',
+  'denied',
+  'canceled'
+]);

@@ -1,0 +1,213 @@
+import { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+
+import { IToolCallState } from '../conversation';
+import { ApprovalScope } from '../tokens';
+import { DiffView, isUnifiedDiff } from './DiffView';
+
+export interface IApprovalQueueProps {
+  /**
+   * Calls waiting for the user, oldest first.
+   */
+  pending: IToolCallState[];
+  onApprove: (callId: string, scope: ApprovalScope) => Promise<void>;
+  onDeny: (callId: string, reason: string) => Promise<void>;
+  trans: TranslationBundle;
+}
+
+/**
+ * The approvals waiting for the user: the oldest one in full, the others listed below it.
+ */
+export function ApprovalQueue(props: IApprovalQueueProps): JSX.Element | null {
+  const { pending, trans } = props;
+  if (pending.length === 0) {
+    return null;
+  }
+  const [first, ...rest] = pending;
+  return (
+    <div className="jp-hdsp-ApprovalQueue">
+      <ApprovalCard
+        key={first.callId}
+        call={first}
+        position={1}
+        total={pending.length}
+        onApprove={scope => props.onApprove(first.callId, scope)}
+        onDeny={reason => props.onDeny(first.callId, reason)}
+        trans={trans}
+      />
+      {rest.length > 0 && (
+        <ul
+          className="jp-hdsp-ApprovalQueue-rest"
+          aria-label={trans.__('Approvals waiting')}
+        >
+          {rest.map((call, index) => (
+            <li key={call.callId}>
+              {trans.__('%1. %2 is waiting for approval', index + 2, call.name)}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export interface IApprovalCardProps {
+  call: IToolCallState;
+  position: number;
+  total: number;
+  onApprove: (scope: ApprovalScope) => Promise<void>;
+  onDeny: (reason: string) => Promise<void>;
+  trans: TranslationBundle;
+}
+
+/**
+ * What a tool call would do, why it needs the user, and the user's answer: allow once, for this
+ * conversation, always, or deny with an optional reason the model reads.
+ */
+export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
+  const { call, position, total, trans } = props;
+  const request = call.approval!;
+  const [denying, setDenying] = React.useState(false);
+  const [reason, setReason] = React.useState('');
+  const [busy, setBusy] = React.useState(false);
+  const titleId = `jp-hdsp-Approval-title-${call.callId}`;
+  const reasonsId = `jp-hdsp-Approval-reasons-${call.callId}`;
+
+  const answer = async (action: () => Promise<void>) => {
+    setBusy(true);
+    try {
+      await action();
+    } finally {
+      setBusy(false);
+    }
+  };
+  const deny = () => answer(() => props.onDeny(reason));
+
+  return (
+    <div
+      className="jp-hdsp-ApprovalCard"
+      role="dialog"
+      aria-modal="false"
+      aria-labelledby={titleId}
+      aria-describedby={reasonsId}
+      data-call-id={call.callId}
+    >
+      <div className="jp-hdsp-ApprovalCard-title" id={titleId}>
+        {trans.__('Allow %1?', request.tool)}
+        {total > 1 && (
+          <span className="jp-hdsp-ApprovalCard-count">
+            {trans.__('%1 of %2', position, total)}
+          </span>
+        )}
+      </div>
+      {request.action_target && (
+        <div className="jp-hdsp-ApprovalCard-target">
+          {request.action_kind ? `${request.action_kind}: ` : ''}
+          <code>{request.action_target}</code>
+        </div>
+      )}
+      <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
+        {request.reasons.map((text, index) => (
+          <li key={index}>{text}</li>
+        ))}
+      </ul>
+      {request.preview &&
+        (isUnifiedDiff(request.preview) ? (
+          <DiffView diff={request.preview} label={trans.__('Preview')} />
+        ) : (
+          <pre
+            className="jp-hdsp-ApprovalCard-preview"
+            aria-label={trans.__('Preview')}
+          >
+            {request.preview}
+          </pre>
+        ))}
+      <details className="jp-hdsp-ApprovalCard-arguments">
+        <summary>{trans.__('Arguments')}</summary>
+        <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
+      </details>
+      {denying ? (
+        <div className="jp-hdsp-ApprovalCard-deny">
+          <input
+            className="jp-mod-styled jp-hdsp-ApprovalCard-reason"
+            autoFocus
+            value={reason}
+            placeholder={trans.__('Why? (optional, the agent reads it)')}
+            aria-label={trans.__('Reason for denying')}
+            disabled={busy}
+            onChange={event => setReason(event.target.value)}
+            onKeyDown={event => {
+              if (event.key === 'Enter') {
+                event.preventDefault();
+                void deny();
+              } else if (event.key === 'Escape') {
+                event.preventDefault();
+                event.stopPropagation();
+                setDenying(false);
+              }
+            }}
+          />
+          <div className="jp-hdsp-ApprovalCard-buttons">
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-warn"
+              disabled={busy}
+              onClick={() => void deny()}
+            >
+              {trans.__('Deny')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-reject"
+              disabled={busy}
+              onClick={() => setDenying(false)}
+            >
+              {trans.__('Back')}
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div className="jp-hdsp-ApprovalCard-buttons">
+          <button
+            type="button"
+            className="jp-mod-styled jp-mod-accept"
+            disabled={busy}
+            onClick={() => void answer(() => props.onApprove('once'))}
+          >
+            {trans.__('Allow once')}
+          </button>
+          <button
+            type="button"
+            className="jp-mod-styled"
+            disabled={busy}
+            title={trans.__(
+              'Allow calls like this one until this conversation ends'
+            )}
+            onClick={() => void answer(() => props.onApprove('session'))}
+          >
+            {trans.__('Allow for this chat')}
+          </button>
+          <button
+            type="button"
+            className="jp-mod-styled"
+            disabled={busy}
+            title={trans.__(
+              'Allow calls like this one from now on (saved as a rule)'
+            )}
+            onClick={() => void answer(() => props.onApprove('always'))}
+          >
+            {trans.__('Always allow')}
+          </button>
+          <button
+            type="button"
+            className="jp-mod-styled jp-mod-warn"
+            disabled={busy}
+            onClick={() => setDenying(true)}
+          >
+            {trans.__('Deny…')}
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,108 @@
+import { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+
+import { AgentModel } from '../model';
+import { AGENT_MODES, AgentMode } from '../tokens';
+import { useSignals } from './hooks';
+
+/**
+ * The model picker and the mode switch.
+ */
+export function ComposerToolbar({
+  model,
+  trans
+}: {
+  model: AgentModel;
+  trans: TranslationBundle;
+}): JSX.Element {
+  useSignals([model.stateChanged]);
+  const models = model.models?.models ?? [];
+  return (
+    <div className="jp-hdsp-ComposerToolbar">
+      {models.length > 0 && (
+        <select
+          className="jp-hdsp-Select"
+          aria-label={trans.__('Model')}
+          title={trans.__('The model that answers the next message')}
+          value={model.selectedModel || models[0].name}
+          onChange={event => {
+            model.selectedModel = event.target.value;
+          }}
+        >
+          {models.map(info => (
+            <option key={info.name} value={info.name}>
+              {info.name}
+            </option>
+          ))}
+        </select>
+      )}
+      <select
+        className="jp-hdsp-Select"
+        aria-label={trans.__('Mode')}
+        title={modeDescription(model.mode, trans)}
+        value={model.mode}
+        onChange={event => {
+          model.mode = event.target.value as AgentMode;
+        }}
+      >
+        {AGENT_MODES.map(mode => (
+          <option key={mode} value={mode} title={modeDescription(mode, trans)}>
+            {modeLabel(mode, trans)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/**
+ * Undo the last turn of the open conversation (enabled once a turn has ended).
+ */
+export function UndoButton({
+  model,
+  trans
+}: {
+  model: AgentModel;
+  trans: TranslationBundle;
+}): JSX.Element {
+  useSignals([model.stateChanged]);
+  return (
+    <button
+      type="button"
+      className="jp-mod-styled jp-hdsp-Undo"
+      disabled={!model.activeSession?.conversation.canUndo}
+      title={trans.__(
+        'Undo the last turn: restore the files and cells it changed'
+      )}
+      onClick={() => void model.undoLastTurn()}
+    >
+      {trans.__('Undo')}
+    </button>
+  );
+}
+
+export function modeLabel(mode: AgentMode, trans: TranslationBundle): string {
+  switch (mode) {
+    case 'default':
+      return trans.__('Ask before changes');
+    case 'accept-edits':
+      return trans.__('Accept edits');
+    case 'read-only':
+      return trans.__('Read-only');
+  }
+}
+
+function modeDescription(mode: AgentMode, trans: TranslationBundle): string {
+  switch (mode) {
+    case 'default':
+      return trans.__(
+        'The agent asks before it changes files, cells or runs code'
+      );
+    case 'accept-edits':
+      return trans.__(
+        'File and cell edits are applied without asking; running code still asks'
+      );
+    case 'read-only':
+      return trans.__('The agent only reads: no edits, no code, no commands');
+  }
+}

@@ -1,0 +1,202 @@
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { TranslationBundle } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import * as React from 'react';
+
+import { ChatItem, IAssistantItem, ITurnEndItem } from '../conversation';
+import { Markdown } from './Markdown';
+import { ToolCard } from './ToolCard';
+
+export interface IMessageListProps {
+  items: readonly ChatItem[];
+  /**
+   * Whether a turn is running: a working indicator follows the last item.
+   */
+  running: boolean;
+  rendermime: IRenderMimeRegistry;
+  commands: CommandRegistry;
+  trans: TranslationBundle;
+  showToolDetails: boolean;
+  autoScroll: boolean;
+}
+
+/**
+ * The conversation: the user's messages, the agent's answers (streamed Markdown, thinking folded
+ * away), tool cards, errors and turns that ended early.
+ */
+export function MessageList(props: IMessageListProps): JSX.Element {
+  const { items, trans, autoScroll, running } = props;
+  const scroller = React.useRef<HTMLDivElement>(null);
+  const pinned = React.useRef(true);
+
+  // Follow the newest text only while the user has not scrolled up to read.
+  React.useLayoutEffect(() => {
+    const node = scroller.current;
+    if (node && autoScroll && pinned.current) {
+      node.scrollTop = node.scrollHeight;
+    }
+  });
+
+  return (
+    <div
+      ref={scroller}
+      className="jp-hdsp-MessageList"
+      role="log"
+      aria-live="polite"
+      aria-label={trans.__('Conversation')}
+      onScroll={() => {
+        const node = scroller.current;
+        if (node) {
+          pinned.current =
+            node.scrollHeight - node.scrollTop - node.clientHeight < 40;
+        }
+      }}
+    >
+      {items.length === 0 && (
+        <div className="jp-hdsp-MessageList-empty">
+          {trans.__(
+            'Ask about your notebook, or ask the agent to change it. The active notebook is attached to your message.'
+          )}
+        </div>
+      )}
+      {items.map(item => (
+        <Item
+          key={item.key}
+          item={item}
+          rendermime={props.rendermime}
+          commands={props.commands}
+          trans={trans}
+          showToolDetails={props.showToolDetails}
+        />
+      ))}
+      {running && (
+        <div className="jp-hdsp-Working" role="status">
+          <span className="jp-hdsp-Spinner" aria-hidden="true" />
+          {trans.__('Working…')}
+        </div>
+      )}
+    </div>
+  );
+}
+
+interface IItemProps {
+  item: ChatItem;
+  rendermime: IRenderMimeRegistry;
+  commands: CommandRegistry;
+  trans: TranslationBundle;
+  showToolDetails: boolean;
+}
+
+/**
+ * One entry; items are replaced, never mutated, so an unchanged one does not re-render.
+ */
+const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
+  const { item, trans } = props;
+  switch (item.kind) {
+    case 'user':
+      return (
+        <div className="jp-hdsp-Message jp-hdsp-Message-user">
+          <div className="jp-hdsp-Message-text">{item.content}</div>
+          {item.context.active_document && (
+            <div className="jp-hdsp-Message-context">
+              {item.context.active_document.path}
+            </div>
+          )}
+        </div>
+      );
+    case 'assistant':
+      return <AssistantMessage {...props} item={item} />;
+    case 'tool':
+      return (
+        <ToolCard
+          call={item.call}
+          trans={trans}
+          showDetails={props.showToolDetails}
+        />
+      );
+    case 'error':
+      return (
+        <div className="jp-hdsp-Notice jp-mod-error" role="alert">
+          <strong>{item.code}</strong>
+          <div className="jp-hdsp-Notice-message">{item.message}</div>
+        </div>
+      );
+    case 'turn-end':
+      return <TurnEnd item={item} trans={trans} />;
+    case 'undone':
+      return (
+        <div className="jp-hdsp-Notice jp-mod-undone" role="status">
+          {trans.__('Undid the last turn. Restored:')}
+          <ul className="jp-hdsp-Notice-list">
+            {item.restored.map((line, index) => (
+              <li key={index}>{line}</li>
+            ))}
+          </ul>
+        </div>
+      );
+  }
+});
+
+function AssistantMessage(
+  props: IItemProps & { item: IAssistantItem }
+): JSX.Element | null {
+  const { item, trans } = props;
+  if (!item.text && !item.reasoning) {
+    return null;
+  }
+  return (
+    <div
+      className="jp-hdsp-Message jp-hdsp-Message-assistant"
+      data-complete={item.complete}
+    >
+      {item.reasoning && (
+        <details className="jp-hdsp-Reasoning">
+          <summary>
+            {item.complete || item.text
+              ? trans.__('Thinking')
+              : trans.__('Thinking…')}
+          </summary>
+          <div className="jp-hdsp-Reasoning-text">{item.reasoning}</div>
+        </details>
+      )}
+      {item.text && (
+        <Markdown
+          source={item.text}
+          rendermime={props.rendermime}
+          commands={props.commands}
+          trans={trans}
+          streaming={!item.complete}
+        />
+      )}
+    </div>
+  );
+}
+
+function TurnEnd({
+  item,
+  trans
+}: {
+  item: ITurnEndItem;
+  trans: TranslationBundle;
+}): JSX.Element {
+  const labels: Record<ITurnEndItem['reason'], string> = {
+    completed: '',
+    canceled: trans.__('Stopped.'),
+    error: trans.__('The turn failed.'),
+    step_limit: trans.__('Stopped at the step limit.'),
+    repeated_call: trans.__('Stopped: the agent repeated the same call.'),
+    interrupted: trans.__('Interrupted (the server restarted).')
+  };
+  return (
+    <div
+      className={`jp-hdsp-Notice ${item.reason === 'error' ? 'jp-mod-error' : 'jp-mod-warning'}`}
+      data-reason={item.reason}
+      role="status"
+    >
+      {labels[item.reason]}
+      {item.message && item.reason !== 'canceled' && (
+        <div className="jp-hdsp-Notice-message">{item.message}</div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,325 @@
+import {
+  ChatItem,
+  IAssistantItem,
+  IToolCallState,
+  IToolItem,
+  TERMINAL_STATUSES
+} from './chatItems';
+import { AgentEvent, IToolStatusEvent, TurnEndReason } from './tokens';
+
+export * from './chatItems';
+
+/**
+ * A conversation folded from its event log: what the chat shows.
+ *
+ * Events are applied strictly in seq order, each once: a replay's duplicates are dropped, and an
+ * event that arrives ahead of a gap waits until the gap is filled (see `missingAfter`).
+ * Items are replaced, never mutated, so a component can compare them by identity.
+ */
+export class Conversation {
+  /**
+   * The seq of the last event applied.
+   */
+  get lastSeq(): number {
+    return this._lastSeq;
+  }
+
+  get items(): readonly ChatItem[] {
+    return this._items;
+  }
+
+  /**
+   * Whether a turn is running.
+   */
+  get running(): boolean {
+    return this._running;
+  }
+
+  /**
+   * Whether the last turn can be undone: it ended and was not undone yet (the server may still
+   * refuse, e.g. when the turn changed nothing or the server restarted since).
+   */
+  get canUndo(): boolean {
+    return (
+      !this._running &&
+      this._lastTurnId !== null &&
+      !this._undone.has(this._lastTurnId)
+    );
+  }
+
+  /**
+   * The title the server last announced (empty until a `session.updated`).
+   */
+  get title(): string {
+    return this._title;
+  }
+
+  /**
+   * Approval requests still waiting for the user, oldest first.
+   */
+  get pendingApprovals(): IToolCallState[] {
+    return this._items
+      .filter(
+        (item): item is IToolItem =>
+          item.kind === 'tool' &&
+          item.call.approval !== null &&
+          item.call.resolution === null &&
+          !TERMINAL_STATUSES.has(item.call.status)
+      )
+      .map(item => item.call);
+  }
+
+  /**
+   * When events are waiting behind a gap, the seq after which the log must be fetched again.
+   */
+  get missingAfter(): number | null {
+    return this._buffered.size > 0 ? this._lastSeq : null;
+  }
+
+  /**
+   * Take an event in. Returns the events applied because of it, in seq order: none for an event
+   * already seen or one held back behind a gap; the event and any held events it unblocked otherwise.
+   */
+  receive(event: AgentEvent): AgentEvent[] {
+    if (event.seq <= this._lastSeq || this._buffered.has(event.seq)) {
+      return [];
+    }
+    if (event.seq > this._lastSeq + 1) {
+      this._buffered.set(event.seq, event);
+      return [];
+    }
+    const applied = [event];
+    this._apply(event);
+    let next = this._buffered.get(this._lastSeq + 1);
+    while (next) {
+      this._buffered.delete(next.seq);
+      this._apply(next);
+      applied.push(next);
+      next = this._buffered.get(this._lastSeq + 1);
+    }
+    return applied;
+  }
+
+  /**
+   * Take several events in; returns the events applied, in seq order.
+   */
+  receiveAll(events: readonly AgentEvent[]): AgentEvent[] {
+    return events.flatMap(event => this.receive(event));
+  }
+
+  private _apply(event: AgentEvent): void {
+    this._lastSeq = event.seq;
+    switch (event.type) {
+      case 'message.user':
+        this._running = true;
+        this._lastTurnId = event.turn_id;
+        this._put({
+          kind: 'user',
+          key: `user-${event.turn_id}`,
+          content: event.content,
+          context: event.context ?? {}
+        });
+        break;
+      case 'turn.start':
+        this._running = true;
+        break;
+      case 'assistant.delta':
+        this._updateAssistant(event.message_id, item => ({
+          ...item,
+          text: event.kind === 'text' ? item.text + event.text : item.text,
+          reasoning:
+            event.kind === 'reasoning'
+              ? item.reasoning + event.text
+              : item.reasoning
+        }));
+        break;
+      case 'assistant.message':
+        this._updateAssistant(event.message_id, item => ({
+          ...item,
+          text: event.content,
+          reasoning: event.reasoning,
+          complete: true
+        }));
+        for (const call of event.tool_calls) {
+          this._updateCall(call.id, call.name, state =>
+            state.rawArguments === null
+              ? { ...state, rawArguments: call.arguments }
+              : state
+          );
+        }
+        break;
+      case 'tool.status':
+        this._updateCall(event.call_id, event.name, state =>
+          applyStatus(state, event)
+        );
+        break;
+      case 'tool.progress':
+        this._updateCall(event.call_id, null, state => ({
+          ...state,
+          progress: { message: event.message, elapsed: event.elapsed ?? null }
+        }));
+        break;
+      case 'approval.request':
+        this._updateCall(event.request.call_id, event.request.tool, state => ({
+          ...state,
+          approval: event.request,
+          arguments: state.arguments ?? event.request.arguments
+        }));
+        break;
+      case 'approval.resolved':
+        this._updateCall(event.call_id, null, state => ({
+          ...state,
+          resolution: {
+            approved: event.approved,
+            scope: event.scope,
+            reason: event.reason ?? null
+          }
+        }));
+        break;
+      case 'error':
+        this._put({
+          kind: 'error',
+          key: `error-${event.seq}`,
+          code: event.code,
+          message: event.message
+        });
+        break;
+      case 'turn.end':
+        this._endTurn(event.seq, event.ts, event.reason, event.message ?? null);
+        break;
+      case 'turn.undone':
+        this._undone.add(event.turn_id);
+        this._put({
+          kind: 'undone',
+          key: `undone-${event.seq}`,
+          restored: event.restored
+        });
+        break;
+      case 'session.updated':
+        this._title = event.title;
+        this._running = event.status === 'running';
+        break;
+    }
+  }
+
+  private _endTurn(
+    seq: number,
+    ts: number,
+    reason: TurnEndReason,
+    message: string | null
+  ): void {
+    this._running = false;
+    // Whatever was still streaming or waiting when the turn ended will not move anymore.
+    this._items = this._items.map(item => {
+      if (item.kind === 'assistant' && !item.complete) {
+        return { ...item, complete: true };
+      }
+      if (item.kind === 'tool' && !TERMINAL_STATUSES.has(item.call.status)) {
+        return {
+          ...item,
+          call: { ...item.call, status: 'canceled', finishedAt: ts }
+        };
+      }
+      return item;
+    });
+    if (reason !== 'completed') {
+      this._put({ kind: 'turn-end', key: `end-${seq}`, reason, message });
+    }
+  }
+
+  private _updateAssistant(
+    messageId: string,
+    update: (item: IAssistantItem) => IAssistantItem
+  ): void {
+    const key = `assistant-${messageId}`;
+    const current = this._find(key) as IAssistantItem | undefined;
+    this._put(
+      update(
+        current ?? {
+          kind: 'assistant',
+          key,
+          text: '',
+          reasoning: '',
+          complete: false
+        }
+      )
+    );
+  }
+
+  private _updateCall(
+    callId: string,
+    name: string | null,
+    update: (state: IToolCallState) => IToolCallState
+  ): void {
+    const key = `tool-${callId}`;
+    const current = this._find(key) as IToolItem | undefined;
+    const state = current?.call ?? newCall(callId, name ?? '');
+    this._put({ kind: 'tool', key, call: update(state) });
+  }
+
+  private _find(key: string): ChatItem | undefined {
+    const index = this._index.get(key);
+    return index === undefined ? undefined : this._items[index];
+  }
+
+  private _put(item: ChatItem): void {
+    const index = this._index.get(item.key);
+    const items = this._items.slice();
+    if (index === undefined) {
+      this._index.set(item.key, items.length);
+      items.push(item);
+    } else {
+      items[index] = item;
+    }
+    this._items = items;
+  }
+
+  private _lastSeq = 0;
+  private _items: ChatItem[] = [];
+  private _index = new Map<string, number>();
+  private _buffered = new Map<number, AgentEvent>();
+  private _running = false;
+  private _title = '';
+  private _lastTurnId: string | null = null;
+  private _undone = new Set<string>();
+}
+
+function newCall(callId: string, name: string): IToolCallState {
+  return {
+    callId,
+    name,
+    status: 'generating',
+    rawArguments: null,
+    arguments: null,
+    content: null,
+    error: null,
+    details: null,
+    progress: null,
+    approval: null,
+    resolution: null,
+    startedAt: null,
+    finishedAt: null
+  };
+}
+
+function applyStatus(
+  state: IToolCallState,
+  event: IToolStatusEvent
+): IToolCallState {
+  const terminal = TERMINAL_STATUSES.has(event.status);
+  return {
+    ...state,
+    name: event.name || state.name,
+    status: event.status,
+    rawArguments: event.raw_arguments ?? state.rawArguments,
+    arguments: event.arguments ?? state.arguments,
+    content: event.content ?? state.content,
+    error: event.error ?? state.error,
+    details: event.details ?? state.details,
+    startedAt:
+      event.status === 'calling'
+        ? (state.startedAt ?? event.ts)
+        : state.startedAt,
+    finishedAt: terminal ? event.ts : state.finishedAt
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * Events the server sends over a conversation's WebSocket: mirrors of `hdsp_agent/events.py`,
+ * discriminated by `type`, each with its place (`seq`) in the conversation's log.
+ */
+import type { IClientContext, SessionStatus } from './tokens';
+
+export type ToolStatus =
+  | 'generating'
+  | 'generated'
+  | 'awaiting_approval'
+  | 'calling'
+  | 'done'
+  | 'errored'
+  | 'denied'
+  | 'canceled';
+
+export type TurnEndReason =
+  | 'completed'
+  | 'canceled'
+  | 'error'
+  | 'step_limit'
+  | 'repeated_call'
+  | 'interrupted';
+
+export type ApprovalScope = 'once' | 'session' | 'always';
+
+export interface IToolErrorInfo {
+  code: string;
+  message: string;
+  suggestion?: string | null;
+}
+
+/**
+ * An image from a cell output (`details.images`).
+ */
+export interface IToolImage {
+  mime_type: string;
+  base64: string;
+}
+
+/**
+ * What a tool returns for the UI besides its text; tools add their own keys.
+ */
+export interface IToolDetails {
+  diff?: string;
+  images?: IToolImage[];
+  output_cut?: { cut_chars: number; total_chars: number };
+  path?: string;
+  [key: string]: unknown;
+}
+
+export interface IToolCallSummary {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * What the server asks the user before a call runs.
+ */
+export interface IApprovalRequest {
+  call_id: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  reasons: string[];
+  /**
+   * A unified diff for edits, the code for run_cell, the command for shell.
+   */
+  preview?: string | null;
+  action_kind?: string | null;
+  action_target?: string | null;
+}
+
+/**
+ * Every event carries its place in the session's log.
+ */
+export interface IEventEnvelope {
+  seq: number;
+  session_id: string;
+  ts: number;
+}
+
+export interface IUserMessageEvent extends IEventEnvelope {
+  type: 'message.user';
+  turn_id: string;
+  content: string;
+  context: IClientContext;
+}
+
+export interface ITurnStartEvent extends IEventEnvelope {
+  type: 'turn.start';
+  turn_id: string;
+  model: string;
+}
+
+export interface ITurnEndEvent extends IEventEnvelope {
+  type: 'turn.end';
+  turn_id: string;
+  reason: TurnEndReason;
+  message?: string | null;
+}
+
+export interface IAssistantDeltaEvent extends IEventEnvelope {
+  type: 'assistant.delta';
+  message_id: string;
+  kind: 'text' | 'reasoning';
+  text: string;
+}
+
+export interface IAssistantMessageEvent extends IEventEnvelope {
+  type: 'assistant.message';
+  message_id: string;
+  content: string;
+  reasoning: string;
+  tool_calls: IToolCallSummary[];
+}
+
+export interface IToolStatusEvent extends IEventEnvelope {
+  type: 'tool.status';
+  call_id: string;
+  name: string;
+  status: ToolStatus;
+  raw_arguments?: string | null;
+  arguments?: Record<string, unknown> | null;
+  content?: string | null;
+  error?: IToolErrorInfo | null;
+  details?: IToolDetails | null;
+}
+
+export interface IToolProgressEvent extends IEventEnvelope {
+  type: 'tool.progress';
+  call_id: string;
+  message: string;
+  elapsed?: number | null;
+}
+
+export interface IApprovalRequestEvent extends IEventEnvelope {
+  type: 'approval.request';
+  request: IApprovalRequest;
+}
+
+export interface IApprovalResolvedEvent extends IEventEnvelope {
+  type: 'approval.resolved';
+  call_id: string;
+  approved: boolean;
+  scope: ApprovalScope;
+  reason?: string | null;
+}
+
+/**
+ * The user undid a turn: the files and cells it changed were restored (one line each).
+ */
+export interface ITurnUndoneEvent extends IEventEnvelope {
+  type: 'turn.undone';
+  turn_id: string;
+  restored: string[];
+}
+
+export interface IErrorEvent extends IEventEnvelope {
+  type: 'error';
+  code: string;
+  message: string;
+}
+
+export interface ISessionUpdatedEvent extends IEventEnvelope {
+  type: 'session.updated';
+  title: string;
+  status: SessionStatus;
+}
+
+export type AgentEvent =
+  | IToolStatusEvent
+  | IToolProgressEvent
+  | IApprovalRequestEvent
+  | IApprovalResolvedEvent
+  | IUserMessageEvent
+  | ITurnStartEvent
+  | ITurnEndEvent
+  | IAssistantDeltaEvent
+  | IAssistantMessageEvent
+  | IErrorEvent
+  | ISessionUpdatedEvent
+  | ITurnUndoneEvent;

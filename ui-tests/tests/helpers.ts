@@ -1,0 +1,106 @@
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { APIRequestContext, Locator, Page, TestInfo } from '@playwright/test';
+
+export const PANEL_ID = 'hdsp-agent-panel';
+
+/**
+ * Fail the test on any console error or uncaught exception in the page.
+ */
+export function failOnConsoleErrors(): void {
+  const errors: string[] = [];
+  test.beforeEach(({ page }) => {
+    errors.length = 0;
+    page.on('console', message => {
+      if (message.type() === 'error') {
+        errors.push(message.text());
+      }
+    });
+    page.on('pageerror', error => errors.push(error.message));
+  });
+  test.afterEach(() => {
+    expect(errors).toEqual([]);
+  });
+}
+
+/**
+ * One reply of the scripted model (tests/scripted_model.py `reply_from_json`).
+ */
+export type ScriptedReply =
+  | { text: string; pieces?: number; delay?: number; reasoning?: string }
+  | { tool_calls: [string, string][]; pieces?: number }
+  | { error: number; message?: string };
+
+function modelUrl(path: string): string {
+  return `http://127.0.0.1:${process.env.HDSP_UI_MODEL_PORT}${path}`;
+}
+
+/**
+ * Replace the scripted model's queued replies: each test brings its own.
+ */
+export async function loadScript(
+  request: APIRequestContext,
+  replies: ScriptedReply[]
+): Promise<void> {
+  const response = await request.post(modelUrl('/script'), {
+    data: { replies }
+  });
+  expect(response.ok()).toBeTruthy();
+}
+
+/**
+ * The chat-completion requests the model received since the script was loaded.
+ */
+export async function modelRequests(
+  request: APIRequestContext
+): Promise<any[]> {
+  const response = await request.get(modelUrl('/requests'));
+  return (await response.json()).requests;
+}
+
+export function agentPanel(page: IJupyterLabPageFixture | Page): Locator {
+  return page.locator(`#${PANEL_ID}`);
+}
+
+/**
+ * Open the sidebar from its tab and wait until it is connected.
+ */
+export async function openPanel(
+  page: IJupyterLabPageFixture | Page
+): Promise<Locator> {
+  const panel = agentPanel(page);
+  if (!(await panel.isVisible())) {
+    await page
+      .locator(`.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="${PANEL_ID}"]`)
+      .click();
+  }
+  await expect(panel.locator('.jp-hdsp-Composer-input')).toBeVisible();
+  return panel;
+}
+
+/**
+ * Start a new chat and send a message with Enter.
+ */
+export async function sendInNewChat(
+  panel: Locator,
+  message: string,
+  labels = { newChat: 'New chat', message: 'Message' }
+): Promise<void> {
+  await panel.getByRole('button', { name: labels.newChat }).click();
+  await expect(panel.locator('.jp-hdsp-Message')).toHaveCount(0);
+  const input = panel.getByRole('textbox', { name: labels.message });
+  await input.fill(message);
+  await input.press('Enter');
+  await expect(panel.locator('.jp-hdsp-Message-user').last()).toContainText(
+    message
+  );
+}
+
+export async function screenshot(
+  page: IJupyterLabPageFixture | Page,
+  testInfo: TestInfo,
+  name: string
+): Promise<void> {
+  const path = testInfo.outputPath(name);
+  await page.screenshot({ path });
+  await testInfo.attach(name, { path, contentType: 'image/png' });
+}

@@ -1,0 +1,79 @@
+import { expect, test } from '@jupyterlab/galata';
+import { APIRequestContext } from '@playwright/test';
+
+import { loadScript, openPanel, screenshot, sendInNewChat } from './helpers';
+
+const LANGUAGE_SETTINGS =
+  '/lab/api/settings/@jupyterlab/translation-extension:plugin';
+
+async function setLanguage(
+  request: APIRequestContext,
+  locale: string | null
+): Promise<void> {
+  const raw = locale ? JSON.stringify({ locale }) : '{}';
+  const response = await request.put(LANGUAGE_SETTINGS, { data: { raw } });
+  expect(response.ok()).toBeTruthy();
+}
+
+test.describe('hdsp-agent in Korean', () => {
+  // JupyterLab switched to Korean (Settings > Language), as a user does: the language pack translates
+  // JupyterLab, hdsp-agent's own catalog (shipped in its Python package) translates the sidebar.
+  // galata's page helpers look for English labels, so this test drives a plain page. Keep this file
+  // last (files run in name order): jupyterlab_server keeps translating settings schemas into the last
+  // language asked for, which would turn later tests' menus Korean.
+  test.afterEach(async ({ request }) => {
+    await setLanguage(request, null);
+  });
+
+  test('shows the sidebar in Korean', async ({
+    context,
+    request,
+    baseURL
+  }, testInfo) => {
+    await setLanguage(request, 'ko_KR');
+    await loadScript(request, [
+      {
+        tool_calls: [
+          ['create_new_file', '{"filepath": "ko.txt", "contents": "x"}']
+        ]
+      }
+    ]);
+    const page = await context.newPage();
+    await page.goto(`${baseURL}/lab`);
+    await expect(
+      page.locator('#jp-MainMenu').getByText('파일', { exact: true })
+    ).toBeVisible({
+      timeout: 60_000
+    });
+    const panel = await openPanel(page);
+
+    await expect(panel.getByRole('button', { name: '새 대화' })).toBeVisible();
+    await expect(panel.getByRole('button', { name: '기록' })).toBeVisible();
+    const input = panel.getByRole('textbox', { name: '메시지' });
+    await expect(input).toHaveAttribute(
+      'placeholder',
+      /에이전트에게 물어보세요/
+    );
+
+    await sendInNewChat(panel, '파일을 만들어 줘', {
+      newChat: '새 대화',
+      message: '메시지'
+    });
+    const dialog = panel.getByRole('dialog', {
+      name: 'create_new_file 실행을 허용할까요?'
+    });
+    await expect(
+      dialog.getByRole('button', { name: '한 번 허용' })
+    ).toBeVisible();
+    await expect(panel.locator('.jp-hdsp-ToolCard-status')).toHaveText(
+      '승인 대기 중'
+    );
+    await screenshot(page, testInfo, 'korean.png');
+
+    await panel.getByRole('button', { name: '중지' }).click();
+    await expect(
+      panel.locator('.jp-hdsp-Notice[data-reason="canceled"]')
+    ).toHaveText('중지되었습니다.');
+    await page.close();
+  });
+});
