@@ -5,10 +5,14 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from scripted_model import ScriptedModel
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -56,3 +60,12 @@ def _no_external_network(monkeypatch: pytest.MonkeyPatch) -> None:
     # Model clients read these; a test must configure its scripted local model explicitly.
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+
+
+@pytest.fixture
+def scripted_model() -> Iterator[ScriptedModel]:
+    """A scripted model server with no replies yet; tests ``add`` what it should answer."""
+    from scripted_model import ScriptedModel
+
+    with ScriptedModel() as model:
+        yield model

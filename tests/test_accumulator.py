@@ -156,4 +156,4 @@ def test_random_rechunking_gives_the_same_message() -> None:
 def _random_split(value: str, rng: random.Random) -> list[str]:
     cuts = sorted(rng.sample(range(1, len(value)), k=min(len(value) - 1, rng.randint(0, 8))))
     bounds = [0, *cuts, len(value)]
-    return [value[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    return [value[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,6 @@ CN = Path(__file__).parent / "continue_cli" / "node_modules" / ".bin" / "cn"
 @pytest.fixture
 def jp_base_url() -> str:
     return "/"  # Continue's apiBase is a plain URL; keep it free of the default fixture's escaped characters
-
-
-@pytest.fixture
-def scripted_model() -> Iterator[ScriptedModel]:
-    with ScriptedModel() as model:
-        yield model
 
 
 @pytest.fixture

@@ -11,14 +11,13 @@ import base64
 import copy
 import json
 import os
-import struct
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
+from images import png_bytes
 from pydantic import BaseModel
 
 from hdsp_agent.events import ToolProgressEvent
@@ -31,24 +30,6 @@ from hdsp_agent.tools.jupyter.edits import apply_edit
 from hdsp_agent.tools.registry import ToolRegistry
 
 SESSION = "agent-session-1"
-
-
-def png_bytes(width: int, height: int) -> bytes:
-    """A real (tiny, red) PNG image."""
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-        )
-
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 class RecordingApprover:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,6 @@ import pytest
 import tornado.httpclient
 import tornado.websocket
 from scripted_model import ScriptedModel, text, tool_calls
-
-
-@pytest.fixture
-def scripted_model() -> Iterator[ScriptedModel]:
-    with ScriptedModel() as model:
-        yield model
 
 
 @pytest.fixture
