@@ -28,7 +28,6 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..tools.base import PermissionAction, PermissionKind, Tool, ToolContext
-from ..tools.registry import ToolFilter
 from .commands import analyze_command
 from .decision import PolicyDecision
 from .defaults import (
@@ -42,12 +41,10 @@ from .defaults import (
 )
 from .findings import Finding, allow, caution, deny, strictest
 from .grants import GrantStore, PermissionsFile, UserPermissions, default_permissions_path
+from .modes import MODES, PermissionMode, mode_filter  # re-exported: callers import them from here
 from .paths import inspect_path, resolved_root
 from .rules import Rule, RuleError, Subject, SubjectKind, parse_rules
 from .urls import UrlAllowlist, check_url_syntax
-
-PermissionMode = Literal["default", "accept-edits", "read-only"]
-MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "read-only")
 
 
 @dataclass(frozen=True)
@@ -366,13 +363,6 @@ class RulePolicy:
                 }
             )
         return rows
-
-
-def mode_filter(mode: str) -> ToolFilter:
-    """A catalog filter (``AgentRuntime.catalog_filter``) for ``mode``: read-only offers only read tools."""
-    if mode == "read-only":
-        return lambda tool: is_read_tool(tool.name, tool.read_only)
-    return lambda tool: True
 
 
 def build_policy(
