@@ -27,6 +27,7 @@ from ..tools.executor import ToolExecutor
 from ..tools.jupyter import close_notebook_tools
 from ..tools.jupyter.headless import headless_jupyter
 from ..tools.registry import ToolRegistry
+from .mcp_servers import configured_manager
 
 NOBODY_TO_ASK = (
     "this call needs the user's approval, and `hdsp-agent mcp` (stdio) has no one to ask; "
@@ -108,12 +109,7 @@ async def serve_stdio(root: Path, config: HdspAgentConfig, approver: Approver) -
 
 
 def _manager(root: Path, config: HdspAgentConfig) -> McpManager:
-    return McpManager(
-        ToolRegistry(),
-        root_dir=root,
-        trait_servers=dict(config.mcp_servers),
-        denied=list(config.mcp_denied_servers),
-    )
+    return configured_manager(ToolRegistry(), root, config)
 
 
 async def _print_servers(root: Path, config: HdspAgentConfig) -> int:

@@ -1,4 +1,4 @@
-"""``hdsp-agent run -p PROMPT``: the same agent loop as the sidebar, headless.
+"""``hdsp-agent run -p PROMPT``: the same agent loop as the sidebar, headless (MCP servers included).
 
 Prints the reply as it streams (tool activity on stderr), or with ``--json`` every event as one JSON line — the
 same events the sidebar receives. Exit 0 when the turn completed, 1 otherwise.
@@ -25,6 +25,7 @@ from ..permissions.policy import build_policy
 from ..tools.base import ToolContext
 from ..tools.defaults import default_registry
 from .approvers import approver_for
+from .mcp_servers import mcp_servers
 
 
 def add_parser(commands: Any) -> None:
@@ -82,14 +83,17 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
         broker_factory=lambda emit: _DelegatingBroker(approver),
     )
     context = {"active_document": {"path": args.notebook}} if args.notebook else {}
-    with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
-        manager = SessionManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
-        session = manager.create(title=args.prompt[:60])
-        printer = _JsonPrinter() if args.json else _TextPrinter()
-        session.subscribe(printer)
-        session.send(args.prompt, context)
-        await session.wait()
-        await manager.shutdown()
+    async with mcp_servers(runtime.registry, root, config) as servers:
+        # As in the server: the servers start when the turn first builds its catalog.
+        runtime.refresh_tools = servers.refresh
+        with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
+            manager = SessionManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
+            session = manager.create(title=args.prompt[:60])
+            printer = _JsonPrinter() if args.json else _TextPrinter()
+            session.subscribe(printer)
+            session.send(args.prompt, context)
+            await session.wait()
+            await manager.shutdown()
     return 0 if printer.end_reason == "completed" else 1
 
 

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..config import load_cli_config
+from ..config import HdspAgentConfig, load_cli_config
 from ..permissions.policy import build_policy
 from ..tools.base import ToolCall, ToolContext, ToolResult
 from ..tools.defaults import default_registry
@@ -21,6 +21,7 @@ from ..tools.jupyter import close_notebook_tools
 from ..tools.jupyter.headless import headless_jupyter
 from ..tools.registry import ToolRegistry
 from .approvers import approver_for
+from .mcp_servers import mcp_servers
 
 
 def add_parser(commands: Any) -> None:
@@ -65,17 +66,23 @@ def list_tools(args: argparse.Namespace) -> int:
 
 
 async def _execute_with_jupyter(
-    executor: ToolExecutor, registry: ToolRegistry, call: ToolCall, root: Path, disabled: list[str]
+    executor: ToolExecutor, registry: ToolRegistry, call: ToolCall, root: Path, config: HdspAgentConfig
 ) -> ToolResult:
-    """One call with Jupyter's managers at hand (notebook tools); kernels it starts are shut down after."""
-    async with headless_jupyter(root) as jupyter:
+    """One call with Jupyter's managers (notebook tools) and the user's MCP servers (`server__tool`) at hand.
+
+    Kernels and MCP servers it starts are shut down after. The MCP servers are started only when the tool is
+    not one of ours, so calling a built-in tool starts no program.
+    """
+    async with headless_jupyter(root) as jupyter, mcp_servers(registry, root, config) as servers:
+        if registry.get(call.name) is None:
+            await servers.refresh()
         ctx = ToolContext(
             root_dir=root,
             kernel_manager=jupyter.kernel_manager,
             session_manager=jupyter.session_manager,
             contents_manager=jupyter.contents_manager,
         )
-        catalog = registry.catalog(ctx, disabled=disabled)
+        catalog = registry.catalog(ctx, disabled=config.disabled_tools)
         try:
             return await executor.execute(call, ctx, catalog)
         finally:
@@ -96,6 +103,6 @@ def call_tool(args: argparse.Namespace) -> int:
         settings=config.executor_settings(),
     )
     call = ToolCall(id=f"cli-{uuid.uuid4().hex[:12]}", name=args.name, arguments=args.arguments)
-    result = asyncio.run(_execute_with_jupyter(executor, registry, call, root, config.disabled_tools))
+    result = asyncio.run(_execute_with_jupyter(executor, registry, call, root, config))
     print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
     return 0 if result.ok else 1

@@ -111,6 +111,9 @@ async def serve_http() -> None:
 
 
 if __name__ == "__main__":
+    if os.environ.get("DEMO_PID_FILE"):  # lets a test check that the process is gone afterwards
+        with open(os.environ["DEMO_PID_FILE"], "a") as pid_file:
+            pid_file.write(f"{os.getpid()}\n")
     if sys.argv[1:] == ["http"]:
         asyncio.run(serve_http())
     else:
