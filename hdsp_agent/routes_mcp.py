@@ -49,15 +49,15 @@ class McpEndpointHandler(_AgentHandler):
 class McpServersHandler(_AgentHandler):
     """``GET /hdsp-agent/mcp/servers``: each server's state and tools.
 
-    The configuration files are read again (edits apply without a restart) and the servers connected, unless
-    ``?refresh=0`` asks for the state as it is.
+    The configuration files are read again (edits apply without a restart) and the servers connected (a
+    failed one tried again at once: someone asked), unless ``?refresh=0`` asks for the state as it is.
     """
 
     @tornado.web.authenticated
     async def get(self) -> None:
         if self.get_query_argument("refresh", "1") != "0":
             self.agent.mcp.manager.reload()
-            await self.agent.mcp.manager.refresh()
+            await self.agent.mcp.manager.refresh(retry_failed=True)
         self.write_json(self.agent.mcp.status())
 
 

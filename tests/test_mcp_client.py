@@ -238,6 +238,29 @@ async def test_a_server_that_cannot_start_is_reported_not_raised(managers: Manag
     assert not any(name.startswith(("broken__", "absent__")) for name in manager.registry.names())
 
 
+async def test_a_failed_server_waits_before_a_retry_unless_the_user_asks(
+    managers: Managers, tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready"
+    script = tmp_path / "late_server.py"
+    script.write_text(
+        "import os, runpy, sys\n"
+        f"if not os.path.exists({str(ready)!r}):\n"
+        "    sys.exit('not ready yet')\n"
+        f"runpy.run_path({str(DEMO[1])!r}, run_name='__main__')\n"
+    )
+    manager = managers({"late": {"command": sys.executable, "args": [str(script)]}}, retry_seconds=600)
+    await manager.refresh()
+    assert server_state(manager, "late")["state"] == "error"
+
+    ready.touch()
+    await manager.refresh()
+    assert server_state(manager, "late")["state"] == "error", "a turn does not wait on a failed server again"
+    await manager.refresh(retry_failed=True)
+    late = server_state(manager, "late")
+    assert late["state"] == "connected" and "late__echo" in late["tools"]
+
+
 async def test_a_turn_connects_lazily_and_calls_an_mcp_tool(tmp_path: Path) -> None:
     with ScriptedModel() as model:
         model.add(tool_calls(("demo__echo", '{"text": "from the model"}')), text("Echoed."))

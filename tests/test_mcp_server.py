@@ -204,9 +204,18 @@ async def test_servers_status_and_trusting_the_project_file(
     assert servers["demo"]["state"] == "connected"
     assert {"demo__echo", "demo__picture", "demo__crash"} <= set(servers["demo"]["tools"])
     assert servers["demo"]["auto_approve"] == ["echo"]
+    details = {tool["name"]: tool for tool in servers["demo"]["tool_details"]}
+    assert details["demo__echo"] == {
+        "name": "demo__echo",
+        "remote_name": "echo",
+        "description": "Repeat the text.",
+        "auto_approved": True,
+    }
+    assert details["demo__picture"]["auto_approved"] is False
     assert servers["off"]["state"] == "disabled"
     assert servers["banned"]["state"] == "denied"
     assert servers["proj"]["state"] == "untrusted", "an untrusted project file starts nothing"
+    assert servers["proj"]["launch"] == f"{sys.executable} {DEMO_SERVER}", "what trusting it would start"
     assert report["project"]["status"] == "untrusted"
     [declared_problem] = report["declared_tool_problems"]
     assert "no_such_module_for_hdsp" in declared_problem["message"], (

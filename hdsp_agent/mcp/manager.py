@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shlex
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -89,8 +90,14 @@ class McpManager:
 
     # -- refreshing ------------------------------------------------------------------------------------------
 
-    async def refresh(self) -> None:
-        """Connect and list where needed, so the registry holds every available server's current tools."""
+    async def refresh(self, *, retry_failed: bool = False) -> None:
+        """Connect and list where needed, so the registry holds every available server's current tools.
+
+        A server that failed is tried again only ``retry_seconds`` later (a turn must not wait on it each time),
+        unless ``retry_failed``: the user asked to look again (the sidebar's refresh).
+        """
+        if retry_failed:
+            self._failed_at.clear()
         await asyncio.gather(*(self._refresh(connection) for connection in list(self.connections.values())))
 
     async def _refresh(self, connection: McpConnection) -> None:
@@ -166,8 +173,25 @@ class McpManager:
 
     # -- reporting -------------------------------------------------------------------------------------------
 
+    def _tool_details(self, names: list[str]) -> list[dict[str, Any]]:
+        """What the sidebar shows of each tool: its name for us and for the server, and whether it asks."""
+        details: list[dict[str, Any]] = []
+        for name in names:
+            tool = self.registry.get(name)
+            if isinstance(tool, McpTool):
+                details.append(
+                    {
+                        "name": name,
+                        "remote_name": tool.remote_name,
+                        "description": tool.remote_description,
+                        "auto_approved": tool.auto_approved,
+                    }
+                )
+        return details
+
     def status(self) -> dict[str, Any]:
-        """Every configured server: connected / error (with why) / idle / disabled / denied, and its tools."""
+        """Every configured server: connected / error (with why) / idle / disabled / denied / untrusted, and its
+        tools (``tools``: our names; ``tool_details``: with the server's name and description of each)."""
         servers: list[dict[str, Any]] = []
         for spec in self.config.servers:
             connection = self.connections.get(spec.name)
@@ -182,6 +206,7 @@ class McpManager:
             else:
                 entry = connection.status()
                 entry["tools"] = sorted(self._registered.get(spec.name, set()))
+                entry["tool_details"] = self._tool_details(entry["tools"])
                 if self._skipped.get(spec.name):
                     entry["skipped_tools"] = self._skipped[spec.name]
             entry["auto_approve"] = sorted(spec.auto_approve)
@@ -204,6 +229,8 @@ class McpManager:
                     "transport": spec.transport,
                     "state": "untrusted",
                     "message": "in the project's .hdsp/mcp.json, not trusted yet (it can start programs)",
+                    # What trusting the file would start, for the user to judge before they do.
+                    "launch": spec.url or shlex.join([spec.command, *spec.args]),
                 }
             )
         project = self.config.project

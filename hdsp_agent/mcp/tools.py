@@ -31,6 +31,8 @@ class McpTool(SchemaTool):
 
     connection: McpConnection
     remote_name: str = ""
+    # The server's own description, without our suffix (for the status report).
+    remote_description: str = ""
     auto_approved: bool = False
     paging_hint = "ask the tool for less (a narrower query, a smaller page)"
 
@@ -67,6 +69,7 @@ def mcp_tool(connection: McpConnection, remote: types.Tool) -> McpTool:
         schema=dict(remote.input_schema),
         connection=connection,
         remote_name=remote.name,
+        remote_description=description,
         auto_approved=auto_approved,
     )
 
