@@ -19,11 +19,13 @@ from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
 from .routes import build_handlers
+from .routes_bridge import build_bridge_handlers
 from .routes_mcp import build_mcp_handlers
 from .routes_openai import build_openai_handlers
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
 from .tools.jupyter import close_notebook_tools
+from .tools.jupyter.live import LiveNotebooks
 from .tools.registry import ToolCatalog
 
 
@@ -34,6 +36,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     load_other_extensions = True
 
     def initialize_settings(self) -> None:
+        # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
+        self.live_notebooks = LiveNotebooks()
         self.registry = default_registry(self)
         self.policy = build_policy(self, self.root_dir)
         self.runtime = AgentRuntime(
@@ -60,6 +64,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_handlers())
         self.handlers.extend(build_openai_handlers())
         self.handlers.extend(build_mcp_handlers())
+        self.handlers.extend(build_bridge_handlers())
 
     def conversation_store_path(self) -> Path:
         if self.store_path:
@@ -78,6 +83,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             kernel_manager=self.serverapp.kernel_manager,
             session_manager=self.serverapp.session_manager,
             contents_manager=self.serverapp.contents_manager,
+            notebook_gateway=self.live_notebooks,
             logger=self.log,
             **overrides,
         )

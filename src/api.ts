@@ -161,12 +161,33 @@ export function sessionSocketUrl(
   serverSettings: ServerConnection.ISettings,
   sessionId: string
 ): string {
-  const url = URLExt.join(
-    serverSettings.wsUrl,
-    API_NAMESPACE,
-    sessionPath(sessionId),
-    'ws'
+  return withToken(
+    serverSettings,
+    URLExt.join(
+      serverSettings.wsUrl,
+      API_NAMESPACE,
+      sessionPath(sessionId),
+      'ws'
+    )
   );
+}
+
+/**
+ * The WebSocket URL of this tab's NotebookBridge (see notebookBridge.ts).
+ */
+export function notebookBridgeUrl(
+  serverSettings: ServerConnection.ISettings
+): string {
+  return withToken(
+    serverSettings,
+    URLExt.join(serverSettings.wsUrl, API_NAMESPACE, 'notebooks', 'ws')
+  );
+}
+
+function withToken(
+  serverSettings: ServerConnection.ISettings,
+  url: string
+): string {
   const token = serverSettings.token;
   if (serverSettings.appendToken && token) {
     return `${url}?token=${encodeURIComponent(token)}`;

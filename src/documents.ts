@@ -122,10 +122,10 @@ export async function insertCode(
 /**
  * Show the agent's changes to open documents.
  *
- * Until the server writes through the frontend's live notebook model, tools change files on disk.
- * When a tool that changes things finishes on a path open here with no unsaved edits, the document is
- * reloaded from disk so the user sees the change; a document with unsaved edits is left alone (its
- * save will then warn that the file changed on disk), so nothing the user typed is lost.
+ * Notebooks open here are changed live through the NotebookBridge (notebookBridge.ts), which leaves
+ * them with unsaved changes; other files are changed on disk. When a tool that changes things finishes
+ * on a path open here with no unsaved edits, the document is reloaded from disk so the user sees the
+ * change; a document with unsaved edits is left alone, so nothing the user typed is lost.
  */
 export function reloadChangedDocuments(
   model: AgentModel,

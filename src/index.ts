@@ -25,6 +25,9 @@ import { insertCode, reloadChangedDocuments, trackContext } from './documents';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notifyHiddenApprovals } from './approvalNotice';
 import { hdspAgentIcon } from './icons';
+import { notebookBridgeUrl } from './api';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { NotebookBridge } from './notebookBridge';
 import { stateDBWorkspaceStore } from './workspace';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { AgentModel } from './model';
@@ -178,6 +181,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
 
     void model.connect();
+
+    if (notebooks) {
+      // The agent's notebook tools change the notebooks open here, live, instead of their files.
+      const bridge = new NotebookBridge({
+        tracker: notebooks,
+        url: notebookBridgeUrl(app.serviceManager.serverSettings),
+        WebSocket: app.serviceManager.serverSettings.WebSocket
+      });
+      bridge.open();
+    }
   }
 };
 

@@ -12,7 +12,7 @@ import re
 from typing import Annotated, Any, Literal
 
 import nbformat
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from ..base import ToolError
 
@@ -53,11 +53,22 @@ class SetCellOutputs(BaseModel):
     cell_id: str
     outputs: list[dict[str, Any]]
     execution_count: int | None = None
+    # Still running: a live notebook shows the cell as executing ([*]); files ignore it.
+    running: bool = False
 
 
 NotebookEdit = Annotated[
     InsertCell | SetCellSource | DeleteCell | MoveCell | SetCellOutputs, Field(discriminator="op")
 ]
+
+
+_EDIT = TypeAdapter(NotebookEdit)
+
+
+def parse_edit(data: dict[str, Any]) -> BaseModel:
+    """An edit from its JSON form (as it travels to the NotebookBridge)."""
+    edit: BaseModel = _EDIT.validate_python(data)
+    return edit
 
 
 def new_cell(cell_type: str, source: str) -> nbformat.NotebookNode:

@@ -131,8 +131,12 @@ class RunCellTool(NotebookTool[RunCellArgs]):
         kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
         assert kernel_id is not None
         record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
+        stream = await self.runtime.show_live(ctx, record)
         self.runtime.executions.start(
-            record, ctx.kernel_manager, on_finish=partial(self.runtime.write_outputs, ctx), cancel=ctx.cancel
+            record,
+            ctx.kernel_manager,
+            on_finish=partial(self.runtime.write_outputs, ctx, stream=stream),
+            cancel=ctx.cancel,
         )
         finished = await record.wait(args.timeout, progress_reporter(ctx))
         index = cell_index(notebook, cell_id)

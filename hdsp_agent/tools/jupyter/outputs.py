@@ -71,7 +71,7 @@ class OutputCollector:
         self.outputs: list[nbformat.NotebookNode] = []
         self.execution_count: int | None = None
         self.started = False
-        self._on_change = on_change
+        self.on_change = on_change
         self._clear_pending = False
         # Unprocessed stream text per output index: a later chunk may overwrite a line the earlier one ended
         # with \r.
@@ -99,8 +99,8 @@ class OutputCollector:
             self._add(msg_type, content)
         else:
             return
-        if self._on_change is not None:
-            self._on_change()
+        if self.on_change is not None:
+            self.on_change()
 
     def latest_line(self) -> str:
         """The last non-empty line of text output, for progress reports."""

@@ -15,10 +15,18 @@ import nbformat
 from pydantic import BaseModel
 
 from ..base import ToolContext, ToolError
-from .document import E_NO_CONTENTS_MANAGER, FileNotebookGateway, NotebookGateway, PathLocks, ReadPurpose
+from .document import (
+    E_NO_CONTENTS_MANAGER,
+    FileNotebookGateway,
+    NotebookGateway,
+    NotebookSnapshot,
+    PathLocks,
+    ReadPurpose,
+)
 from .edits import SetCellOutputs, cell_index, cell_source
 from .executions import ExecutionRecord, ExecutionRegistry
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
+from .live_outputs import LiveOutputs
 from .undo import NotebookUndoStore, UndoEntry
 
 
@@ -67,12 +75,20 @@ class NotebookRuntime:
         return notebook
 
     async def change(
-        self, ctx: ToolContext, path: str, edit: BaseModel, description: str
+        self,
+        ctx: ToolContext,
+        path: str,
+        edit: BaseModel,
+        description: str,
+        prior: NotebookSnapshot | None = None,
     ) -> nbformat.NotebookNode:
-        """Apply ``edit``, after recording the notebook's exact prior state in the session's undo history."""
+        """Apply ``edit``, after recording the notebook's exact prior state in the session's undo history.
+
+        ``prior``: that state, taken earlier (a run's outputs were shown live before this final write).
+        """
         gateway = await self.gateway(ctx, path)
         async with self._change_locks(path):
-            snapshot = await gateway.snapshot(path)
+            snapshot = prior if prior is not None else await gateway.snapshot(path)
             notebook = await gateway.apply(path, edit)
         self.undo.record(
             UndoEntry(
@@ -100,16 +116,34 @@ class NotebookRuntime:
         cell = self.seen_cell(session_id, path, cell_id)
         return cell_source(cell) if cell is not None else None
 
-    async def write_outputs(self, ctx: ToolContext, record: ExecutionRecord) -> None:
+    async def show_live(self, ctx: ToolContext, record: ExecutionRecord) -> LiveOutputs | None:
+        """When the run's notebook is open in JupyterLab, show its outputs there as they come.
+
+        The notebook's state before the run is kept for undo first: the final write must not record the
+        partial outputs shown meanwhile as the prior state.
+        """
+        live = ctx.notebook_gateway
+        if record.cell_id is None or live is None or not await live.is_open(record.path):
+            return None
+        stream = LiveOutputs(live, record, prior=await live.snapshot(record.path))
+        stream.show()
+        return stream
+
+    async def write_outputs(
+        self, ctx: ToolContext, record: ExecutionRecord, stream: LiveOutputs | None = None
+    ) -> None:
         """Put a finished run's outputs and execution count into its cell."""
         if record.cell_id is None:
             return
+        if stream is not None:
+            stream.stop()
         edit = SetCellOutputs(
             cell_id=record.cell_id,
             outputs=[dict(output) for output in record.collector.outputs],
             execution_count=record.execution_count,
         )
-        await self.change(ctx, record.path, edit, f"outputs of cell {record.cell_id}")
+        prior = stream.prior if stream is not None else None
+        await self.change(ctx, record.path, edit, f"outputs of cell {record.cell_id}", prior=prior)
 
     # -- kernels ---------------------------------------------------------------------------------------------
 

@@ -1,0 +1,55 @@
+"""A running cell's outputs shown in the notebook open in JupyterLab while the kernel produces them.
+
+The kernel's messages come to the server (the run has its own kernel client); the browser only sees what the
+NotebookBridge is told. So the outputs collected so far are pushed to the live cell, at most every
+``PUSH_INTERVAL_SECONDS`` (a loop printing thousands of lines must not send thousands of notebook updates).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .document import NotebookSnapshot
+from .edits import SetCellOutputs
+from .executions import ExecutionRecord
+
+PUSH_INTERVAL_SECONDS = 0.1
+
+
+class LiveOutputs:
+    def __init__(self, live: Any, record: ExecutionRecord, prior: NotebookSnapshot) -> None:
+        self.live = live
+        self.record = record
+        # The notebook before the run, for undo.
+        self.prior = prior
+        self._scheduled: asyncio.TimerHandle | None = None
+        self._stopped = False
+        record.collector.on_change = self._changed
+
+    def show(self) -> None:
+        """Push the outputs so far (an empty list at the start clears the old ones, as JupyterLab does)."""
+        self._scheduled = None
+        if self._stopped or self.record.cell_id is None:
+            return
+        show = getattr(self.live, "show", None)
+        if show is None:  # a gateway without fire-and-forget updates: the final write shows the outputs
+            return
+        edit = SetCellOutputs(
+            cell_id=self.record.cell_id,
+            outputs=[dict(output) for output in self.record.collector.outputs],
+            execution_count=None,
+            running=True,
+        )
+        show(self.record.path, edit)
+
+    def stop(self) -> None:
+        self._stopped = True
+        self.record.collector.on_change = None
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+
+    def _changed(self) -> None:
+        if self._scheduled is None and not self._stopped:
+            self._scheduled = asyncio.get_running_loop().call_later(PUSH_INTERVAL_SECONDS, self.show)

@@ -1,0 +1,324 @@
+import { NotebookModel } from '@jupyterlab/notebook';
+import { Signal } from '@lumino/signaling';
+
+import { localPath, NotebookBridge } from '../notebookBridge';
+import { applyEdit } from '../notebookOps';
+import { FakeSocket } from './fakeSocket';
+
+/**
+ * A real notebook model (the shared Yjs document JupyterLab renders) in a panel-shaped holder; the
+ * tracker is the only stand-in, as the bridge needs nothing of it but lookup and its signal.
+ */
+function notebookWith(...sources: string[]): NotebookModel {
+  const model = new NotebookModel();
+  model.sharedModel.insertCells(
+    0,
+    sources.map((source, index) => ({
+      cell_type: 'code',
+      id: `c${index}`,
+      source,
+      metadata: {}
+    }))
+  );
+  return model;
+}
+
+class FakeTracker {
+  panels: any[] = [];
+  widgetAdded = new Signal<this, any>(this);
+  add(path: string, model: NotebookModel): any {
+    const panel = {
+      isDisposed: false,
+      disposed: new Signal<any, void>(this),
+      context: {
+        path,
+        model,
+        isReady: true,
+        ready: Promise.resolve(),
+        pathChanged: new Signal<any, string>(this)
+      }
+    };
+    this.panels.push(panel);
+    this.widgetAdded.emit(panel);
+    return panel;
+  }
+  forEach(fn: (panel: any) => void): void {
+    this.panels.forEach(fn);
+  }
+  find(fn: (panel: any) => boolean): any {
+    return this.panels.find(fn);
+  }
+}
+
+function sources(model: NotebookModel): string[] {
+  return model.sharedModel.cells.map(cell => cell.getSource());
+}
+
+describe('applyEdit on the shared notebook model', () => {
+  it('inserts, edits, moves and deletes cells by id', () => {
+    const model = notebookWith('a = 1', 'b = 2');
+    const notebook = model.sharedModel;
+
+    applyEdit(model, {
+      op: 'insert_cell',
+      index: -1,
+      cell: {
+        cell_type: 'code',
+        id: 'new',
+        source: 'c = 3',
+        metadata: {}
+      } as any
+    });
+    expect(sources(model)).toEqual(['a = 1', 'b = 2', 'c = 3']);
+    expect(notebook.cells[2].getId()).toBe('new');
+
+    applyEdit(model, {
+      op: 'set_cell_source',
+      cell_id: 'c0',
+      source: 'a = 10'
+    });
+    applyEdit(model, { op: 'move_cell', cell_id: 'new', to_index: 0 });
+    expect(sources(model)).toEqual(['c = 3', 'a = 10', 'b = 2']);
+
+    applyEdit(model, { op: 'delete_cell', cell_id: 'c1' });
+    expect(sources(model)).toEqual(['c = 3', 'a = 10']);
+  });
+
+  it('changes only the differing part of a source', () => {
+    const model = notebookWith('x = 1\ny = 2\nz = 3');
+    const cell = model.sharedModel.cells[0];
+    const changes: any[] = [];
+    cell.changed.connect((_, change) => changes.push(change.sourceChange));
+
+    applyEdit(model, {
+      op: 'set_cell_source',
+      cell_id: 'c0',
+      source: 'x = 1\ny = 20\nz = 3'
+    });
+
+    expect(cell.getSource()).toBe('x = 1\ny = 20\nz = 3');
+    // Retain the common start, insert one character: the rest of the text is untouched.
+    expect(changes).toEqual([[{ retain: 11 }, { insert: '0' }]]);
+  });
+
+  it('sets outputs, execution count and the running state of a code cell', () => {
+    const model = notebookWith('print(6*7)');
+    const output = { output_type: 'stream', name: 'stdout', text: '42\n' };
+
+    applyEdit(model, {
+      op: 'set_cell_outputs',
+      cell_id: 'c0',
+      outputs: [output as any],
+      execution_count: null,
+      running: true
+    });
+    const cell = model.sharedModel.cells[0] as any;
+    expect(cell.executionState).toBe('running');
+
+    applyEdit(model, {
+      op: 'set_cell_outputs',
+      cell_id: 'c0',
+      outputs: [output as any],
+      execution_count: 3
+    });
+    expect(cell.toJSON().outputs).toEqual([output]);
+    expect(cell.execution_count).toBe(3);
+    expect(cell.executionState).toBe('idle');
+  });
+
+  it('follows outputs that grow while the cell runs, and a clear_output', () => {
+    const model = notebookWith('for i in range(3): print(i)');
+    const stream = (text: string) => ({
+      output_type: 'stream',
+      name: 'stdout',
+      text
+    });
+    const image = {
+      output_type: 'display_data',
+      data: { 'text/plain': '<Figure>' },
+      metadata: {}
+    };
+    const steps: any[][] = [
+      [stream('0\n')],
+      [stream('0\n1\n')],
+      [stream('0\n1\n2\n'), image],
+      [stream('after clear\n')]
+    ];
+    for (const outputs of steps) {
+      applyEdit(model, {
+        op: 'set_cell_outputs',
+        cell_id: 'c0',
+        outputs,
+        execution_count: null,
+        running: true
+      });
+      expect((model.sharedModel.cells[0] as any).toJSON().outputs).toEqual(
+        outputs
+      );
+    }
+  });
+
+  it('names a missing cell with the error code the server uses', () => {
+    const model = notebookWith('a = 1');
+    expect(() =>
+      applyEdit(model, { op: 'delete_cell', cell_id: 'gone' })
+    ).toThrow(expect.objectContaining({ code: 'E_CELL_NOT_FOUND' }));
+  });
+});
+
+describe('NotebookBridge', () => {
+  const URL = 'ws://localhost:8888/hdsp-agent/notebooks/ws?token=t';
+  let tracker: FakeTracker;
+  let bridge: NotebookBridge;
+
+  beforeEach(() => {
+    FakeSocket.reset();
+    jest.useFakeTimers();
+    tracker = new FakeTracker();
+    bridge = new NotebookBridge({
+      tracker: tracker as any,
+      url: URL,
+      WebSocket: FakeSocket as unknown as typeof WebSocket,
+      retryDelays: [10]
+    });
+  });
+
+  afterEach(() => {
+    bridge.dispose();
+    jest.useRealTimers();
+  });
+
+  it('announces the open notebooks on connect and on every change', async () => {
+    tracker.add('RTC:work/a.ipynb', notebookWith('a'));
+    bridge.open();
+    const socket = FakeSocket.latest();
+    socket.accept();
+    expect(socket.sent).toEqual([{ type: 'open', paths: ['work/a.ipynb'] }]);
+
+    const second = tracker.add('b.ipynb', notebookWith('b'));
+    await Promise.resolve();
+    second.isDisposed = true;
+    tracker.panels.splice(1, 1);
+    second.disposed.emit();
+    jest.runOnlyPendingTimers();
+    expect(socket.sent.slice(1)).toEqual([
+      { type: 'open', paths: ['b.ipynb', 'work/a.ipynb'] },
+      { type: 'open', paths: ['work/a.ipynb'] }
+    ]);
+  });
+
+  it('answers reads with the live model and applies edits, keeping unsaved typing', () => {
+    const model = notebookWith('x = 1');
+    tracker.add('nb.ipynb', model);
+    bridge.open();
+    const socket = FakeSocket.latest();
+    socket.accept();
+    // The user types in the first cell and does not save.
+    model.sharedModel.cells[0].setSource('x = 1  # typed');
+
+    socket.deliver({
+      type: 'request',
+      id: 1,
+      method: 'read',
+      path: 'nb.ipynb'
+    });
+    socket.deliver({
+      type: 'request',
+      id: 2,
+      method: 'apply',
+      path: 'nb.ipynb',
+      edit: {
+        op: 'insert_cell',
+        index: 1,
+        cell: {
+          cell_type: 'code',
+          id: 'agent',
+          source: 'print(6*7)',
+          metadata: {}
+        }
+      }
+    });
+
+    const [read, applied] = socket.sent.slice(1);
+    expect(read.id).toBe(1);
+    expect(read.result.notebook.cells[0].source).toBe('x = 1  # typed');
+    expect(applied.id).toBe(2);
+    expect(applied.result.notebook.cells.map((c: any) => c.id)).toEqual([
+      'c0',
+      'agent'
+    ]);
+    expect(sources(model)).toEqual(['x = 1  # typed', 'print(6*7)']);
+  });
+
+  it('restores a snapshot and reports errors as codes', () => {
+    const model = notebookWith('x = 1');
+    tracker.add('nb.ipynb', model);
+    bridge.open();
+    const socket = FakeSocket.latest();
+    socket.accept();
+
+    const snapshot = bridge.handle({
+      type: 'request',
+      id: 1,
+      method: 'snapshot',
+      path: 'nb.ipynb'
+    });
+    applyEdit(model, { op: 'delete_cell', cell_id: 'c0' });
+    expect(sources(model)).toEqual([]);
+    bridge.handle({
+      type: 'request',
+      id: 2,
+      method: 'restore',
+      path: 'nb.ipynb',
+      notebook: snapshot.result!.notebook
+    });
+    expect(sources(model)).toEqual(['x = 1']);
+    expect(model.sharedModel.cells[0].getId()).toBe('c0');
+
+    const missing = bridge.handle({
+      type: 'request',
+      id: 3,
+      method: 'read',
+      path: 'other.ipynb'
+    });
+    expect(missing.error?.code).toBe('E_NOTEBOOK_BRIDGE');
+  });
+
+  it('sends nothing back for progress-only requests and reconnects after a drop', () => {
+    const model = notebookWith('print(1)');
+    tracker.add('nb.ipynb', model);
+    bridge.open();
+    const socket = FakeSocket.latest();
+    socket.accept();
+    socket.deliver({
+      type: 'request',
+      id: null,
+      method: 'apply',
+      path: 'nb.ipynb',
+      edit: {
+        op: 'set_cell_outputs',
+        cell_id: 'c0',
+        outputs: [],
+        execution_count: null,
+        running: true
+      }
+    });
+    expect(socket.sent).toHaveLength(1);
+
+    socket.drop();
+    jest.advanceTimersByTime(10);
+    const again = FakeSocket.latest();
+    expect(again).not.toBe(socket);
+    again.accept();
+    expect(again.sent).toEqual([{ type: 'open', paths: ['nb.ipynb'] }]);
+  });
+});
+
+describe('localPath', () => {
+  it('drops a drive prefix and leading slashes, as the server does', () => {
+    expect(localPath('RTC:dir/nb.ipynb')).toBe('dir/nb.ipynb');
+    expect(localPath('/nb.ipynb')).toBe('nb.ipynb');
+    expect(localPath('dir:x/nb.ipynb')).toBe('x/nb.ipynb');
+    expect(localPath('a/b:c.ipynb')).toBe('a/b:c.ipynb');
+  });
+});

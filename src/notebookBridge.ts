@@ -1,0 +1,241 @@
+import type * as nbformat from '@jupyterlab/nbformat';
+import type {
+  INotebookModel,
+  INotebookTracker,
+  NotebookPanel
+} from '@jupyterlab/notebook';
+import { IDisposable } from '@lumino/disposable';
+
+import { applyEdit, NotebookEdit, NotebookEditError } from './notebookOps';
+
+/**
+ * Lets the server's notebook tools change the notebooks open in this tab, instead of their files
+ * (hdsp_agent/tools/jupyter/live.py holds the server side and the protocol).
+ *
+ * The tab tells the server which notebooks it has open and answers its requests: read the notebook
+ * as the user sees it (unsaved edits included), apply an edit, take a snapshot, restore one. Edits go
+ * to the shared model, so they show at once, with or without real-time collaboration, and what the
+ * user typed elsewhere stays. Nothing is saved: saving stays the user's (or autosave's) decision.
+ */
+export class NotebookBridge implements IDisposable {
+  constructor(options: NotebookBridge.IOptions) {
+    this._tracker = options.tracker;
+    this._url = options.url;
+    this._WebSocket = options.WebSocket;
+    this._retryDelays = options.retryDelays ?? [500, 1000, 2000, 5000, 10000];
+    this._tracker.widgetAdded.connect(this._onWidgetAdded, this);
+    this._tracker.forEach(panel => this._onWidgetAdded(this._tracker, panel));
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /**
+   * The paths announced to the server: notebooks of this tab whose content has loaded.
+   */
+  get openPaths(): string[] {
+    const paths = new Set<string>();
+    this._tracker.forEach(panel => {
+      if (panel.context.isReady && !panel.isDisposed) {
+        paths.add(localPath(panel.context.path));
+      }
+    });
+    return [...paths].sort();
+  }
+
+  open(): void {
+    if (!this._socket && !this._disposed) {
+      this._connect();
+    }
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    window.clearTimeout(this._retryTimer);
+    this._tracker.widgetAdded.disconnect(this._onWidgetAdded, this);
+    const socket = this._socket;
+    this._socket = null;
+    socket?.close();
+  }
+
+  /**
+   * Answer one request from the server (public for tests).
+   */
+  handle(request: NotebookBridge.IRequest): NotebookBridge.IResponse {
+    try {
+      return { type: 'response', id: request.id, result: this._run(request) };
+    } catch (error) {
+      const code =
+        error instanceof NotebookEditError ? error.code : 'E_NOTEBOOK_BRIDGE';
+      const message = error instanceof Error ? error.message : String(error);
+      return { type: 'response', id: request.id, error: { code, message } };
+    }
+  }
+
+  private _run(request: NotebookBridge.IRequest): Record<string, unknown> {
+    const panel = this._panel(request.path);
+    const model = panel.context.model;
+    switch (request.method) {
+      case 'read':
+      case 'snapshot':
+        return { notebook: notebookJSON(model) };
+      case 'apply':
+        applyEdit(model, request.edit as NotebookEdit);
+        return { notebook: notebookJSON(model) };
+      case 'restore':
+        model.sharedModel.transact(() => {
+          model.fromJSON(request.notebook as nbformat.INotebookContent);
+        });
+        return {};
+    }
+    throw new NotebookEditError(
+      'E_NOTEBOOK_BRIDGE',
+      `unknown request ${String(request.method)}`
+    );
+  }
+
+  private _panel(path: string): NotebookPanel {
+    const panel = this._tracker.find(
+      candidate =>
+        !candidate.isDisposed &&
+        candidate.context.isReady &&
+        localPath(candidate.context.path) === localPath(path)
+    );
+    if (!panel) {
+      throw new NotebookEditError(
+        'E_NOTEBOOK_BRIDGE',
+        'the notebook is no longer open in this JupyterLab tab'
+      );
+    }
+    return panel;
+  }
+
+  private _onWidgetAdded(_: INotebookTracker, panel: NotebookPanel): void {
+    const announce = () => this._announce();
+    void panel.context.ready.then(announce, announce);
+    panel.context.pathChanged.connect(announce);
+    panel.disposed.connect(() => {
+      panel.context.pathChanged.disconnect(announce);
+      // The tracker forgets the panel after this signal: announce once it has.
+      window.setTimeout(announce, 0);
+    });
+  }
+
+  private _announce(): void {
+    const paths = this.openPaths;
+    const key = paths.join('\n');
+    const socket = this._socket;
+    if (
+      socket &&
+      socket.readyState === socket.OPEN &&
+      key !== this._announced
+    ) {
+      socket.send(JSON.stringify({ type: 'open', paths }));
+      this._announced = key;
+    }
+  }
+
+  private _connect(): void {
+    const socket = new this._WebSocket(this._url);
+    this._socket = socket;
+    socket.onopen = () => {
+      this._attempt = 0;
+      this._announced = null;
+      this._announce();
+    };
+    socket.onmessage = (message: MessageEvent) => {
+      let request: NotebookBridge.IRequest;
+      try {
+        request = JSON.parse(String(message.data));
+      } catch {
+        return;
+      }
+      if (request.type !== 'request') {
+        return;
+      }
+      const response = this.handle(request);
+      // Requests with no id only show progress (a running cell's outputs): nobody waits for them.
+      if (request.id !== null && socket.readyState === socket.OPEN) {
+        socket.send(JSON.stringify(response));
+      }
+    };
+    socket.onclose = () => {
+      if (this._socket !== socket || this._disposed) {
+        return;
+      }
+      this._socket = null;
+      const delay =
+        this._retryDelays[
+          Math.min(this._attempt, this._retryDelays.length - 1)
+        ];
+      this._attempt++;
+      this._retryTimer = window.setTimeout(() => this._connect(), delay);
+    };
+  }
+
+  private _tracker: INotebookTracker;
+  private _url: string;
+  private _WebSocket: typeof WebSocket;
+  private _retryDelays: number[];
+  private _socket: WebSocket | null = null;
+  private _attempt = 0;
+  private _retryTimer = 0;
+  private _announced: string | null = null;
+  private _disposed = false;
+}
+
+/**
+ * The notebook as nbformat 4.5 JSON, every cell with its id. The model leaves ids out of notebooks
+ * older than 4.5, but the shared model has them, and they are how the server addresses cells.
+ */
+function notebookJSON(model: INotebookModel): nbformat.INotebookContent {
+  const content = model.toJSON() as nbformat.INotebookContent;
+  const cells = model.sharedModel.cells;
+  content.cells.forEach((cell, index) => {
+    cell.id = cells[index]?.getId() ?? cell.id;
+  });
+  if (content.nbformat === 4 && content.nbformat_minor < 5) {
+    content.nbformat_minor = 5;
+  }
+  return content;
+}
+
+/**
+ * A path as the server knows it: without a drive prefix ("RTC:") or a leading slash.
+ */
+export function localPath(path: string): string {
+  const colon = path.indexOf(':');
+  if (colon > 0 && !path.slice(0, colon).includes('/')) {
+    path = path.slice(colon + 1);
+  }
+  return path.replace(/^\/+/, '');
+}
+
+export namespace NotebookBridge {
+  export interface IOptions {
+    tracker: INotebookTracker;
+    url: string;
+    WebSocket: typeof WebSocket;
+    retryDelays?: number[];
+  }
+
+  export interface IRequest {
+    type: 'request';
+    id: number | null;
+    method: 'read' | 'apply' | 'snapshot' | 'restore';
+    path: string;
+    edit?: unknown;
+    notebook?: unknown;
+  }
+
+  export interface IResponse {
+    type: 'response';
+    id: number | null;
+    result?: Record<string, unknown>;
+    error?: { code: string; message: string };
+  }
+}

@@ -1,0 +1,164 @@
+"""The live notebook route: ``/hdsp-agent/notebooks/ws`` and the notebook tools working through it.
+
+A real Jupyter server, real kernels, a real WebSocket. The browser tab at the other end is played by
+``BrowserTab``, which answers the server's requests the way the sidebar's NotebookBridge does, applying the
+edits with the same rules (``edits.apply_edit``; the TypeScript twin is tested in
+src/__tests__/notebookBridge.spec.ts and the two together in Chromium by ui-tests/tests/notebook.spec.ts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+import tornado.httpclient
+import tornado.websocket
+from test_notebook_tools import Agent, ok, write_notebook
+
+from hdsp_agent.tools.jupyter.edits import SetCellOutputs, apply_edit, parse_edit
+from hdsp_agent.tools.jupyter.live import E_NOTEBOOK_BRIDGE
+
+
+class BrowserTab:
+    """A JupyterLab tab with notebooks open: holds their live models and answers the bridge's requests."""
+
+    def __init__(self, ws: Any, notebooks: dict[str, nbformat.NotebookNode], *, answer: bool = True) -> None:
+        self.ws = ws
+        self.notebooks = notebooks
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self.task = asyncio.ensure_future(self._serve())
+
+    async def announce(self) -> None:
+        await self.ws.write_message(json.dumps({"type": "open", "paths": sorted(self.notebooks)}))
+        # The server handles messages in order: a round trip through it means the announcement landed.
+        await asyncio.sleep(0.05)
+
+    async def _serve(self) -> None:
+        while True:
+            message = await self.ws.read_message()
+            if message is None:
+                return
+            request = json.loads(message)
+            self.requests.append(request)
+            if not self.answer:
+                continue
+            reply = {"type": "response", "id": request["id"], "result": self._run(request)}
+            if request["id"] is not None:
+                await self.ws.write_message(json.dumps(reply))
+
+    def _run(self, request: dict[str, Any]) -> dict[str, Any]:
+        notebook = self.notebooks[request["path"]]
+        if request["method"] == "apply":
+            apply_edit(notebook, parse_edit(request["edit"]))
+        elif request["method"] == "restore":
+            self.notebooks[request["path"]] = nbformat.from_dict(request["notebook"])
+            return {}
+        return {"notebook": copy.deepcopy(notebook)}
+
+    def progress_outputs(self) -> list[list[str]]:
+        """The outputs texts of every progress-only update, in order."""
+        return [
+            ["".join(output.get("text", "")) for output in request["edit"]["outputs"]]
+            for request in self.requests
+            if request["id"] is None and request["edit"]["op"] == "set_cell_outputs"
+        ]
+
+    async def close(self) -> None:
+        self.ws.close()
+        await asyncio.wait({self.task}, timeout=5)
+
+
+async def open_tab(jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any) -> BrowserTab:
+    ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
+    tab = BrowserTab(ws, notebooks, **options)
+    await tab.announce()
+    return tab
+
+
+def live_agent(jp_serverapp: Any, root: Path) -> Agent:
+    return Agent(jp_serverapp, root, notebook_gateway=jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks)
+
+
+async def test_run_cell_changes_the_open_notebook_and_streams_its_outputs(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1")
+    on_disk = path.read_bytes()
+    live = nbformat.read(path, as_version=4)
+    live.cells[0].source = "x = 1  # typed, not saved"
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": live})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        code = "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.4)\nprint(6*7)"
+        result = ok(await agent.call("run_cell", path="nb.ipynb", code=code))
+        assert "42" in result.content
+
+        notebook = tab.notebooks["nb.ipynb"]
+        assert [cell.source for cell in notebook.cells] == ["x = 1  # typed, not saved", code]
+        ran = notebook.cells[1]
+        assert ran.execution_count == result.details["execution_count"]
+        assert "".join(ran.outputs[0].text) == "0\n1\n2\n42\n"
+        # While it ran, the tab was shown the outputs so far, growing, the cell marked running.
+        shown = tab.progress_outputs()
+        assert shown[0] == [], "the run starts by clearing the cell's outputs"
+        partial = [texts[0] for texts in shown if texts]
+        assert partial and all(text in "0\n1\n2\n42\n" for text in partial)
+        assert any(text.count("\n") < 4 for text in partial), "an output shown before the run finished"
+        assert all(r["edit"]["running"] for r in tab.requests if r["id"] is None)
+        assert path.read_bytes() == on_disk, "the open notebook changed, not its file"
+
+        # Undo takes the live notebook back to before the turn: no agent cell, the user's typing kept.
+        await agent.runtime.undo.undo_since(agent.ctx.session_id, 0)
+        assert [cell.source for cell in tab.notebooks["nb.ipynb"].cells] == ["x = 1  # typed, not saved"]
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+async def test_a_tab_that_closes_mid_request_is_a_clear_error_then_the_file_is_used(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1")
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": nbformat.read(path, as_version=4)}, answer=False)
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        call = asyncio.ensure_future(agent.call("read_notebook", path="nb.ipynb"))
+        while not tab.requests:
+            await asyncio.sleep(0.01)
+        await tab.close()
+        failed = await call
+        assert failed.error is not None and failed.error.code == E_NOTEBOOK_BRIDGE
+        assert "disconnected" in failed.error.message
+
+        # The tab is gone: the next call reads the file.
+        read = ok(await agent.call("read_notebook", path="nb.ipynb"))
+        assert "x = 1" in read.content and "live notebook" not in read.content
+    finally:
+        await agent.close()
+
+
+async def test_the_bridge_requires_jupyter_auth(
+    jp_serverapp: Any, http_server_client: Any, jp_http_port: int, jp_base_url: str
+) -> None:
+    # http_server_client: requesting it is what makes pytest-jupyter listen on jp_http_port.
+    url = f"ws://127.0.0.1:{jp_http_port}{jp_base_url}hdsp-agent/notebooks/ws"
+    with pytest.raises(tornado.httpclient.HTTPClientError) as refused:
+        await tornado.websocket.websocket_connect(url)
+    assert refused.value.code == 403
+
+
+async def test_a_progress_update_for_a_closed_tab_is_dropped(jp_serverapp: Any, jp_ws_fetch: Any) -> None:
+    live = jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": notebook})
+    assert await live.is_open("nb.ipynb")
+    await tab.close()
+    await asyncio.sleep(0.05)
+    assert not await live.is_open("nb.ipynb")
+    live.show("nb.ipynb", SetCellOutputs(cell_id=notebook.cells[0].id, outputs=[], running=True))
