@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -136,9 +135,3 @@ async def loop_overhead(workdir: Path) -> Figure:
         baseline_median,
         1.5,
     )
-
-
-async def run_core_figures() -> list[Figure]:
-    with tempfile.TemporaryDirectory(prefix="hdsp-bench-") as scratch:
-        workdir = Path(scratch)
-        return [await pipeline_overhead(workdir), await loop_overhead(workdir)]

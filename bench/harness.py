@@ -52,8 +52,13 @@ def clock() -> float:
     return time.perf_counter()
 
 
-def report(figures: list[Figure], out: Path) -> str:
-    out.write_text(json.dumps([figure.as_dict() for figure in figures], indent=2))
+def report(figures: list[Figure], out: Path, *, merge: bool = False) -> str:
+    """The table of ``figures``; writes them to ``out`` (if ``merge``, replacing only same-named figures)."""
+    rows = [figure.as_dict() for figure in figures]
+    if merge and out.exists():
+        fresh = {row["name"] for row in rows}
+        rows = [row for row in json.loads(out.read_text()) if row["name"] not in fresh] + rows
+    out.write_text(json.dumps(rows, indent=2))
     lines = [
         f"{'figure':<22} {'ours':>11} {'baseline':>11} {'ratio':>7} {'target':>7}  met",
         "-" * 68,

@@ -1,29 +1,62 @@
-"""``make bench``: every figure, ours against its baseline in the same run; writes bench/results.json."""
+"""``make bench``: every figure, ours against its baseline in the same run; writes bench/results.json.
+
+``bench/run.py glob edit`` runs only the named groups (for measuring one fix); their figures replace the
+same-named ones in results.json and the others are kept.
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from figures_core import run_core_figures
+from figures_core import loop_overhead, pipeline_overhead
 from figures_server import startup, stream_relay
 from figures_tools import edit_figures, run_cell_figures, search_figures
-from harness import report
+from harness import Figure, report
 
 
-async def main() -> int:
-    figures = await run_core_figures()
-    with tempfile.TemporaryDirectory(prefix="hdsp-bench-tools-") as scratch:
-        figures += await search_figures(Path(scratch))
-        figures += await edit_figures(Path(scratch))
-        figures += await run_cell_figures(Path(scratch))
-    figures.append(await stream_relay())
-    figures.append(startup())
-    print(report(figures, Path(__file__).parent / "results.json"))
+async def _startup(_: Path) -> list[Figure]:
+    return [startup()]
+
+
+async def _stream(_: Path) -> list[Figure]:
+    return [await stream_relay()]
+
+
+async def _one(make: Callable[[Path], Awaitable[Figure]], workdir: Path) -> list[Figure]:
+    return [await make(workdir)]
+
+
+GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
+    "pipeline": lambda workdir: _one(pipeline_overhead, workdir),
+    "loop": lambda workdir: _one(loop_overhead, workdir),
+    "search": search_figures,  # grep, glob, codebase query (one 20,000-file tree)
+    "edit": edit_figures,
+    "run_cell": run_cell_figures,
+    "stream": _stream,
+    "startup": _startup,
+}
+
+
+async def main(selected: list[str]) -> int:
+    figures: list[Figure] = []
+    for name in selected:
+        with tempfile.TemporaryDirectory(prefix=f"hdsp-bench-{name}-") as scratch:
+            figures += await GROUPS[name](Path(scratch))
+    print(report(figures, Path(__file__).parent / "results.json", merge=selected != list(GROUPS)))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "groups", nargs="*", metavar="group", help=f"any of {', '.join(GROUPS)} (default: all)"
+    )
+    args = parser.parse_args()
+    if unknown := set(args.groups) - set(GROUPS):
+        parser.error(f"unknown group(s): {', '.join(sorted(unknown))}")
+    sys.exit(asyncio.run(main(args.groups or list(GROUPS))))

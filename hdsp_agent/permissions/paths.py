@@ -5,6 +5,7 @@ Symlinks are resolved, so a link inside the root that points outside counts as o
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import stat
@@ -24,32 +25,47 @@ def resolved_root(root: Path) -> Path:
     return root.resolve()
 
 
-def resolve_in_root(root: Path, user_path: str, *, allow_outside: bool = False) -> Path:
+def resolve_in_root(
+    root: Path, user_path: str, *, allow_outside: bool = False, memo: dict[str, Path] | None = None
+) -> Path:
     """The absolute, symlink-resolved path for ``user_path`` (relative to ``root`` unless absolute).
 
     Raises ``ToolError`` when the path is malformed or lands outside the root. Read tools pass
     ``allow_outside=True``: for them, outside the root is the policy's question (ask), already answered by
-    then.
+    then. ``memo`` (a call's ``ToolContext.resolved_paths``) keeps the permission check's resolution, so the
+    tool's ``run`` uses the very path the policy judged instead of resolving it again.
     """
-    if "\x00" in user_path:
-        raise ToolError(E_PATH_INVALID, "the path contains a NUL byte", "Send a plain relative path.")
-    root_resolved = resolved_root(root)
-    candidate = Path(os.path.expanduser(user_path)) if user_path.startswith("~") else Path(user_path)
-    if not candidate.is_absolute():
-        candidate = root_resolved / candidate
-    try:
-        resolved = candidate.resolve()
-    except (OSError, RuntimeError) as error:  # a symlink loop raises RuntimeError before Python 3.13
-        raise ToolError(
-            E_PATH_INVALID, f"{user_path!r} cannot be resolved ({error})", "Check for a symlink loop."
-        ) from None
-    if not allow_outside and not is_inside(resolved, root_resolved):
+    resolved = memo.get(user_path) if memo is not None else None
+    if resolved is None:
+        resolved = _resolve(resolved_root(root), user_path)
+        if memo is not None:
+            memo[user_path] = resolved
+    if not allow_outside and not is_inside(resolved, resolved_root(root)):
         raise ToolError(
             E_PATH_OUTSIDE_ROOT,
             f"{user_path!r} is outside the working directory",
             "Use a path relative to the working directory (the project root).",
         )
     return resolved
+
+
+def _resolve(root_resolved: Path, user_path: str) -> Path:
+    if "\x00" in user_path:
+        raise ToolError(E_PATH_INVALID, "the path contains a NUL byte", "Send a plain relative path.")
+    given = os.path.expanduser(user_path) if user_path.startswith("~") else user_path
+    # os.path.realpath on strings is Path.resolve without its Path objects (half the cost: this runs twice for
+    # most tool calls); the stat after it is how Path.resolve notices a symlink loop, kept.
+    real = os.path.realpath(os.path.join(root_resolved, given))
+    try:
+        os.stat(real)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise ToolError(
+                E_PATH_INVALID, f"{user_path!r} cannot be resolved ({error})", "Check for a symlink loop."
+            ) from None
+    except ValueError as error:  # names the OS refuses
+        raise ToolError(E_PATH_INVALID, f"{user_path!r} cannot be resolved ({error})", "") from None
+    return Path(real)
 
 
 def is_inside(path: Path, root: Path) -> bool:
@@ -81,27 +97,31 @@ _SENSITIVE_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
 _SENSITIVE_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure")
 
 
-def is_sensitive(path: Path) -> bool:
-    name = path.name
+def is_sensitive(path: Path | str) -> bool:
+    # A string is split by hand: building a Path only to look at its parts cost more than the check itself.
+    parts = [part for part in path.split("/") if part] if isinstance(path, str) else path.parts
+    if not parts:
+        return False
+    name = parts[-1]
     if name.startswith(".env") and name != ".env.example":
         return True
     if name.startswith(("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")):
         return True
     if name in _SENSITIVE_NAMES or name.endswith(_SENSITIVE_SUFFIXES):
         return True
-    return any(part in _SENSITIVE_DIRS for part in path.parts[:-1])
+    return any(part in _SENSITIVE_DIRS for part in parts[:-1])
 
 
-def read_action(root: Path, user_path: str) -> PermissionAction | None:
+def read_action(root: Path, user_path: str, memo: dict[str, Path] | None = None) -> PermissionAction | None:
     """What a read of ``user_path`` needs from the policy: None for an ordinary file inside the root."""
     try:
-        resolved = resolve_in_root(root, user_path, allow_outside=True)
+        resolved = resolve_in_root(root, user_path, allow_outside=True, memo=memo)
     except ToolError:
         return None  # the tool itself reports the malformed path
     if not is_inside(resolved, resolved_root(root)):
         return PermissionAction(PermissionKind.FILE_READ, user_path, "outside the working directory")
     # The name as given counts too: a link called ``.env`` is treated like the file it pretends to be.
-    if is_sensitive(resolved) or is_sensitive(Path(user_path)):
+    if is_sensitive(resolved) or is_sensitive(user_path):
         return PermissionAction(PermissionKind.FILE_READ_SENSITIVE, user_path, "may contain secrets")
     return None
 
@@ -144,7 +164,7 @@ def inspect_path(root: Path, user_path: str, cwd: Path | None = None) -> PathFac
     except (OSError, RuntimeError, ValueError) as error:  # symlink loops, names the OS refuses
         return PathFacts(user_path, None, problem=f"the path cannot be resolved ({error})")
     inside = is_inside(resolved, root_resolved)
-    sensitive = is_sensitive(resolved) or is_sensitive(Path(user_path))
+    sensitive = is_sensitive(resolved) or is_sensitive(user_path)
     return PathFacts(user_path, resolved, inside, sensitive, inside and _in_git_dir(resolved, root_resolved))
 
 

@@ -7,7 +7,6 @@ holds only the shapes that pipeline and the tools agree on.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -186,11 +185,17 @@ class ToolContext:
     notebook_gateway: Any = None
     # What the sidebar sent with the message (active document, selected cells); tools read, never write it.
     client_context: dict[str, Any] = field(default_factory=dict)
+    # Paths resolved during this call (the permission check's, reused by ``run``): fresh for every call, None
+    # outside one, so no resolution outlives the call that judged it.
+    resolved_paths: dict[str, Path] | None = field(default=None, repr=False)
 
     def for_call(self, call_id: str) -> ToolContext:
-        # A shallow copy (not dataclasses.replace, which re-runs __init__): this runs for every tool call.
-        ctx = copy.copy(self)
+        # A shallow copy by hand (dataclasses.replace re-runs __init__, copy.copy goes through __reduce_ex__):
+        # this runs for every tool call.
+        ctx = object.__new__(type(self))
+        ctx.__dict__.update(self.__dict__)
         ctx.call_id = call_id
+        ctx.resolved_paths = {}
         return ctx
 
 

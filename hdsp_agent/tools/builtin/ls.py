@@ -38,10 +38,10 @@ class ListDirectoryTool(Tool[ListDirectoryArgs]):
     paging_hint = "list a subdirectory instead"
 
     def permission(self, args: ListDirectoryArgs, ctx: ToolContext) -> PermissionAction | None:
-        return read_action(ctx.root_dir, args.dirPath)
+        return read_action(ctx.root_dir, args.dirPath, ctx.resolved_paths)
 
     async def run(self, args: ListDirectoryArgs, ctx: ToolContext) -> str:
-        directory = resolve_in_root(ctx.root_dir, args.dirPath, allow_outside=True)
+        directory = resolve_in_root(ctx.root_dir, args.dirPath, allow_outside=True, memo=ctx.resolved_paths)
         if not directory.exists():
             raise ToolError(
                 "E_PATH_NOT_FOUND", f"{args.dirPath!r} does not exist", "List the parent directory."
