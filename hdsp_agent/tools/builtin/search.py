@@ -9,8 +9,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ...permissions.paths import display_path, read_action, resolve_in_root
+from ...permissions.paths import display_path, read_action, resolve_in_root, resolved_root
 from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .newest_files import newest_files
 from .ripgrep import BASE_ARGS, RG_ERROR, SECRET_EXCLUDES, RipgrepRun, glob_args, strip_dot_slash
 
 MAX_MATCHES = 100
@@ -73,11 +74,11 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
     paging_hint = "narrow the query, path or filePattern"
 
     def permission(self, args: GrepSearchArgs, ctx: ToolContext) -> PermissionAction | None:
-        return read_action(ctx.root_dir, args.path)
+        return read_action(ctx.root_dir, args.path, ctx.resolved_paths)
 
     async def run(self, args: GrepSearchArgs, ctx: ToolContext) -> ToolOutput:
-        root = ctx.root_dir.resolve()
-        target = _search_target(root, args.path)
+        root = resolved_root(ctx.root_dir)
+        target = _search_target(root, args.path, ctx.resolved_paths)
         rg_args = [*BASE_ARGS, "--sort", "path", "--max-filesize", "20M", *_case_flag(args.caseSensitive)]
         rg_args += glob_args(([args.filePattern] if args.filePattern else []) + list(SECRET_EXCLUDES))
         if args.outputMode == "content":
@@ -116,8 +117,8 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
         )
 
 
-def _search_target(root: Path, user_path: str) -> str:
-    resolved = resolve_in_root(root, user_path or ".", allow_outside=True)
+def _search_target(root: Path, user_path: str, memo: dict[str, Path] | None) -> str:
+    resolved = resolve_in_root(root, user_path or ".", allow_outside=True, memo=memo)
     if not resolved.exists():
         raise ToolError("E_PATH_NOT_FOUND", f"{user_path!r} does not exist", "Check the path with ls.")
     return display_path(resolved, root)
@@ -294,22 +295,15 @@ class FileGlobSearchTool(Tool[FileGlobSearchArgs]):
     paging_hint = "use a more specific pattern or path"
 
     def permission(self, args: FileGlobSearchArgs, ctx: ToolContext) -> PermissionAction | None:
-        return read_action(ctx.root_dir, args.path)
+        return read_action(ctx.root_dir, args.path, ctx.resolved_paths)
 
     async def run(self, args: FileGlobSearchArgs, ctx: ToolContext) -> ToolOutput:
-        root = ctx.root_dir.resolve()
-        target = _search_target(root, args.path)
+        root = resolved_root(ctx.root_dir)
+        target = _search_target(root, args.path, ctx.resolved_paths)
         pattern = strip_dot_slash(args.pattern.strip())
         # Globs are matched relative to rg's working directory, the root, whatever `path` is.
-        rg_args = [*BASE_ARGS, "--files", "--sortr", "modified", *glob_args([pattern, *_GLOB_EXCLUDES])]
-        shown: list[str] = []
-        total = 0
-        async with RipgrepRun([*rg_args, "--", target], root) as run:
-            async for line in run.lines():
-                total += 1
-                if len(shown) < MAX_GLOB_FILES:
-                    shown.append(strip_dot_slash(line.decode("utf-8", errors="replace").rstrip("\n")))
-            returncode, stderr = await run.finish()
+        listing = await newest_files(root, target, [pattern, *_GLOB_EXCLUDES], MAX_GLOB_FILES)
+        shown, total, returncode, stderr = listing.newest, listing.total, listing.returncode, listing.stderr
         if returncode == RG_ERROR and not total:
             raise ToolError(
                 "E_INVALID_GLOB",
