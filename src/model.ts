@@ -7,6 +7,7 @@ import { ChatSession } from './chatSession';
 import { ContextState } from './contextState';
 import { SessionList } from './sessionList';
 import * as errors from './handshake';
+import { McpServers } from './mcpServers';
 import { handshake } from './handshake';
 import {
   AGENT_MODES,
@@ -37,6 +38,7 @@ export class AgentModel implements IDisposable {
     this.frontendVersion = options.frontendVersion ?? FRONTEND_VERSION;
     this._retryDelays = options.retryDelays;
     this._list = new SessionList(this._serverSettings);
+    this.mcp = new McpServers(this._serverSettings);
     this._store = options.store ?? null;
     this.context.changed.connect(() => this._stateChanged.emit(), this);
   }
@@ -46,6 +48,9 @@ export class AgentModel implements IDisposable {
 
   /** What the user is looking at, attached to the next message. */
   readonly context = new ContextState();
+
+  /** The MCP servers the agent uses and their tools (loaded when the user opens their view). */
+  readonly mcp: McpServers;
 
   get status(): AgentModel.Status {
     return this._status;

@@ -11,6 +11,7 @@ import { Composer } from './Composer';
 import { ConversationList } from './ConversationList';
 import { askConversationTitle, confirmDeleteConversation } from './dialogs';
 import { useSignals } from './hooks';
+import { McpServersView } from './McpServersView';
 import { MessageList } from './MessageList';
 import { ServerInfo, ServerStatus } from './ServerStatus';
 import { SetupScreen } from './SetupScreen';
@@ -29,7 +30,11 @@ export function ChatView(props: IChatViewProps): JSX.Element {
   const { model, trans } = props;
   const active = model.activeSession;
   useSignals([model.stateChanged, active?.changed]);
-  const [showHistory, setShowHistory] = React.useState(false);
+  // One drawer at a time under the header: the conversations or the MCP servers.
+  const [drawer, setDrawer] = React.useState<'history' | 'mcp' | null>(null);
+  const showHistory = drawer === 'history';
+  const toggle = (which: 'history' | 'mcp') =>
+    setDrawer(drawer === which ? null : which);
 
   const conversation = active?.conversation ?? null;
   const running = conversation?.running ?? false;
@@ -55,7 +60,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
           className="jp-hdsp-HeaderButton"
           aria-pressed={showHistory}
           onClick={() => {
-            setShowHistory(!showHistory);
+            toggle('history');
             void model.refreshSessions();
           }}
         >
@@ -64,8 +69,17 @@ export function ChatView(props: IChatViewProps): JSX.Element {
         <button
           type="button"
           className="jp-hdsp-HeaderButton"
+          aria-pressed={drawer === 'mcp'}
+          title={trans.__('MCP servers and their tools')}
+          onClick={() => toggle('mcp')}
+        >
+          {trans.__('MCP')}
+        </button>
+        <button
+          type="button"
+          className="jp-hdsp-HeaderButton"
           onClick={() => {
-            setShowHistory(false);
+            setDrawer(null);
             model.newChat();
           }}
         >
@@ -84,11 +98,18 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               trans={trans}
               onSelect={id => {
                 model.selectSession(id);
-                setShowHistory(false);
+                setDrawer(null);
               }}
               onRename={session => void rename(model, session, trans)}
               onDelete={session => void remove(model, session, trans)}
               onExport={session => void download(model, session)}
+            />
+          )}
+          {drawer === 'mcp' && (
+            <McpServersView
+              servers={model.mcp}
+              showDetails={model.preferences.showToolDetails}
+              trans={trans}
             />
           )}
           {active && active.connection === 'reconnecting' && (
