@@ -162,3 +162,23 @@ async def test_a_progress_update_for_a_closed_tab_is_dropped(jp_serverapp: Any, 
     await asyncio.sleep(0.05)
     assert not await live.is_open("nb.ipynb")
     live.show("nb.ipynb", SetCellOutputs(cell_id=notebook.cells[0].id, outputs=[], running=True))
+
+
+async def test_a_run_cut_short_by_a_restart_leaves_the_live_cell_idle(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1")
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": nbformat.read(path, as_version=4)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        code = "import time\nprint('started', flush=True)\ntime.sleep(60)"
+        running = ok(await agent.call("run_cell", path="nb.ipynb", code=code, timeout=2))
+        assert running.details["status"] == "running"
+        ok(await agent.call("restart_kernel", path="nb.ipynb"))
+        await asyncio.sleep(0.2)
+        last = [r for r in tab.requests if r["id"] is None][-1]["edit"]
+        assert last["running"] is False, "the cell is not left showing [*]"
+        assert "".join(last["outputs"][0]["text"]) == "started\n"
+    finally:
+        await tab.close()
+        await agent.close()

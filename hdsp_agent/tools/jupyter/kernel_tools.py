@@ -138,6 +138,8 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             on_finish=partial(self.runtime.write_outputs, ctx, stream=stream),
             cancel=ctx.cancel,
         )
+        if stream is not None and record.task is not None:
+            record.task.add_done_callback(lambda _: stream.settle())
         finished = await record.wait(args.timeout, progress_reporter(ctx))
         index = cell_index(notebook, cell_id)
         report = run_report(record, finished=finished, index=index, ctx=ctx, waited=args.timeout)

@@ -43,6 +43,21 @@ class LiveOutputs:
         )
         show(self.record.path, edit)
 
+    def settle(self) -> None:
+        """The run ended without its final write (cancelled, e.g. by a kernel restart): leave the cell idle
+        with what it printed, not shown as running forever."""
+        if self._stopped:
+            return
+        self.stop()
+        show = getattr(self.live, "show", None)
+        if show is not None and self.record.cell_id is not None:
+            edit = SetCellOutputs(
+                cell_id=self.record.cell_id,
+                outputs=[dict(output) for output in self.record.collector.outputs],
+                execution_count=self.record.execution_count,
+            )
+            show(self.record.path, edit)
+
     def stop(self) -> None:
         self._stopped = True
         self.record.collector.on_change = None
