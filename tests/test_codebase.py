@@ -99,6 +99,27 @@ async def test_refresh_is_incremental_by_mtime(tmp_path: Path) -> None:
     assert "docs/guide.md" not in ranked_paths(gone)
 
 
+async def test_a_second_process_changing_the_index_is_noticed(tmp_path: Path) -> None:
+    # Two tools on one cache dir stand for the server and the CLI on the same project: each keeps its index
+    # open with the files table in memory, and must see what the other changed.
+    make_corpus(tmp_path)
+    server, cli = CodebaseTool(cache_dir=tmp_path / "cache"), CodebaseTool(cache_dir=tmp_path / "cache")
+    assert (await search(server, tmp_path, "routes")).details["reindexed"] == len(CORPUS)
+    assert (await search(cli, tmp_path, "routes")).details["reindexed"] == 0
+    changed = tmp_path / "server" / "routes.py"
+    changed.write_text("def mount_websocket_endpoints(app):\n    pass\n")
+    os.utime(changed, (time.time() + 5, time.time() + 5))
+    assert (await search(cli, tmp_path, "mount websocket endpoints")).details["reindexed"] == 1
+    # The server's copy is stale; it reads the table again instead of indexing routes.py a second time.
+    seen = await search(server, tmp_path, "mount websocket endpoints")
+    assert seen.details["reindexed"] == 0 and ranked_paths(seen)[0] == "server/routes.py"
+    (tmp_path / "server" / "auth.py").unlink()
+    assert (await search(server, tmp_path, "token")).details["removed"] == 1
+    assert (await search(cli, tmp_path, "token")).details["removed"] == 0
+    server.close()
+    cli.close()
+
+
 async def test_gitignored_hidden_binary_and_huge_files_are_not_indexed(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("generated/\n")
     (tmp_path / "generated").mkdir()

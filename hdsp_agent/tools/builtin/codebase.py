@@ -3,7 +3,8 @@ parameter).
 
 The index is an SQLite FTS5 table of ~40-line windows of every text file ripgrep would search (.gitignore
 respected; hidden, binary and huge files skipped), ranked with bm25. It is built on first use and refreshed
-incrementally before every query by comparing each file's mtime and size, all off the event loop.
+incrementally before every query by comparing each file's mtime and size with a copy of the files table
+kept in memory, all off the event loop.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import os
 import re
 import sqlite3
 import tempfile
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
 
+from ...permissions.paths import resolved_root
 from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .ripgrep import list_files
 
@@ -84,15 +87,29 @@ class Snippet:
 
 
 class CodebaseIndex:
-    """One project's index in one SQLite file. Methods block: call them through ``asyncio.to_thread``."""
+    """One project's index in one SQLite file. Methods block: call them through ``asyncio.to_thread``, one at
+    a time (the tool holds a lock per index).
+
+    The connection stays open and the files table is mirrored in memory, so a query on an unchanged tree
+    costs a listing and a stat per file, not a schema check and a 20,000-row read. A generation number in
+    the database tells when another process (the CLI on the same project) changed it: then the mirror is
+    read again.
+    """
 
     def __init__(self, root: Path, db_path: Path) -> None:
         self.root = root
         self.db_path = db_path
+        self._connection: sqlite3.Connection | None = None
+        self._known: dict[str, tuple[int, int, int]] = {}  # path -> (id, mtime_ns, size)
+        self._generation: str | None = None  # of ``_known``; None: read it from the database
 
     def _connect(self) -> sqlite3.Connection:
+        if self._connection is not None:
+            return self._connection
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.db_path, timeout=30)
+        # Autocommit: refresh opens its own write transaction (BEGIN IMMEDIATE) so two processes never
+        # interleave their changes to the files table.
+        connection = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         try:
@@ -107,37 +124,62 @@ class CodebaseIndex:
         for statement in _SCHEMA:
             connection.execute(statement)
         connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
-        connection.commit()
+        self._connection = connection
         return connection
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        self._generation = None
 
     def refresh(self, paths: Sequence[str]) -> RefreshStats:
         """Bring the index in line with ``paths`` (relative to the root): new and changed files are
-        re-chunked,
-        vanished ones dropped. Unchanged files (same mtime and size) are not read."""
+        re-chunked, vanished ones dropped. Unchanged files (same mtime and size) are not read."""
         connection = self._connect()
+        connection.execute("BEGIN IMMEDIATE")
         try:
-            with connection:
-                known = {
-                    row[1]: row for row in connection.execute("SELECT id, path, mtime_ns, size FROM files")
-                }
-                on_disk = set(paths)
-                removed = [known[path][0] for path in known.keys() - on_disk]
-                for file_id in removed:
-                    self._drop(connection, file_id)
-                indexed = 0
-                for path in paths:
-                    try:
-                        stat = os.stat(self.root / path)
-                    except OSError:
-                        continue
-                    row = known.get(path)
-                    if row is not None and row[2] == stat.st_mtime_ns and row[3] == stat.st_size:
-                        continue
-                    self._index_file(connection, path, stat, row[0] if row else None)
-                    indexed += 1
-            return RefreshStats(len(on_disk), indexed, len(removed))
-        finally:
-            connection.close()
+            stats = self._refresh(connection, paths)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            self._generation = None  # the mirror may hold changes that were rolled back
+            raise
+        return stats
+
+    def _refresh(self, connection: sqlite3.Connection, paths: Sequence[str]) -> RefreshStats:
+        row = connection.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        generation = row[0] if row else ""
+        if generation != self._generation:
+            self._known = {
+                path: (file_id, mtime_ns, size)
+                for file_id, path, mtime_ns, size in connection.execute(
+                    "SELECT id, path, mtime_ns, size FROM files"
+                )
+            }
+        known = self._known
+        on_disk = set(paths)
+        removed = list(known.keys() - on_disk)
+        for path in removed:
+            self._drop(connection, known.pop(path)[0])
+        indexed = 0
+        root = str(self.root)
+        for path in paths:
+            try:
+                stat = os.stat(f"{root}/{path}")  # a string join: a Path per file cost as much as the stat
+            except OSError:
+                continue
+            entry = known.get(path)
+            if entry is not None and entry[1] == stat.st_mtime_ns and entry[2] == stat.st_size:
+                continue
+            file_id = self._index_file(connection, path, stat, entry[0] if entry else None)
+            known[path] = (file_id, stat.st_mtime_ns, stat.st_size)
+            indexed += 1
+        if indexed or removed or generation != self._generation:
+            generation = uuid.uuid4().hex
+            connection.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (generation,))
+        self._generation = generation
+        return RefreshStats(len(on_disk), indexed, len(removed))
 
     @staticmethod
     def _drop(connection: sqlite3.Connection, file_id: int) -> None:
@@ -149,7 +191,7 @@ class CodebaseIndex:
 
     def _index_file(
         self, connection: sqlite3.Connection, path: str, stat: os.stat_result, file_id: int | None
-    ) -> None:
+    ) -> int:
         if file_id is not None:
             self._drop(connection, file_id)
         cursor = connection.execute(
@@ -158,7 +200,7 @@ class CodebaseIndex:
         new_id = int(cursor.lastrowid or 0)
         text = _read_text(self.root / path, stat.st_size)
         if text is None:
-            return  # binary or too large: remembered (so not re-read) but not searchable
+            return new_id  # binary or too large: remembered (so not re-read) but not searchable
         rows = [
             ((new_id << _CHUNK_BITS) + number, path, body, " ".join(identifier_words(body)), start, end)
             for number, (start, end, body) in enumerate(chunk_lines(text))
@@ -167,22 +209,23 @@ class CodebaseIndex:
             "INSERT INTO chunks(rowid, path, body, terms, start_line, end_line) VALUES (?, ?, ?, ?, ?, ?)",
             rows,
         )
+        return new_id
 
     def search(self, query: str, limit: int = MAX_RESULTS) -> list[Snippet]:
         terms = query_terms(query)
         if not terms:
             return []
         match = " OR ".join(f'"{term}"' for term in terms)
-        connection = self._connect()
-        try:
-            # Weights: a word in the path counts most, then the text, then split identifiers.
-            rows = connection.execute(
+        # Weights: a word in the path counts most, then the text, then split identifiers.
+        rows = (
+            self._connect()
+            .execute(
                 "SELECT path, start_line, end_line, body, bm25(chunks, 3.0, 1.0, 0.5) AS score "
                 "FROM chunks WHERE chunks MATCH ? ORDER BY score LIMIT ?",
                 (match, limit * 8),
-            ).fetchall()
-        finally:
-            connection.close()
+            )
+            .fetchall()
+        )
         snippets: list[Snippet] = []
         per_file: dict[str, int] = {}
         for path, start, end, body, score in rows:
@@ -274,21 +317,32 @@ class CodebaseTool(Tool[CodebaseArgs]):
     def __init__(self, cache_dir: Path | None = None) -> None:
         """``cache_dir``: where index files go (one per project root); default ``<root>/.hdsp/cache``."""
         self.cache_dir = cache_dir
-        self._locks: dict[Path, asyncio.Lock] = {}
+        # Per project root: its index (kept open between queries) and the lock that serializes its use.
+        self._indexes: dict[Path, tuple[CodebaseIndex, asyncio.Lock]] = {}
+
+    async def _index_for(self, root: Path) -> tuple[CodebaseIndex, asyncio.Lock]:
+        if root not in self._indexes:
+            db_path = await asyncio.to_thread(prepare_cache_dir, default_db_path(root, self.cache_dir), root)
+            self._indexes.setdefault(root, (CodebaseIndex(root, db_path), asyncio.Lock()))
+        return self._indexes[root]
+
+    def close(self) -> None:
+        """Close the open indexes (they reopen on the next query)."""
+        for index, _ in self._indexes.values():
+            index.close()
 
     async def run(self, args: CodebaseArgs, ctx: ToolContext) -> ToolOutput:
         if not query_terms(args.query):
             raise ToolError(
                 "E_EMPTY_QUERY", "the query has no searchable words", "Describe what you look for."
             )
-        root = ctx.root_dir.resolve()
-        db_path = await asyncio.to_thread(prepare_cache_dir, default_db_path(root, self.cache_dir), root)
-        index = CodebaseIndex(root, db_path)
-        # One refresh at a time per index; the file walk is rg (async), the indexing a worker thread.
-        async with self._locks.setdefault(db_path, asyncio.Lock()):
+        root = resolved_root(ctx.root_dir)
+        index, lock = await self._index_for(root)
+        # One use at a time per index; the file walk is rg (async), the indexing and search a worker thread.
+        async with lock:
             paths = await list_files(root, ["--no-hidden", "--max-filesize", str(MAX_FILE_BYTES)])
             stats = await asyncio.to_thread(index.refresh, paths)
-        snippets = await asyncio.to_thread(index.search, args.query)
+            snippets = await asyncio.to_thread(index.search, args.query)
         details: dict[str, object] = {
             "total_files": stats.total_files,
             "reindexed": stats.indexed,

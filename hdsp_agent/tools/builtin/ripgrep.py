@@ -136,6 +136,11 @@ class RipgrepRun:
                 head.append(pending)
         return head, total
 
+    async def read_all(self) -> bytes:
+        """All of stdout at once (a 20,000-line listing read line by line cost more than rg's walk)."""
+        assert self._process is not None and self._process.stdout is not None
+        return await self._process.stdout.read()
+
     async def finish(self) -> tuple[int, str]:
         assert self._process is not None and self._stderr_task is not None
         returncode = await self._process.wait()
@@ -157,11 +162,10 @@ async def list_files(root: Path, extra_args: Sequence[str] = (), paths: Sequence
     """Every file rg would search under ``paths`` (relative to ``root``), .gitignore and secret files
     excluded."""
     args = [*BASE_ARGS, "--files", *extra_args, *glob_args(SECRET_EXCLUDES), "--", *paths]
-    files: list[str] = []
     async with RipgrepRun(args, root) as run:
-        async for line in run.lines():
-            files.append(strip_dot_slash(line.decode("utf-8", errors="replace").rstrip("\n")))
+        listing = await run.read_all()
         returncode, stderr = await run.finish()
+    files = [strip_dot_slash(line) for line in listing.decode("utf-8", errors="replace").splitlines()]
     if returncode == RG_ERROR and not files:
         raise ToolError("E_SEARCH_FAILED", f"listing files failed: {stderr}", "Check the path and pattern.")
     return files
