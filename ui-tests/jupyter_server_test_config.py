@@ -2,11 +2,13 @@
 
 Port, token and root directory come from the command line; this adds what galata needs, a
 settings override that keeps the "Jupyter news" toast from covering the page, and points hdsp-agent at
-the scripted model server that playwright.config.ts starts (port in $HDSP_UI_MODEL_PORT).
+the scripted model server that playwright.config.ts starts (port in $HDSP_UI_MODEL_PORT), and configures one
+MCP server (tests/mcp.spec.ts).
 """
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -40,3 +42,12 @@ c.HdspAgentApp.api_key = "scripted-key"
 c.HdspAgentApp.max_retries = 0
 c.HdspAgentApp.probe_local_models = False
 c.HdspAgentApp.store_path = str(Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-store-")) / "sessions.sqlite3")
+
+# One MCP server for tests/mcp.spec.ts: the demo server of the Python tests over stdio (started lazily, on the
+# first turn or when the sidebar's MCP drawer opens), and one disabled entry.
+_demo_mcp = {
+    "command": sys.executable,
+    "args": [str(Path(__file__).resolve().parent.parent / "tests" / "mcp_servers" / "demo_server.py")],
+    "autoApprove": ["echo"],
+}
+c.HdspAgentApp.mcp_servers = {"mcpServers": {"demo": _demo_mcp, "off": {**_demo_mcp, "disabled": True}}}

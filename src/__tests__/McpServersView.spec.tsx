@@ -155,7 +155,7 @@ describe('MCP servers view', () => {
         .getAllByRole('listitem')
         .map(item => item.querySelector('code')?.textContent)
     ).toEqual(['echo', 'picture']);
-    expect(within(tools).getAllByText('runs without asking')).toHaveLength(1);
+    expect(within(tools).getAllByText('autoApprove')).toHaveLength(1);
     expect(within(server('demo')).getByText('connected')).toBeTruthy();
     expect(within(server('demo')).getByText('your mcp.json')).toBeTruthy();
 

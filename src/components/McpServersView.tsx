@@ -210,8 +210,11 @@ function ServerItem(props: {
             >
               <code className="jp-hdsp-ToolList-name">{tool.remote_name}</code>
               {tool.auto_approved && (
-                <span className="jp-hdsp-ToolList-badge">
-                  {trans.__('runs without asking')}
+                <span
+                  className="jp-hdsp-ToolList-badge"
+                  title={trans.__("Listed in the server's autoApprove")}
+                >
+                  {trans.__('autoApprove')}
                 </span>
               )}
               {props.showDetails && tool.description && (
