@@ -1,18 +1,35 @@
-"""Faults injected for real: the Jupyter server is stopped with SIGTERM mid-turn and started again."""
+"""Faults injected for real: the Jupyter server is stopped with SIGTERM mid-turn and started again; an MCP
+server process is killed in the middle of a tools/call.
+
+(The other faults of the README's reliability list live beside the code they exercise: model errors in
+test_loop.py, a dying kernel in test_notebook_tools.py, a failing write in test_filestate.py and
+test_edit_pipeline.py, a dropped browser socket in test_routes_sessions.py, a corrupted store in
+test_sessions.py.)
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import signal
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import httpx
 import pytest
+from agent_harness import make_manager, make_runtime, of_type, wait_for_event
 from jupyter_process import JupyterProcess
-from scripted_model import ScriptedModel, tool_calls
+from scripted_model import ScriptedModel, text, tool_calls
+
+from hdsp_agent.agent.sessions import SessionManager
+from hdsp_agent.agent.store import SessionStore
+from hdsp_agent.config import HdspAgentConfig
+from hdsp_agent.mcp.manager import McpManager
+from hdsp_agent.permissions.policy import build_policy
 
 pytestmark = pytest.mark.asyncio
 
@@ -77,3 +94,81 @@ async def test_sigterm_mid_turn_keeps_history_marks_the_turn_and_leaves_no_orpha
     assert end["reason"] == "interrupted"
     call_status = [e["status"] for e in events if e["type"] == "tool.status"]
     assert call_status[-1] in ("canceled",)
+
+
+HOSTILE_MCP = Path(__file__).parent / "mcp_servers" / "hostile_server.py"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_mcp_server_killed_mid_call_reports_its_stderr_loses_nothing_and_restarts(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    store = tmp_path / "sessions.sqlite3"
+    script = [
+        tool_calls(("hostile__wait", "{}")),
+        tool_calls(("hostile__echo", json.dumps({"text": "back again"}))),
+        text("The server came back."),
+    ]
+    with ScriptedModel(script) as model:
+        config = HdspAgentConfig(allow_rules=["hostile__wait", "hostile__echo"])
+        runtime = make_runtime(
+            root, model, [], policy=build_policy(config, root, tmp_path / "permissions.json")
+        )
+        mcp = McpManager(
+            runtime.registry,
+            root_dir=root,
+            trait_servers={
+                "mcpServers": {"hostile": {"command": sys.executable, "args": [str(HOSTILE_MCP)]}}
+            },
+            config_dir=tmp_path / "config",
+        )
+        runtime.refresh_tools = mcp.refresh
+        sessions = make_manager(root, runtime, store)
+        try:
+            session = sessions.create()
+            session.send("wait for the server")
+            await wait_for_event(session, "tool.status")
+            connection = mcp.connections["hostile"]
+            waiting = None
+            for _ in range(300):  # the server says on stderr when it is inside the call, and its pid
+                waiting = re.search(r"pid (\d+) waiting inside tools/call", connection.stderr_tail())
+                if waiting:
+                    break
+                await asyncio.sleep(0.05)
+            assert waiting is not None, "the call reached the server"
+            first_pid = int(waiting.group(1))
+            os.kill(first_pid, signal.SIGKILL)
+            await asyncio.wait_for(session.wait(), 30)
+            events = list(session.events)
+            state_after = connection.state
+        finally:
+            await sessions.shutdown()
+            await mcp.close()
+
+    statuses = {e["name"]: e for e in of_type(events, "tool.status") if e["status"] in ("done", "errored")}
+    killed = statuses["hostile__wait"]
+    assert killed["status"] == "errored" and killed["error"]["code"] == "E_MCP_SERVER_DOWN"
+    assert "waiting inside tools/call" in killed["error"]["message"], "the error carries the stderr tail"
+    assert statuses["hostile__echo"]["status"] == "done", "the next call started the server again"
+    assert of_type(events, "turn.end")[-1]["reason"] == "completed"
+    assert state_after == "connected" and not alive(first_pid), "a new server process, the killed one reaped"
+
+    # Nothing lost: a fresh manager reads the whole conversation back from the store.
+    reopened_store = SessionStore(store)
+    try:
+        reopened = await SessionManager(reopened_store, runtime).get(session.record.id)
+    finally:
+        reopened_store.close()
+    tool_results = [m["content"] for m in reopened.messages if m["role"] == "tool"]
+    assert "E_MCP_SERVER_DOWN" in tool_results[0] and "back again" in tool_results[1]
+    assert reopened.messages[-1] == {"role": "assistant", "content": "The server came back."}
+    assert [e["seq"] for e in reopened.events] == [e["seq"] for e in events]
