@@ -26,14 +26,21 @@ def free_port() -> int:
 
 class JupyterProcess:
     def __init__(
-        self, *, model_url: str | None = None, with_agent: bool = True, extra: dict[str, Any] | None = None
+        self,
+        *,
+        model_url: str | None = None,
+        with_agent: bool = True,
+        extra: dict[str, Any] | None = None,
+        server_config: dict[str, Any] | None = None,
     ) -> None:
+        """``extra``: HdspAgentApp settings; ``server_config``: other sections (e.g. ``GatewayClient``)."""
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.scratch = tempfile.TemporaryDirectory(prefix="hdsp-jupyter-")
         self.root = Path(self.scratch.name) / "root"
         self.root.mkdir()
         config: dict[str, Any] = {
+            **(server_config or {}),
             "ServerApp": {"jpserver_extensions": {"hdsp_agent": with_agent}},
             "HdspAgentApp": {
                 "store_path": str(Path(self.scratch.name) / "sessions.sqlite3"),  # `extra` may override
@@ -82,7 +89,9 @@ class JupyterProcess:
         )
         while True:
             try:
-                if httpx.get(f"{self.base}/api/status", headers=self.headers, timeout=1).status_code == 200:
+                # /api/contents: authenticated and served whatever the kernel manager (a gateway has no /api/status).
+                ready = httpx.get(f"{self.base}/api/contents?content=0", headers=self.headers, timeout=1)
+                if ready.status_code == 200:
                     return time.perf_counter() - started
             except httpx.HTTPError:
                 pass

@@ -25,6 +25,7 @@ from queue import Empty
 from typing import Any
 
 from .document import notebook_name
+from .gateway_channels import is_gateway_client, start_gateway_channels
 
 E_KERNEL_DIED = "E_KERNEL_DIED"
 E_NO_KERNEL = "E_NO_KERNEL"
@@ -186,7 +187,11 @@ class KernelRun:
         client = kernel.client()
         # The fresh session id is the point: see the module docstring.
         client.session.session = uuid.uuid4().hex
-        await _maybe_await(client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=True))
+        channels = {"shell": True, "iopub": True, "stdin": False, "hb": False, "control": True}
+        if is_gateway_client(client):
+            await start_gateway_channels(client, **channels)
+        else:
+            await _maybe_await(client.start_channels(**channels))
         try:
             with _DeathWatch(self.kernel_manager, self.kernel_id) as watch:
                 await self._until_subscribed(client, watch)
@@ -203,9 +208,12 @@ class KernelRun:
             await _maybe_await(client.stop_channels())
 
     async def _until_started(self, kernel: Any) -> None:
-        """A pending kernel (``use_pending_kernels``) has no connection info until its launch completes."""
+        """A pending kernel (``use_pending_kernels``) has no connection info until its launch completes.
+
+        Only then: other managers' ``ready`` may never resolve (a gateway kernel's stays pending forever).
+        """
         ready = getattr(kernel, "ready", None)
-        if ready is None:
+        if ready is None or not getattr(self.kernel_manager, "use_pending_kernels", False):
             return
         future = ready if isinstance(ready, asyncio.Future) else asyncio.wrap_future(ready)
         try:
