@@ -7,7 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hdsp_agent.tools.builtin.textfile import _diff_lines, changed_ranges, unified_diff
+from hdsp_agent.tools.builtin import textfile
+from hdsp_agent.tools.builtin.textfile import _diff_lines, changed_ranges, numbered_excerpt, unified_diff
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+")
 
@@ -54,3 +55,45 @@ def test_one_line_edit_in_a_big_file_has_true_line_numbers() -> None:
     diff = unified_diff("\n".join(old_lines) + "\n", "\n".join(new_lines) + "\n", "big.py")
     assert "@@ -29998,7 +29998,7 @@" in diff
     assert changed_ranges("\n".join(old_lines), "\n".join(new_lines)) == [(30_001, 30_001)]
+
+
+@given(lines, lines, st.sampled_from([1, 2, 7]))
+@settings(max_examples=300, deadline=None)
+def test_the_common_ends_are_found_whatever_the_comparison_chunk(
+    before: list[str], after: list[str], chunk: int
+) -> None:
+    old, new = "\n".join(before), "\n".join(after) + "\n"
+    default = unified_diff(old, new, "f.py")
+    saved, textfile._COMPARE_CHUNK = textfile._COMPARE_CHUNK, chunk
+    try:
+        assert unified_diff(old, new, "f.py") == default
+    finally:
+        textfile._COMPARE_CHUNK = saved
+    assert apply_patch(old, default) == "".join(_diff_lines(new))
+
+
+def split_excerpt(text: str, ranges: list[tuple[int, int]], max_lines: int) -> list[str]:
+    """What numbered_excerpt shows, by splitting the whole text (the slow, obvious way)."""
+    all_lines = text.split("\n")
+    if all_lines[-1] == "" and text.endswith("\n"):
+        all_lines.pop()
+    wanted = sorted(
+        {n for first, last in ranges for n in range(max(1, first - 2), min(len(all_lines), last + 2) + 1)}
+    )
+    return [f"{n:>6}\t{all_lines[n - 1]}" for n in wanted[:max_lines]]
+
+
+@given(
+    st.lists(st.sampled_from(["", "a", "  b"]), max_size=300),
+    st.sampled_from(["", "\n", "\n\n"]),
+    st.lists(st.tuples(st.integers(1, 310), st.integers(0, 3)), min_size=1, max_size=4),
+    st.sampled_from([3, 60]),
+)
+@settings(max_examples=300, deadline=None)
+def test_numbered_excerpt_shows_the_lines_a_full_split_would(
+    body: list[str], ending: str, starts: list[tuple[int, int]], max_lines: int
+) -> None:
+    text = "\n".join(body) + ending
+    ranges = sorted((first, first + extra) for first, extra in starts)
+    shown = [line for line in numbered_excerpt(text, ranges, max_lines=max_lines).split("\n") if "\t" in line]
+    assert shown == split_excerpt(text, ranges, max_lines)

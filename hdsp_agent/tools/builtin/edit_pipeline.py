@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,8 @@ PRIOR_CONTENT_MAX_BYTES = 256 * 1024
 # The diff in the details (for the UI) stops here; a rewrite of a huge file should not flood the event log.
 DETAILS_DIFF_MAX_CHARS = 1_000_000
 _REMEMBERED_PREVIEWS = 256
+# Below this, starting a thread to hash the new content costs more than the overlap saves.
+BACKGROUND_HASH_MIN_BYTES = 256 * 1024
 
 
 @dataclass
@@ -72,8 +75,9 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         raise NotImplementedError
 
     def _target(self, filepath: str, ctx: ToolContext) -> tuple[Path, str]:
-        # Writes never leave the root, whatever the policy or the user said.
-        path = resolve_in_root(ctx.root_dir, filepath)
+        # Writes never leave the root, whatever the policy or the user said. The run writes where the
+        # permission check resolved the path to (the target the user approved).
+        path = resolve_in_root(ctx.root_dir, filepath, memo=ctx.resolved_paths)
         if path.suffix.lower() == ".ipynb":
             raise ToolError(
                 E_NOTEBOOK_AS_TEXT,
@@ -165,15 +169,18 @@ def write_edit(
     the file is created)."""
     new_raw = before.encode(planned.text) if before is not None else planned.text.encode("utf-8")
     status_before = path.stat() if before is not None else None
+    new_hash = _Sha256(new_raw)  # hashing overlaps the write and its fsync: both release the GIL
     try:
         atomic_write(path, new_raw)
     except OSError as error:
         raise ToolError(
             E_WRITE_FAILED, f"could not write {shown_as}: {error}; the file is unchanged"
         ) from None
+    finally:
+        content_hash = new_hash.result()
     prior = before.raw if before is not None else None
     record = state.record_prior(ctx.session_id, path, prior)
-    state.record_read(ctx.session_id, path, fingerprint_of(path.stat(), hashlib.sha256(new_raw).hexdigest()))
+    state.record_read(ctx.session_id, path, fingerprint_of(path.stat(), content_hash))
     diff = unified_diff(before.text if before else "", planned.text, shown_as, created=before is None)
     if len(diff) > DETAILS_DIFF_MAX_CHARS:
         diff = diff[:DETAILS_DIFF_MAX_CHARS] + f"\n... (diff cut at {DETAILS_DIFF_MAX_CHARS:,} characters)\n"
@@ -192,3 +199,25 @@ def write_edit(
         "tool": tool_name,
     }
     return ToolOutput(content.rstrip("\n"), details)
+
+
+class _Sha256:
+    """The SHA-256 of ``content``, computed on a thread of its own when the content is large."""
+
+    def __init__(self, content: bytes) -> None:
+        self._digest: str | None = None
+        self._thread: threading.Thread | None = None
+        if len(content) < BACKGROUND_HASH_MIN_BYTES:
+            self._digest = hashlib.sha256(content).hexdigest()
+        else:
+            self._thread = threading.Thread(target=self._hash, args=(content,), daemon=True)
+            self._thread.start()
+
+    def _hash(self, content: bytes) -> None:
+        self._digest = hashlib.sha256(content).hexdigest()
+
+    def result(self) -> str:
+        if self._thread is not None:
+            self._thread.join()
+        assert self._digest is not None
+        return self._digest

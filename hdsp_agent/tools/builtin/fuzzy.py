@@ -167,8 +167,10 @@ def apply_edit(
 
 
 def _replace(doc: Document, chosen: list[Candidate], old: str, new: str, pass_name: str) -> EditOutcome:
-    pieces: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    text = doc.text
     cursor = 0
+    breaks_before_cursor = 0  # in the old text
     newlines_written = 0
     new_ranges, old_ranges = [], []
     for candidate in chosen:
@@ -184,17 +186,39 @@ def _replace(doc: Document, chosen: list[Candidate], old: str, new: str, pass_na
                 end += 1
             elif start > cursor:
                 start -= 1
-        head = doc.text[cursor:start]
-        newlines_written += head.count("\n")
+        # Line breaks are counted once over each stretch of the file (a count over a large file is not free).
+        head_breaks = text.count("\n", cursor, start)
+        newlines_written += head_breaks
         new_ranges.append((newlines_written + 1, newlines_written + 1 + replacement.count("\n")))
-        old_ranges.append(
-            (doc.line_of(candidate.start) + 1, doc.line_of(max(candidate.start, candidate.end - 1)) + 1)
-        )
-        pieces += [head, replacement]
+        if candidate.start == start >= cursor:
+            old_first = breaks_before_cursor + head_breaks
+        else:
+            old_first = doc.line_of(candidate.start)
+        old_last = old_first + text.count("\n", candidate.start, max(candidate.start, candidate.end - 1))
+        old_ranges.append((old_first + 1, old_last + 1))
+        spans.append((start, end, replacement))
         newlines_written += replacement.count("\n")
+        breaks_before_cursor = old_first + text.count("\n", candidate.start, end)
         cursor = end
-    pieces.append(doc.text[cursor:])
-    return EditOutcome("".join(pieces), pass_name, len(chosen), new_ranges, old_ranges)
+    return EditOutcome(_rebuild(text, spans), pass_name, len(chosen), new_ranges, old_ranges)
+
+
+def _rebuild(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end) span replaced by its replacement (spans in order)."""
+    if len(spans) == 1:
+        start, end, replacement = spans[0]
+        replaced = text[start:end]
+        if text.find(replaced) == start:
+            # The first occurrence: str.replace builds the new text in one allocation, where slicing a large
+            # file in two and joining the halves cost five times as much.
+            return text.replace(replaced, replacement, 1)
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, replacement in spans:
+        pieces += [text[cursor:start], replacement]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def _closest_hint(doc: Document, old: str) -> str:

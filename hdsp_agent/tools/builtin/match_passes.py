@@ -6,6 +6,8 @@ found but judged out of proportion. Passes only find; ``fuzzy`` decides (uniquen
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,23 +36,34 @@ class Candidate:
 
 
 class Document:
-    """The file's text split into lines, with each line's start offset."""
+    """The file's text split into lines, with each line's start offset.
+
+    The splits are made on first use: the exact pass (most edits) needs only the text, and splitting a
+    50,000-line file and stripping every line was most of an exact edit's cost.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.split("\n")
-        self.stripped = [line.strip() for line in self.lines]
-        self.starts: list[int] = []
-        offset = 0
-        for line in self.lines:
-            self.starts.append(offset)
-            offset += len(line) + 1
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    @functools.cached_property
+    def stripped(self) -> list[str]:
+        return [line.strip() for line in self.lines]
+
+    @functools.cached_property
+    def starts(self) -> list[int]:
+        return [0, *itertools.accumulate(len(line) + 1 for line in self.lines[:-1])]
 
     def window_span(self, first: int, last: int) -> tuple[int, int]:
         return self.starts[first], self.starts[last] + len(self.lines[last])
 
     def line_of(self, offset: int) -> int:
         """0-based line index containing ``offset``."""
+        if "starts" not in self.__dict__:  # no line table yet: counting is cheaper than building one
+            return self.text.count("\n", 0, offset)
         low, high = 0, len(self.starts) - 1
         while low < high:
             middle = (low + high + 1) // 2
@@ -60,23 +73,27 @@ class Document:
                 high = middle - 1
         return low
 
+    def line_start(self, offset: int) -> int:
+        return self.text.rfind("\n", 0, offset) + 1
+
+    def line_end(self, offset: int) -> int:
+        end = self.text.find("\n", offset)
+        return len(self.text) if end < 0 else end
+
     def whole_lines_around(self, start: int, end: int) -> tuple[int, int]:
         """The span widened to whole lines when only whitespace lies between it and its lines' ends."""
-        line_start = self.starts[self.line_of(start)]
-        last = self.line_of(end)
-        line_end = self.starts[last] + len(self.lines[last])
+        line_start, line_end = self.line_start(start), self.line_end(end)
         if self.text[line_start:start].strip() or self.text[end:line_end].strip():
             return start, end
         return line_start, line_end
 
     def is_whole_lines(self, start: int, end: int) -> bool:
-        at_line_start = start == self.starts[self.line_of(start)]
+        at_line_start = start == self.line_start(start)
         return at_line_start and (end == len(self.text) or self.text[end] == "\n")
 
     def indent_at(self, offset: int) -> str | None:
         """The line's indentation when ``offset`` is its first non-blank character, else None."""
-        line_index = self.line_of(offset)
-        before = self.text[self.starts[line_index] : offset]
+        before = self.text[self.line_start(offset) : offset]
         return before if before.strip() == "" else None
 
 
