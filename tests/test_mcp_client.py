@@ -18,10 +18,12 @@ import pytest_asyncio
 from agent_harness import make_manager, make_runtime, run_turn
 from scripted_model import ScriptedModel, text, tool_calls
 
+from hdsp_agent.config import HdspAgentConfig
 from hdsp_agent.mcp.config import load_mcp_config, parse_servers, project_trust
 from hdsp_agent.mcp.manager import McpManager
 from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest, FixedApprover
 from hdsp_agent.permissions.decision import ReadOnlyPolicy
+from hdsp_agent.permissions.policy import build_policy
 from hdsp_agent.tools.base import NoArgs, Tool, ToolCall, ToolContext, ToolResult
 from hdsp_agent.tools.definitions import parameters_schema, to_openai
 from hdsp_agent.tools.executor import ToolExecutor
@@ -70,9 +72,11 @@ class RecordingApprover:
         return ApprovalReply(approved=self.approve, reason=None if self.approve else "not now")
 
 
-async def call(manager: McpManager, name: str, arguments: dict[str, Any], approver: Any = None) -> ToolResult:
+async def call(
+    manager: McpManager, name: str, arguments: dict[str, Any], approver: Any = None, policy: Any = None
+) -> ToolResult:
     executor = ToolExecutor(
-        manager.registry, policy=ReadOnlyPolicy(), approver=approver or FixedApprover(True)
+        manager.registry, policy=policy or ReadOnlyPolicy(), approver=approver or FixedApprover(True)
     )
     tool_call = ToolCall(id=f"call-{name}", name=name, arguments=json.dumps(arguments))
     return await executor.execute(tool_call, ToolContext(root_dir=manager.root_dir))
@@ -131,8 +135,10 @@ async def test_mcp_tools_ask_by_default_and_auto_approve_runs_them(managers: Man
     manager = managers({"demo": demo(autoApprove=["echo"])})
     await manager.refresh()
     approver = RecordingApprover(approve=False)
-    allowed = await call(manager, "demo__echo", {"text": "x"}, approver)
-    declined = await call(manager, "demo__picture", {}, approver)
+    # The policy the server and the CLI use, with no rules from the user: the defaults decide.
+    policy = build_policy(HdspAgentConfig(), manager.root_dir, permissions_file=manager.root_dir / "none.json")
+    allowed = await call(manager, "demo__echo", {"text": "x"}, approver, policy)
+    declined = await call(manager, "demo__picture", {}, approver, policy)
     assert allowed.status == "ok"
     assert declined.status == "denied" and declined.error is not None and "not now" in declined.error.message
     assert [(r.tool, r.action_kind, r.action_target) for r in approver.requests] == [

@@ -12,7 +12,7 @@ from traitlets.config import Config
 
 from hdsp_agent.config import HdspAgentConfig
 from hdsp_agent.permissions.decision import PolicyDecision
-from hdsp_agent.permissions.defaults import derive_action
+from hdsp_agent.permissions.defaults import derive_action, is_read_tool
 from hdsp_agent.permissions.grants import PermissionsFile
 from hdsp_agent.permissions.policy import AdminFloor, RulePolicy, build_policy, mode_filter
 from hdsp_agent.permissions.rules import Rule, RuleError
@@ -82,12 +82,18 @@ def test_each_tool_has_its_default(
     assert call(make_policy(tmp_path), root, tool, **arguments).decision == expected
 
 
-def test_a_registered_tool_that_only_reads_is_allowed_unless_it_comes_from_an_mcp_server(
+def test_a_registered_tool_that_only_reads_is_allowed_and_so_is_an_auto_approved_mcp_tool(
     tmp_path: Path, root: Path
 ) -> None:
     policy = make_policy(tmp_path)
     assert policy.check("my_reader", {}, None, root, read_only=True).decision == "allow"
-    assert policy.check("server__reader", {}, None, root, read_only=True).decision == "ask"
+    # An MCP tool is read_only only when the user's server entry lists it in autoApprove (mcp/tools.py; the
+    # server's own readOnlyHint does not count): the user's word allows it.
+    approved = policy.check("server__reader", {}, None, root, read_only=True)
+    assert approved.decision == "allow" and "auto-approved" in approved.reasons[0]
+    assert policy.check("server__reader", {}, None, root, read_only=False).decision == "ask"
+    # Read-only mode still keeps only tools known to read: auto-approval is not a promise to only read.
+    assert not is_read_tool("server__reader", True)
 
 
 # -- precedence

@@ -68,6 +68,10 @@ def default_level(tool_name: str, read_only: bool | None) -> tuple[DecisionKind,
     if tool_name in _ASK_REASONS:
         return "ask", f"{tool_name} {_ASK_REASONS[tool_name]}"
     if is_group_tool(tool_name):
+        # An MCP tool is read_only only when the user's own server entry lists it in autoApprove, a declared
+        # tool when its declaration says readOnly: the user's word, not the server's.
+        if read_only:
+            return "allow", f"{tool_name} is auto-approved in its server's configuration"
         return "ask", f"{tool_name} comes from an external server (MCP); its tools ask by default"
     if read_only:
         return "allow", f"{tool_name} declares that it only reads"

@@ -212,7 +212,9 @@ function ServerItem(props: {
               {tool.auto_approved && (
                 <span
                   className="jp-hdsp-ToolList-badge"
-                  title={trans.__("Listed in the server's autoApprove")}
+                  title={trans.__(
+                    "Listed in the server's autoApprove: runs without asking"
+                  )}
                 >
                   {trans.__('autoApprove')}
                 </span>
