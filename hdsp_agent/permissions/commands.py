@@ -17,8 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import bashlex
-
 from .decision import DecisionKind
 from .findings import Finding, allow, ask, caution, deny, strictest, verdict
 from .paths import resolved_root
@@ -105,6 +103,10 @@ def _has_code(command: str) -> bool:
 
 
 def _parse(source: str) -> list[Any]:
+    # Imported on the first command analysed, not when the server extension loads (bashlex's parser tables
+    # were a fifth of the extension's import time).
+    import bashlex
+
     try:
         return list(bashlex.parse(source))
     except Exception as error:  # bashlex raises parse errors, NotImplementedError and worse on odd input
