@@ -13,6 +13,7 @@ Two ways to the same ``NotebookGateway`` protocol:
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -124,6 +125,32 @@ class PathLocks:
         return self._locks.setdefault(path, asyncio.Lock())
 
 
+class ParsedNotebooks:
+    """Notebooks as last read or written, by path, with the file's (last_modified, size) then.
+
+    Reading a notebook through the contents manager parses, validates and checks its signature; a run_cell
+    reads the same notebook three times. A cheap ``get(content=False)`` tells whether the file is still what
+    was parsed. Entries are shared read-only: a change works on a copy.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[tuple[Any, Any], nbformat.NotebookNode]] = {}
+
+    def get(self, path: str, stat: dict[str, Any]) -> nbformat.NotebookNode | None:
+        entry = self._entries.get(path)
+        return entry[1] if entry is not None and entry[0] == _file_key(stat) else None
+
+    def put(self, path: str, stat: dict[str, Any], notebook: nbformat.NotebookNode) -> None:
+        self._entries[path] = (_file_key(stat), notebook)
+
+    def forget(self, path: str) -> None:
+        self._entries.pop(path, None)
+
+
+def _file_key(model: dict[str, Any]) -> tuple[Any, Any]:
+    return model.get("last_modified"), model.get("size")
+
+
 class FileNotebookGateway:
     """Notebooks through the contents manager, refusing to overwrite changes made since they were read.
 
@@ -131,10 +158,17 @@ class FileNotebookGateway:
     the session, so a conflict is detected across tool calls.
     """
 
-    def __init__(self, contents_manager: Any, stamps: dict[str, Any], locks: PathLocks) -> None:
+    def __init__(
+        self,
+        contents_manager: Any,
+        stamps: dict[str, Any],
+        locks: PathLocks,
+        parsed: ParsedNotebooks | None = None,
+    ) -> None:
         self.contents_manager = contents_manager
         self.stamps = stamps
         self.locks = locks
+        self.parsed = parsed if parsed is not None else ParsedNotebooks()
 
     async def is_open(self, path: str) -> bool:
         return bool(await _call(self.contents_manager.file_exists, path))
@@ -146,13 +180,11 @@ class FileNotebookGateway:
         order to change the notebook, which must still be what the model saw (else ``E_NOTEBOOK_CHANGED``).
         peek: neither (e.g. only the kernel name from the metadata).
         """
-        model = await self._get(path, content=True)
+        notebook, last_modified = await self._load(path)
         if purpose == "show":
-            self.stamps[path] = model["last_modified"]
+            self.stamps[path] = last_modified
         elif purpose == "change":
-            self._check_unchanged(path, model["last_modified"])
-        notebook: nbformat.NotebookNode = model["content"]
-        ensure_cell_ids(notebook)
+            self._check_unchanged(path, last_modified)
         return notebook
 
     async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
@@ -160,14 +192,26 @@ class FileNotebookGateway:
             if isinstance(edit, InsertCell) and not await self.is_open(path):
                 notebook = nbformat.v4.new_notebook()
             else:
-                model = await self._get(path, content=True)
-                self._check_unchanged(path, model["last_modified"])
-                self.stamps[path] = model["last_modified"]
-                notebook = model["content"]
-                ensure_cell_ids(notebook)
+                current, last_modified = await self._load(path)
+                self._check_unchanged(path, last_modified)
+                self.stamps[path] = last_modified
+                notebook = copy.deepcopy(current)
             apply_edit(notebook, edit)
-            await self._save(path, {"type": "notebook", "format": "json", "content": notebook})
+            saved = await self._save(path, {"type": "notebook", "format": "json", "content": notebook})
+            self.parsed.put(path, saved, notebook)
             return notebook
+
+    async def _load(self, path: str) -> tuple[nbformat.NotebookNode, Any]:
+        """The notebook and its ``last_modified``: parsed again only when the file changed since."""
+        stat = await self._get(path, content=False)
+        notebook = self.parsed.get(path, stat)
+        if notebook is not None:
+            return notebook, stat["last_modified"]
+        model = await self._get(path, content=True)
+        notebook = model["content"]
+        ensure_cell_ids(notebook)
+        self.parsed.put(path, model, notebook)
+        return notebook, model["last_modified"]
 
     async def snapshot(self, path: str) -> NotebookSnapshot:
         if not await self.is_open(path):
@@ -181,6 +225,7 @@ class FileNotebookGateway:
             if exists:
                 current = await self._get(path, content=False)
                 self._check_unchanged(path, current["last_modified"])
+            self.parsed.forget(path)
             if snapshot.content is None:
                 if exists:
                     await _call(self.contents_manager.delete, path)
@@ -216,10 +261,12 @@ class FileNotebookGateway:
                 "Read the notebook again (read_notebook) and redo the change on the current content.",
             )
 
-    async def _save(self, path: str, model: dict[str, Any]) -> None:
+    async def _save(self, path: str, model: dict[str, Any]) -> dict[str, Any]:
+        """Save and return the saved file's model (no content)."""
         # Re-check right before writing: the window between our read and this save is where edits get lost.
         if path in self.stamps and await self.is_open(path):
             current = await self._get(path, content=False)
             self._check_unchanged(path, current["last_modified"])
         saved: dict[str, Any] = await _call(self.contents_manager.save, model, path)
         self.stamps[path] = saved["last_modified"]
+        return saved

@@ -20,6 +20,7 @@ from .document import (
     FileNotebookGateway,
     NotebookGateway,
     NotebookSnapshot,
+    ParsedNotebooks,
     PathLocks,
     ReadPurpose,
 )
@@ -37,6 +38,8 @@ class NotebookRuntime:
         # session id → path → last_modified this session last read or wrote.
         self._stamps: dict[str, dict[str, Any]] = {}
         self._file_locks = PathLocks()
+        # Notebooks parsed from their files, reused while the files stay unchanged (any session).
+        self._parsed = ParsedNotebooks()
         # Snapshot-then-apply must not interleave with another change, or the snapshot would not be the prior
         # state.
         self._change_locks = PathLocks()
@@ -59,7 +62,7 @@ class NotebookRuntime:
                 "Run this inside JupyterLab or through the hdsp-agent command line.",
             )
         return FileNotebookGateway(
-            ctx.contents_manager, self._stamps.setdefault(ctx.session_id, {}), self._file_locks
+            ctx.contents_manager, self._stamps.setdefault(ctx.session_id, {}), self._file_locks, self._parsed
         )
 
     async def read(self, ctx: ToolContext, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
