@@ -6,10 +6,14 @@ All behind Jupyter authentication: an MCP client sends the Jupyter token as ``Au
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tornado.web
 
-from .mcp.http_endpoint import TornadoAsgiExchange
 from .routes import _AgentHandler, route
+
+if TYPE_CHECKING:
+    from .mcp.http_endpoint import TornadoAsgiExchange
 
 
 class McpEndpointHandler(_AgentHandler):
@@ -35,6 +39,8 @@ class McpEndpointHandler(_AgentHandler):
             raise tornado.web.HTTPError(
                 404, "the MCP endpoint is disabled (c.HdspAgentApp.mcp_endpoint_enabled)"
             )
+        from .mcp.http_endpoint import TornadoAsgiExchange  # the MCP SDK loads on the first request
+
         self._exchange = TornadoAsgiExchange(self)
         await endpoint.handle(self._exchange)
         if not self._finished:

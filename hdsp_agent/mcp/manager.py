@@ -15,13 +15,15 @@ import shlex
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..tools.base import ToolError
 from ..tools.registry import ToolRegistry
-from .client import McpConnection
 from .config import McpConfig, load_mcp_config, project_trust
-from .tools import McpTool, mcp_tool
+
+if TYPE_CHECKING:
+    # The MCP SDK is imported when a server is configured, not when the extension loads.
+    from .client import McpConnection
 
 
 class McpManager:
@@ -72,6 +74,8 @@ class McpManager:
                 self._spawn(connection.close())
         for name, spec in wanted.items():
             if name not in self.connections:
+                from .client import McpConnection
+
                 self.connections[name] = McpConnection(
                     spec,
                     root_dir=self.root_dir,
@@ -119,6 +123,8 @@ class McpManager:
         self._sync(connection)
 
     def _sync(self, connection: McpConnection) -> None:
+        from .tools import McpTool, mcp_tool
+
         tools: dict[str, McpTool] = {}
         skipped: list[str] = []
         for remote in connection.tools or []:
@@ -175,6 +181,10 @@ class McpManager:
 
     def _tool_details(self, names: list[str]) -> list[dict[str, Any]]:
         """What the sidebar shows of each tool: its name for us and for the server, and whether it asks."""
+        if not names:
+            return []
+        from .tools import McpTool
+
         details: list[dict[str, Any]] = []
         for name in names:
             tool = self.registry.get(name)
