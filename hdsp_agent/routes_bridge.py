@@ -20,8 +20,17 @@ from .routes import _AgentMixin, route
 from .tools.jupyter.live import BridgeConnection
 
 
+# A tab answers a read with the whole notebook, outputs included: tornado's 10 MiB default would close the
+# socket on the first notebook with a large plot or log in it.
+MAX_NOTEBOOK_MESSAGE_BYTES = 512 * 1024 * 1024
+
+
 class NotebookBridgeHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]
     connection: BridgeConnection | None = None
+
+    @property
+    def max_message_size(self) -> int:
+        return int(self.settings.get("websocket_max_message_size") or MAX_NOTEBOOK_MESSAGE_BYTES)
 
     @ws_authenticated
     async def get(self, *args: Any, **kwargs: Any) -> None:
@@ -39,11 +48,13 @@ class NotebookBridgeHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSo
         if isinstance(payload, dict) and self.connection is not None:
             self.connection.receive(payload)
 
-    def _send(self, payload: dict[str, Any]) -> None:
+    def _send(self, payload: dict[str, Any]) -> int:
+        text = json.dumps(payload)
         try:
-            self.write_message(json.dumps(payload))
+            self.write_message(text)
         except tornado.websocket.WebSocketClosedError:
             self.on_close()
+        return len(text)
 
     def on_close(self) -> None:
         if self.connection is not None:

@@ -182,3 +182,20 @@ async def test_a_run_cut_short_by_a_restart_leaves_the_live_cell_idle(
     finally:
         await tab.close()
         await agent.close()
+
+
+async def test_a_notebook_with_outputs_larger_than_tornados_default_frame_is_read_live(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook(jp_root_dir, "big.ipynb", "print('x' * 12_000_000)")
+    live = nbformat.read(path, as_version=4)
+    live.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * 12_000_000 + "\n")]
+    tab = await open_tab(jp_ws_fetch, {"big.ipynb": live})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        read = ok(await agent.call("read_notebook", path="big.ipynb", format="full", include_outputs=True))
+        assert "read from the live notebook open in JupyterLab" in read.content
+        assert "xxxx" in read.content
+    finally:
+        await tab.close()
+        await agent.close()

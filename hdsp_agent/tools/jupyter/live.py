@@ -49,7 +49,7 @@ def _normalized(path: str) -> str:
 class BridgeConnection:
     """One browser tab's bridge: the notebooks it has open and its requests waiting for an answer."""
 
-    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self, send: Callable[[dict[str, Any]], Any]) -> None:
         self._send = send
         self.paths: set[str] = set()
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -81,10 +81,12 @@ class BridgeConnection:
                 )
         self._pending.clear()
 
-    def notify(self, method: str, path: str, **payload: Any) -> None:
-        """A request that wants no answer (output updates while a cell runs)."""
-        if not self.closed:
-            self._send({"type": "request", "id": None, "method": method, "path": path, **payload})
+    def notify(self, method: str, path: str, **payload: Any) -> int:
+        """A request that wants no answer (output updates while a cell runs); returns the bytes sent."""
+        if self.closed:
+            return 0
+        sent = self._send({"type": "request", "id": None, "method": method, "path": path, **payload})
+        return sent if isinstance(sent, int) else 0
 
     async def request(self, method: str, path: str, **payload: Any) -> dict[str, Any]:
         if self.closed:
@@ -127,7 +129,7 @@ class LiveNotebooks:
     def __init__(self) -> None:
         self._connections: list[BridgeConnection] = []
 
-    def connect(self, send: Callable[[dict[str, Any]], None]) -> BridgeConnection:
+    def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
         connection = BridgeConnection(send)
         self._connections.append(connection)
         return connection
@@ -162,11 +164,13 @@ class LiveNotebooks:
         result = await self._holder_or_error(path).request("apply", path, edit=edit.model_dump())
         return _notebook(result, path)
 
-    def show(self, path: str, edit: BaseModel) -> None:
-        """Apply ``edit`` without waiting (progress: a running cell's outputs so far); a gone tab is ignored."""
+    def show(self, path: str, edit: BaseModel) -> int:
+        """Apply ``edit`` without waiting (progress: a running cell's outputs so far); a gone tab is ignored.
+
+        Returns the bytes sent (0 when no tab holds the notebook).
+        """
         connection = self.holder(path)
-        if connection is not None:
-            connection.notify("apply", path, edit=edit.model_dump())
+        return connection.notify("apply", path, edit=edit.model_dump()) if connection is not None else 0
 
     async def snapshot(self, path: str) -> NotebookSnapshot:
         result = await self._holder_or_error(path).request("snapshot", path)

@@ -15,6 +15,9 @@ from .edits import SetCellOutputs
 from .executions import ExecutionRecord
 
 PUSH_INTERVAL_SECONDS = 0.1
+# Each push carries all outputs so far: a cell printing megabytes waits longer between pushes, so the socket
+# and the browser's rendering keep up (+0.1 s per MB last sent).
+SECONDS_PER_BYTE = 0.1 / 1_000_000
 
 
 class LiveOutputs:
@@ -25,6 +28,7 @@ class LiveOutputs:
         self.prior = prior
         self._scheduled: asyncio.TimerHandle | None = None
         self._stopped = False
+        self._last_size = 0
         record.collector.on_change = self._changed
 
     def show(self) -> None:
@@ -41,7 +45,8 @@ class LiveOutputs:
             execution_count=None,
             running=True,
         )
-        show(self.record.path, edit)
+        sent = show(self.record.path, edit)
+        self._last_size = sent if isinstance(sent, int) else 0
 
     def settle(self) -> None:
         """The run ended without its final write (cancelled, e.g. by a kernel restart): leave the cell idle
@@ -67,4 +72,5 @@ class LiveOutputs:
 
     def _changed(self) -> None:
         if self._scheduled is None and not self._stopped:
-            self._scheduled = asyncio.get_running_loop().call_later(PUSH_INTERVAL_SECONDS, self.show)
+            delay = PUSH_INTERVAL_SECONDS + self._last_size * SECONDS_PER_BYTE
+            self._scheduled = asyncio.get_running_loop().call_later(delay, self.show)
