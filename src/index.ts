@@ -25,6 +25,8 @@ import { insertCode, reloadChangedDocuments, trackContext } from './documents';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notifyHiddenApprovals } from './approvalNotice';
 import { hdspAgentIcon } from './icons';
+// The bridge connects at activation: the agent may change an open notebook at any time.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notebookBridgeUrl } from './api';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { NotebookBridge } from './notebookBridge';
