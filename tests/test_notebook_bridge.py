@@ -20,6 +20,7 @@ import tornado.httpclient
 import tornado.websocket
 from test_notebook_tools import Agent, ok, write_notebook
 
+from hdsp_agent.tools.base import ToolError
 from hdsp_agent.tools.jupyter.edits import SetCellOutputs, apply_edit, parse_edit
 from hdsp_agent.tools.jupyter.live import E_NOTEBOOK_BRIDGE
 
@@ -196,6 +197,38 @@ async def test_a_notebook_with_outputs_larger_than_tornados_default_frame_is_rea
         read = ok(await agent.call("read_notebook", path="big.ipynb", format="full", include_outputs=True))
         assert "read from the live notebook open in JupyterLab" in read.content
         assert "xxxx" in read.content
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+async def test_undo_in_the_open_notebook_takes_back_only_the_agents_cells(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1", "y = 2")
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": nbformat.read(path, as_version=4)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    session = agent.ctx.session_id
+    try:
+        notebook = tab.notebooks["nb.ipynb"]
+        first, second = (cell.id for cell in notebook.cells)
+        ok(await agent.call("insert_cell", path="nb.ipynb", source="z = 3"))
+        ok(await agent.call("edit_cell", path="nb.ipynb", cell_id=second, old_string="2", new_string="20"))
+        # After the agent's turn the user types in the first cell, without saving.
+        notebook.cells[0].source = "x = 1  # mine"
+
+        await agent.runtime.undo.undo_since(session, 0)
+        assert [cell.source for cell in tab.notebooks["nb.ipynb"].cells] == ["x = 1  # mine", "y = 2"]
+        assert [cell.id for cell in tab.notebooks["nb.ipynb"].cells] == [first, second]
+
+        # A cell the user edited after the agent changed it is not overwritten by undo.
+        ok(await agent.call("edit_cell", path="nb.ipynb", cell_id=second, source="y = 'agent'"))
+        tab.notebooks["nb.ipynb"].cells[1].source = "y = 'agent', then mine"
+        refused = agent.runtime.undo.undo_since(session, 0)
+        with pytest.raises(ToolError) as error:
+            await refused
+        assert error.value.code == "E_NOTEBOOK_CHANGED"
+        assert tab.notebooks["nb.ipynb"].cells[1].source == "y = 'agent', then mine"
     finally:
         await tab.close()
         await agent.close()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .document import NotebookSnapshot
+import nbformat
+
 from .edits import SetCellOutputs
 from .executions import ExecutionRecord
 
@@ -21,11 +22,11 @@ SECONDS_PER_BYTE = 0.1 / 1_000_000
 
 
 class LiveOutputs:
-    def __init__(self, live: Any, record: ExecutionRecord, prior: NotebookSnapshot) -> None:
+    def __init__(self, live: Any, record: ExecutionRecord, before: nbformat.NotebookNode) -> None:
         self.live = live
         self.record = record
         # The notebook before the run, for undo.
-        self.prior = prior
+        self.before = before
         self._scheduled: asyncio.TimerHandle | None = None
         self._stopped = False
         self._last_size = 0

@@ -19,13 +19,13 @@ from .document import (
     E_NO_CONTENTS_MANAGER,
     FileNotebookGateway,
     NotebookGateway,
-    NotebookSnapshot,
     ParsedNotebooks,
     PathLocks,
     ReadPurpose,
 )
 from .edits import SetCellOutputs, cell_index, cell_source
 from .executions import ExecutionRecord, ExecutionRegistry
+from .inverse import InverseEdit, inverse_of
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
 from .live_outputs import LiveOutputs
 from .undo import NotebookUndoStore, UndoEntry
@@ -83,27 +83,47 @@ class NotebookRuntime:
         path: str,
         edit: BaseModel,
         description: str,
-        prior: NotebookSnapshot | None = None,
+        before: nbformat.NotebookNode | None = None,
     ) -> nbformat.NotebookNode:
-        """Apply ``edit``, after recording the notebook's exact prior state in the session's undo history.
+        """Apply ``edit``, after recording in the session's undo history how to take it back.
 
-        ``prior``: that state, taken earlier (a run's outputs were shown live before this final write).
+        A file: its exact prior content is put back (refused if the file changed since). A notebook open in
+        JupyterLab: the inverse edit on the one cell concerned, so the user's later typing elsewhere stays.
+        ``before``: the live notebook before the change, taken earlier (a run's outputs were shown live
+        before this final write).
         """
         gateway = await self.gateway(ctx, path)
         async with self._change_locks(path):
-            snapshot = prior if prior is not None else await gateway.snapshot(path)
-            notebook = await gateway.apply(path, edit)
+            if isinstance(gateway, FileNotebookGateway):
+                snapshot = await gateway.snapshot(path)
+                notebook = await gateway.apply(path, edit)
+                restore = partial(gateway.restore, path, snapshot)
+            else:
+                inverse = inverse_of(before if before is not None else await gateway.read(path), edit)
+                notebook = await gateway.apply(path, edit)
+                restore = partial(self._undo_live, ctx, path, inverse)
         self.undo.record(
             UndoEntry(
                 session_id=ctx.session_id,
                 call_id=ctx.call_id,
                 path=path,
                 description=description,
-                restore=partial(gateway.restore, path, snapshot),
+                restore=restore,
             )
         )
         self._seen[(ctx.session_id, path)] = notebook
         return notebook
+
+    async def _undo_live(self, ctx: ToolContext, path: str, inverse: InverseEdit) -> None:
+        """Apply ``inverse`` to the notebook as it is now: open in JupyterLab, or its file if it was closed."""
+        gateway = await self.gateway(ctx, path)
+        async with self._change_locks(path):
+            if isinstance(gateway, FileNotebookGateway):
+                current = await gateway.read(path, "show")  # the user may have saved since: that is fine here
+            else:
+                current = await gateway.read(path)
+            if inverse.applies_to(current, path):
+                await gateway.apply(path, inverse.edit)
 
     def seen_cell(self, session_id: str, path: str, cell_id: str) -> dict[str, Any] | None:
         notebook = self._seen.get((session_id, path))
@@ -128,7 +148,7 @@ class NotebookRuntime:
         live = ctx.notebook_gateway
         if record.cell_id is None or live is None or not await live.is_open(record.path):
             return None
-        stream = LiveOutputs(live, record, prior=await live.snapshot(record.path))
+        stream = LiveOutputs(live, record, before=await live.read(record.path))
         stream.show()
         return stream
 
@@ -145,8 +165,8 @@ class NotebookRuntime:
             outputs=[dict(output) for output in record.collector.outputs],
             execution_count=record.execution_count,
         )
-        prior = stream.prior if stream is not None else None
-        await self.change(ctx, record.path, edit, f"outputs of cell {record.cell_id}", prior=prior)
+        before = stream.before if stream is not None else None
+        await self.change(ctx, record.path, edit, f"outputs of cell {record.cell_id}", before=before)
 
     # -- kernels ---------------------------------------------------------------------------------------------
 

@@ -1,0 +1,92 @@
+"""Undo for a notebook open in JupyterLab: the inverse of one edit, applied to the cell it touched only.
+
+Putting a whole snapshot back would also undo what the user typed in other cells after the agent's turn. The
+inverse touches the one cell the agent changed, and only while that cell is still as the agent left it: a cell
+the user has edited since is not overwritten (``E_NOTEBOOK_CHANGED``), a cell they deleted or re-ran is left
+as they made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import nbformat
+from pydantic import BaseModel
+
+from ..base import ToolError
+from .document import E_NOTEBOOK_CHANGED
+from .edits import DeleteCell, InsertCell, MoveCell, SetCellOutputs, SetCellSource, cell_index, cell_source
+
+
+@dataclass(frozen=True)
+class InverseEdit:
+    """The edit that undoes another, and what the concerned cell must still look like for it to apply."""
+
+    edit: BaseModel
+    cell_id: str
+    # The source the agent left in the cell (None: not checked).
+    expected_source: str | None = None
+    # The execution count the agent's run left (outputs are only put back while it is unchanged).
+    expected_execution_count: int | None = None
+    checks_outputs: bool = False
+
+    def applies_to(self, notebook: nbformat.NotebookNode, path: str) -> bool:
+        """Whether to apply it now; raises when applying would overwrite the user's own edit."""
+        index = cell_index(notebook, self.cell_id)
+        if isinstance(self.edit, InsertCell):
+            return index is None  # a deletion to undo: unless the cell came back some other way
+        if index is None:
+            return False  # the user deleted the cell since: nothing of the agent's is left in it
+        cell = notebook.cells[index]
+        if self.checks_outputs:
+            return cell.get("execution_count") == self.expected_execution_count
+        if self.expected_source is not None and cell_source(cell) != self.expected_source:
+            raise ToolError(
+                E_NOTEBOOK_CHANGED,
+                f"cell {self.cell_id} of {path} was edited after the agent changed it; it was left as it is",
+                "Change it back by hand if you want the agent's change undone.",
+            )
+        return True
+
+
+def inverse_of(before: nbformat.NotebookNode, edit: BaseModel) -> InverseEdit:
+    """The inverse of ``edit``, given the notebook just before it was applied."""
+    if isinstance(edit, InsertCell):
+        cell = edit.cell
+        return InverseEdit(DeleteCell(cell_id=str(cell["id"])), str(cell["id"]), _source(cell))
+    if isinstance(edit, SetCellSource):
+        old = _cell(before, edit.cell_id)
+        return InverseEdit(
+            SetCellSource(cell_id=edit.cell_id, source=cell_source(old)), edit.cell_id, edit.source
+        )
+    if isinstance(edit, DeleteCell):
+        index = cell_index(before, edit.cell_id)
+        old = _cell(before, edit.cell_id)
+        return InverseEdit(InsertCell(index=index or 0, cell=dict(old)), edit.cell_id)
+    if isinstance(edit, MoveCell):
+        index = cell_index(before, edit.cell_id)
+        return InverseEdit(MoveCell(cell_id=edit.cell_id, to_index=index or 0), edit.cell_id)
+    if isinstance(edit, SetCellOutputs):
+        old = _cell(before, edit.cell_id)
+        inverse = SetCellOutputs(
+            cell_id=edit.cell_id,
+            outputs=[dict(output) for output in old.get("outputs", [])],
+            execution_count=old.get("execution_count"),
+        )
+        return InverseEdit(
+            inverse, edit.cell_id, expected_execution_count=edit.execution_count, checks_outputs=True
+        )
+    raise TypeError(f"unknown notebook edit {type(edit).__name__}")
+
+
+def _cell(notebook: nbformat.NotebookNode, cell_id: str) -> Any:
+    index = cell_index(notebook, cell_id)
+    if index is None:
+        raise ToolError("E_CELL_NOT_FOUND", f"no cell with id {cell_id!r}")
+    return notebook.cells[index]
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
