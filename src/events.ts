@@ -31,11 +31,13 @@ export interface IToolErrorInfo {
 }
 
 /**
- * An image from a cell output (`details.images`).
+ * An image of a tool result (`details.images`: cell outputs, MCP results), base64 in `data`.
  */
 export interface IToolImage {
   mime_type: string;
-  base64: string;
+  data: string;
+  width?: number | null;
+  height?: number | null;
 }
 
 /**
@@ -44,6 +46,8 @@ export interface IToolImage {
 export interface IToolDetails {
   diff?: string;
   images?: IToolImage[];
+  // read_file of a picture.
+  image?: { mime_type: string; base64: string };
   output_cut?: { cut_chars: number; total_chars: number };
   path?: string;
   [key: string]: unknown;

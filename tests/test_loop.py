@@ -95,6 +95,23 @@ async def test_multi_step_turn_runs_a_tool_and_answers(root: Path) -> None:
     assert session.record.title == "what files are here?"
 
 
+async def test_call_ids_a_server_reuses_across_steps_become_unique_in_the_conversation(root: Path) -> None:
+    # Every response numbers its calls from "call_0" (repeat_name: the id comes again in every chunk too).
+    same = tool_calls(("ls", '{"dirPath": "."}'), repeat_name=True)
+    with ScriptedModel([same, same, text("done")]) as model:
+        session = make_manager(root, make_runtime(root, model, [ListDirectoryTool()])).create()
+        events = await run_turn(session, "list twice")
+    statuses = of_type(events, "tool.status")
+    ids = list(dict.fromkeys(e["call_id"] for e in statuses))
+    assert len(ids) == 2 and ids[0] == "call_0" and ids[1] != "call_0"
+    assert [e["status"] for e in statuses if e["call_id"] == ids[1]] == ["generating", "generated", "calling", "done"]
+    # The history the model gets back pairs each call with its own result.
+    history = model.requests[2]["messages"]
+    assistant_ids = [c["id"] for m in history if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    tool_ids = [m["tool_call_id"] for m in history if m["role"] == "tool"]
+    assert assistant_ids == tool_ids == ids
+
+
 async def test_reasoning_is_relayed_as_thinking(root: Path) -> None:
     with ScriptedModel([text("Answer.", reasoning="Let me think.")]) as model:
         session = make_manager(root, make_runtime(root, model, [])).create()

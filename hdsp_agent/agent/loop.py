@@ -79,12 +79,13 @@ class AgentLoop:
         tools = [to_openai(tool) for tool in catalog]
         seen_calls: Counter[str] = Counter()
         calls_per_tool: Counter[str] = Counter()
+        used_ids = _call_ids(messages)
         for step in range(1, self.settings.max_steps + 1):
             request = fit_to_context(
                 [{"role": "system", "content": system_prompt}, *messages], tools, self.settings.context_window
             )
             try:
-                answer = await self._stream_step(request, tools)
+                answer = await self._stream_step(request, tools, used_ids)
             except ModelError as error:
                 self.emit(ErrorEvent(code=error.code, message=error.message))
                 return TurnOutcome("error", error.message, step)
@@ -116,11 +117,24 @@ class AgentLoop:
         return TurnOutcome("step_limit", note, self.settings.max_steps)
 
     async def _stream_step(
-        self, request: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, request: list[dict[str, Any]], tools: list[dict[str, Any]], used_ids: set[str]
     ) -> AssistantMessage:
         message_id = f"msg_{uuid.uuid4().hex[:12]}"
         announced: set[int] = set()
         batcher = DeltaBatcher(message_id, self.emit)
+        # Call ids as the conversation knows them. Some servers number calls per response ("call_0" in
+        # every step): events, approvals and the model's history need ids unique in the conversation. The
+        # accumulator keeps the server's ids (it matches fragments by them); the alias is applied at the end.
+        aliases: dict[int, str] = {}
+
+        def public_id(draft: ToolCallDraft) -> str:
+            if id(draft) not in aliases:
+                candidate = draft.id
+                if not candidate or candidate in used_ids:
+                    candidate = f"call_{uuid.uuid4().hex[:12]}"
+                aliases[id(draft)] = candidate
+                used_ids.add(candidate)
+            return aliases[id(draft)]
 
         def relay(step: StepDelta) -> None:
             if step.reasoning:
@@ -132,13 +146,17 @@ class AgentLoop:
                     announced.add(id(draft))
                     batcher.flush()
                     self.emit(
-                        ToolStatusEvent(call_id=draft.id, name=draft.name, status=ToolStatus.GENERATING)
+                        ToolStatusEvent(
+                            call_id=public_id(draft), name=draft.name, status=ToolStatus.GENERATING
+                        )
                     )
 
         try:
             answer = await self.model.stream(request, tools, relay)
         finally:
             batcher.flush()  # what arrived before an error or a cancel is still shown
+        for call in answer.tool_calls:
+            call.id = public_id(call)
         self.emit(
             AssistantMessageEvent(
                 message_id=message_id,
@@ -222,6 +240,17 @@ class AgentLoop:
         for call in calls:
             if call.id not in answered:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": reason})
+
+
+def _call_ids(messages: list[dict[str, Any]]) -> set[str]:
+    """The tool call ids the conversation has used so far."""
+    return {
+        str(call.get("id"))
+        for message in messages
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or []
+        if isinstance(call, dict) and call.get("id")
+    }
 
 
 def _tool_message(result: ToolResult) -> dict[str, Any]:

@@ -134,11 +134,26 @@ describe('ToolCard', () => {
       call({
         name: 'run_cell',
         details: {
-          images: [{ mime_type: 'image/png', base64: 'iVBORw0KGgo=' }]
+          images: [{ mime_type: 'image/png', data: 'iVBORw0KGgo=' }]
         }
       })
     );
     const image = screen.getByRole('img') as HTMLImageElement;
+    expect(image.src).toBe('data:image/png;base64,iVBORw0KGgo=');
+  });
+
+  it('shows a picture read_file read, and skips images without data', () => {
+    card(
+      call({
+        name: 'read_file',
+        details: {
+          image: { mime_type: 'image/png', base64: 'iVBORw0KGgo=' },
+          images: [{ mime_type: 'image/png' } as any]
+        }
+      })
+    );
+    const [image] = screen.getAllByRole('img') as HTMLImageElement[];
+    expect(screen.getAllByRole('img')).toHaveLength(1);
     expect(image.src).toBe('data:image/png;base64,iVBORw0KGgo=');
   });
 

@@ -2,7 +2,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
-import { ToolStatus } from '../tokens';
+import { IToolDetails, IToolImage, ToolStatus } from '../tokens';
 import { DiffView } from './DiffView';
 import { useElapsed } from './hooks';
 
@@ -35,7 +35,7 @@ export function ToolCard({
   const bodyId = `jp-hdsp-ToolCard-${call.callId}`;
   const diff =
     typeof call.details?.diff === 'string' ? call.details.diff : null;
-  const images = Array.isArray(call.details?.images) ? call.details.images : [];
+  const images = toolImages(call.details);
   const target = summarize(call);
 
   return (
@@ -88,7 +88,7 @@ export function ToolCard({
           key={index}
           className="jp-hdsp-ToolCard-image"
           alt={trans.__('Output image %1 of %2', index + 1, call.name)}
-          src={`data:${image.mime_type};base64,${image.base64}`}
+          src={`data:${image.mime_type};base64,${image.data}`}
         />
       ))}
       {open && (
@@ -212,4 +212,21 @@ function formatArguments(call: IToolCallState): string {
     }
   }
   return '';
+}
+
+/**
+ * The images a tool result carries, as the server sends them: `details.images` (cell outputs, MCP
+ * results: `{mime_type, data}`) and `details.image` (read_file of a picture: `{mime_type, base64}`).
+ */
+function toolImages(details: IToolDetails | null | undefined): IToolImage[] {
+  const candidates: Partial<IToolImage & { base64: string }>[] = [
+    ...(details?.images ?? []),
+    ...(details?.image ? [details.image] : [])
+  ];
+  return candidates
+    .map(image => ({
+      mime_type: String(image.mime_type ?? ''),
+      data: String(image.data ?? image.base64 ?? '')
+    }))
+    .filter(image => image.mime_type.startsWith('image/') && image.data);
 }

@@ -1,6 +1,12 @@
 import { expect, test } from '@jupyterlab/galata';
 
-import { failOnConsoleErrors, openPanel, screenshot } from './helpers';
+import {
+  failOnConsoleErrors,
+  loadScript,
+  openPanel,
+  screenshot,
+  sendInNewChat
+} from './helpers';
 
 /**
  * The lab's configuration (jupyter_server_test_config.py) has one MCP server, "demo" (the Python tests'
@@ -41,5 +47,44 @@ test.describe('MCP servers in the sidebar', () => {
     // The same button closes the drawer.
     await panel.getByRole('button', { name: 'MCP', exact: true }).click();
     await expect(drawer).toHaveCount(0);
+  });
+
+  test('the agent calls an MCP tool behind the approval dialog; autoApprove tools run at once', async ({
+    page,
+    request
+  }, testInfo) => {
+    await loadScript(request, [
+      { tool_calls: [['demo__picture', '{}']] },
+      {
+        tool_calls: [['demo__echo', '{"text": "hello from demo", "times": 1}']]
+      },
+      { text: 'The demo server answered.' }
+    ]);
+    const panel = await openPanel(page);
+    await sendInNewChat(panel, 'Use the demo server');
+
+    const dialog = panel.getByRole('dialog', { name: 'Allow demo__picture?' });
+    await expect(dialog).toBeVisible({ timeout: 30_000 });
+    await screenshot(page, testInfo, 'mcp-approval.png');
+    await dialog.getByRole('button', { name: 'Allow once' }).click();
+
+    const cards = panel.locator('.jp-hdsp-ToolCard');
+    await expect(cards.nth(0)).toHaveAttribute('data-status', 'done');
+    // The server's picture is shown in the card (a real 2x1 PNG decoded by the browser).
+    const picture = cards.nth(0).locator('img.jp-hdsp-ToolCard-image');
+    await expect(picture).toBeVisible();
+    expect(
+      await picture.evaluate((img: HTMLImageElement) => img.naturalWidth)
+    ).toBe(2);
+    // echo is in the server's autoApprove: no dialog.
+    await expect(cards.nth(1)).toHaveAttribute('data-status', 'done');
+    await cards.nth(1).locator('.jp-hdsp-ToolCard-header').click();
+    await expect(cards.nth(1).locator('.jp-hdsp-ToolCard-body')).toContainText(
+      'hello from demo'
+    );
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('The demo server answered.');
+    await expect(panel.getByRole('dialog')).toHaveCount(0);
   });
 });
