@@ -1,5 +1,5 @@
-"""``/hdsp-agent/notebooks/ws``: the sidebar's NotebookBridge, so notebook tools change the notebook the user has
-open instead of its file (see ``tools/jupyter/live.py`` for the protocol).
+"""``/hdsp-agent/notebooks/ws``: the sidebar's NotebookBridge, so notebook tools change the notebook the user
+has open instead of its file (see ``tools/jupyter/live.py`` for the protocol).
 
 Behind Jupyter authentication like every route; the handler only moves JSON between the socket and
 ``LiveNotebooks``.
@@ -18,7 +18,6 @@ from jupyter_server.base.websocket import WebSocketMixin
 
 from .routes import _AgentMixin, route
 from .tools.jupyter.live import BridgeConnection
-
 
 # A tab answers a read with the whole notebook, outputs included: tornado's 10 MiB default would close the
 # socket on the first notebook with a large plot or log in it.

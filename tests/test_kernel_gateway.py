@@ -79,7 +79,9 @@ async def test_run_cell_runs_on_a_kernel_of_the_gateway(kernel_gateway: tuple[st
                 events = await run_turn_over_ws(ws, "compute 6*7 in nb.ipynb")
                 ws.close()
                 remote = (
-                    await http.get(f"{gateway_url}/api/kernels", headers={"Authorization": f"token {gateway_token}"})
+                    await http.get(
+                        f"{gateway_url}/api/kernels", headers={"Authorization": f"token {gateway_token}"}
+                    )
                 ).json()
                 sessions = (await http.get(f"{server.base}/api/sessions", headers=server.headers)).json()
             done = [e for e in events if e["type"] == "tool.status" and e["status"] == "done"]

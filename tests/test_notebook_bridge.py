@@ -75,7 +75,9 @@ class BrowserTab:
         await asyncio.wait({self.task}, timeout=5)
 
 
-async def open_tab(jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any) -> BrowserTab:
+async def open_tab(
+    jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any
+) -> BrowserTab:
     ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
     tab = BrowserTab(ws, notebooks, **options)
     await tab.announce()
@@ -83,7 +85,9 @@ async def open_tab(jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode]
 
 
 def live_agent(jp_serverapp: Any, root: Path) -> Agent:
-    return Agent(jp_serverapp, root, notebook_gateway=jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks)
+    return Agent(
+        jp_serverapp, root, notebook_gateway=jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks
+    )
 
 
 async def test_run_cell_changes_the_open_notebook_and_streams_its_outputs(

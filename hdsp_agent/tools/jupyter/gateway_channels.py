@@ -26,7 +26,9 @@ async def start_gateway_channels(client: Any, **channels: bool) -> None:
 
     gateway = GatewayClient.instance()
     headers = gateway.load_connection_args().get("headers") or {}
-    ws_url = url_path_join(gateway.ws_url or "", gateway.kernels_endpoint, url_escape(client.kernel_id), "channels")
+    ws_url = url_path_join(
+        gateway.ws_url or "", gateway.kernels_endpoint, url_escape(client.kernel_id), "channels"
+    )
     client.channel_socket = websocket.create_connection(
         ws_url,
         timeout=GatewayClient.KERNEL_LAUNCH_TIMEOUT,

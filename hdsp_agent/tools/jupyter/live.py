@@ -1,9 +1,9 @@
 """The notebooks open in connected JupyterLab tabs, as a ``NotebookGateway`` (live mode).
 
 Each browser tab running the sidebar keeps one WebSocket to ``/hdsp-agent/notebooks/ws`` (its NotebookBridge).
-Over it the tab says which notebooks it has open, and answers requests: read the live model (unsaved edits
-included), apply an edit from ``edits.py`` to it, snapshot it, restore a snapshot. The tab applies edits to the
-shared notebook model, so with real-time collaboration every collaborator sees them too, and the user's
+Over it the tab says which notebooks it has open and answers requests: read the live model (unsaved edits
+included), apply an edit from ``edits.py`` to it, snapshot it, restore a snapshot. The tab applies edits to
+the shared notebook model, so with real-time collaboration every collaborator sees them too, and the user's
 unsaved typing elsewhere in the notebook stays.
 
 This module knows nothing of tornado: a connection is anything with a ``send(dict)``; the route feeds it the
@@ -107,7 +107,9 @@ class BridgeConnection:
             self._pending.pop(request_id, None)
         error = reply.get("error")
         if error is not None:
-            code = str(error.get("code") or E_NOTEBOOK_BRIDGE) if isinstance(error, dict) else E_NOTEBOOK_BRIDGE
+            code = (
+                str(error.get("code") or E_NOTEBOOK_BRIDGE) if isinstance(error, dict) else E_NOTEBOOK_BRIDGE
+            )
             message = str(error.get("message") if isinstance(error, dict) else error)
             raise ToolError(code, f"{path}: {message}", "Read the notebook again (read_notebook) and retry.")
         result = reply.get("result")

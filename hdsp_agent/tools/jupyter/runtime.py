@@ -115,7 +115,7 @@ class NotebookRuntime:
         return notebook
 
     async def _undo_live(self, ctx: ToolContext, path: str, inverse: InverseEdit) -> None:
-        """Apply ``inverse`` to the notebook as it is now: open in JupyterLab, or its file if it was closed."""
+        """Apply ``inverse`` to the notebook as it is now: open in JupyterLab, else its file."""
         gateway = await self.gateway(ctx, path)
         async with self._change_locks(path):
             if isinstance(gateway, FileNotebookGateway):
