@@ -22,7 +22,10 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from jupyter_process import JupyterProcess  # noqa: E402
 from scripted_model import Reply, ScriptedModel, text, tool_calls  # noqa: E402
 
+from hdsp_agent.agent.sessions import MAX_LIVE  # noqa: E402
+
 STEPS = 5
+TURNS_PER_CONVERSATION = 10
 
 
 def multi_step_reply(request: dict[str, Any]) -> Reply:
@@ -102,29 +105,51 @@ async def concurrent_sessions(count: int = 50) -> dict[str, Any]:
     }
 
 
+async def conversation_turns(
+    server: JupyterProcess, http: httpx.AsyncClient, turns: int, rss_every: int = 0
+) -> tuple[int, list[float]]:
+    """``turns`` turns, ten per conversation as a user holds them; RSS sampled every ``rss_every`` turns."""
+    ok, samples, session_id = 0, [], None
+    for number in range(turns):
+        if number % TURNS_PER_CONVERSATION == 0:
+            session_id = await server.create_session(http)
+        ok += (await one_turn(server, http, session_id))["ok"]
+        if rss_every and (number + 1) % rss_every == 0:
+            samples.append(round(server.rss_mb(), 1))
+    return ok, samples
+
+
 async def sequential_turns(turns: int = 1000) -> dict[str, Any]:
+    """Memory over many turns, measured once the server is in its steady state.
+
+    The server keeps the last MAX_LIVE conversations in memory (older idle ones are reloaded from the store
+    when opened): a bounded cache, not a leak. The warm-up fills it with conversations shaped like the
+    measured ones, so the growth figure counts only what the turns leave behind; what the full cache costs
+    is reported apart.
+    """
+    warm_turns = (MAX_LIVE + 2) * TURNS_PER_CONVERSATION
     with ScriptedModel(factory=multi_step_reply) as model:
         server = JupyterProcess(model_url=model.base_url)
         server.start()
         prepare_root(server)
         try:
             async with httpx.AsyncClient(timeout=60) as http:
-                warm = [await one_turn(server, http) for _ in range(50)]
+                first = [await one_turn(server, http) for _ in range(10)]
+                rss_cold = server.rss_mb()
+                warm_ok, _ = await conversation_turns(server, http, warm_turns)
                 rss_start = server.rss_mb()
-                ok = sum(1 for r in warm if r["ok"])
-                session_id = None
-                for number in range(turns):
-                    # Ten turns per conversation, as a user would hold them.
-                    if number % 10 == 0:
-                        session_id = await server.create_session(http)
-                    ok += (await one_turn(server, http, session_id))["ok"]
+                ok, samples = await conversation_turns(server, http, turns, rss_every=max(1, turns // 4))
                 rss_end = server.rss_mb()
         finally:
             server.stop()
     return {
-        "turns": turns + len(warm),
-        "completed": ok,
+        "turns": turns + warm_turns + len(first),
+        "completed": ok + warm_ok + sum(1 for r in first if r["ok"]),
+        "measured_turns": turns,
+        "rss_cold_mb": rss_cold,
         "rss_start_mb": rss_start,
         "rss_end_mb": rss_end,
+        "rss_samples_mb": samples,
+        "live_conversations_mb": rss_start - rss_cold,
         "rss_growth_per_1000_turns_mb": (rss_end - rss_start) * 1000 / turns,
     }
