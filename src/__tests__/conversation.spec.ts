@@ -206,7 +206,7 @@ describe('Conversation', () => {
           content: 'ok\n42',
           details: {
             path: 'a.ipynb',
-            images: [{ mime_type: 'image/png', base64: 'AAAA' }]
+            images: [{ mime_type: 'image/png', data: 'AAAA' }]
           }
         },
         2003
