@@ -59,8 +59,6 @@ bench: setup
 
 # Reliability: fault, hostile-input and access suites, then load figures (soak/results.json).
 soak: setup
-	$(PY) -m pytest -q tests/test_hostile_input.py tests/test_faults.py tests/test_prompt_injection.py tests/test_routes.py tests/test_routes_sessions.py \
-		tests/test_ws_origin.py
 	$(PY) soak/run.py
 
 clean:

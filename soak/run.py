@@ -1,7 +1,7 @@
-"""``make soak``: load figures (faults and hostile input are pytest suites: the README's reliability section).
+"""``make soak``: the fault, hostile-input, prompt-injection and access suites, then the load figures.
 
-``python soak/run.py [--turns N] [--only concurrent|sequential]``; the figures of the parts that ran replace
-theirs in ``soak/results.json``.
+``python soak/run.py [--turns N] [--only suites|concurrent|sequential]``; the figures of the parts that ran
+replace theirs in ``soak/results.json``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from load import STEPS, concurrent_sessions, sequential_turns
+from suites import run_suites, suites_healthy, suites_lines
 
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -42,10 +43,14 @@ def sequential_line(figures: dict[str, Any]) -> str:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000, help="measured sequential turns")
-    parser.add_argument("--only", choices=("concurrent", "sequential"), help="run one part only")
+    parser.add_argument("--only", choices=("suites", "concurrent", "sequential"), help="run one part only")
     args = parser.parse_args()
     figures: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     healthy = True
+    if args.only in (None, "suites"):
+        figures["suites"] = suites = await asyncio.to_thread(run_suites)
+        print("\n".join(suites_lines(suites)), flush=True)
+        healthy &= suites_healthy(suites)
     if args.only in (None, "concurrent"):
         figures["concurrent"] = concurrent = await concurrent_sessions(50)
         print(concurrent_line(concurrent))

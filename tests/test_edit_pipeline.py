@@ -61,6 +61,7 @@ async def test_file_mode_is_kept(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.fault
 async def test_failed_write_leaves_the_original_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

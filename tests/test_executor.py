@@ -222,6 +222,7 @@ async def test_declined_call_reports_the_users_reason_to_the_model(tmp_path: Any
     assert result.error is not None and "Reason: use the staging folder" in result.error.message
 
 
+@pytest.mark.fault
 async def test_timeout_stops_the_tool(tmp_path: Any) -> None:
     tool = SleepTool()
     executor = ToolExecutor(ToolRegistry([tool]))

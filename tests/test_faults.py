@@ -39,6 +39,7 @@ def processes_with(marker: str) -> list[int]:
     return [int(pid) for pid in found.stdout.split()]
 
 
+@pytest.mark.fault
 async def test_sigterm_mid_turn_keeps_history_marks_the_turn_and_leaves_no_orphans(tmp_path: Path) -> None:
     marker = f"{uuid.uuid4().int % 100000 + 1000}.25"  # a unique sleep duration identifies our process
     command = f"sleep {marker}"
@@ -107,6 +108,7 @@ def alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.fault
 async def test_mcp_server_killed_mid_call_reports_its_stderr_loses_nothing_and_restarts(
     tmp_path: Path,
 ) -> None:

@@ -31,6 +31,7 @@ def test_atomic_write_gives_a_new_file_the_umask_mode(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
 
 
+@pytest.mark.fault
 def test_failed_rename_leaves_the_original_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -129,6 +129,7 @@ async def test_an_agent_run_leaves_another_clients_connection_working(jp_servera
         await kernels.shutdown_all()
 
 
+@pytest.mark.fault
 async def test_a_kernel_that_dies_mid_run_raises_kernel_died(jp_serverapp: Any) -> None:
     kernels = jp_serverapp.kernel_manager
     kernel_id = await start_notebook_session(jp_serverapp.session_manager, "nb.ipynb", None)

@@ -55,6 +55,7 @@ async def test_tool_calls_with_llama_cpp_repeated_names() -> None:
     assert answer.finish_reason == "tool_calls"
 
 
+@pytest.mark.fault
 async def test_429_then_success_is_retried() -> None:
     with ScriptedModel([error(429, "slow down", retry_after=0), text("done")]) as model:
         answer = await client_for(model, max_retries=2).stream(USER, [], lambda d: None)
@@ -72,6 +73,7 @@ async def test_http_errors_become_clear_model_errors(status: int, code: str) -> 
     assert caught.value.code == code
 
 
+@pytest.mark.fault
 async def test_dropped_stream_is_a_stream_error_not_a_partial_answer() -> None:
     reply = text("Hello there, world", pieces=6)
     reply.drop_after = 3
@@ -93,6 +95,7 @@ async def test_unreachable_endpoint() -> None:
     assert caught.value.code == "E_MODEL_UNREACHABLE" and str(port) in caught.value.message
 
 
+@pytest.mark.fault
 async def test_timeout_is_reported() -> None:
     reply = text("late")
     reply.hang = 2.0

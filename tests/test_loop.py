@@ -104,7 +104,8 @@ async def test_call_ids_a_server_reuses_across_steps_become_unique_in_the_conver
     statuses = of_type(events, "tool.status")
     ids = list(dict.fromkeys(e["call_id"] for e in statuses))
     assert len(ids) == 2 and ids[0] == "call_0" and ids[1] != "call_0"
-    assert [e["status"] for e in statuses if e["call_id"] == ids[1]] == ["generating", "generated", "calling", "done"]
+    second = [e["status"] for e in statuses if e["call_id"] == ids[1]]
+    assert second == ["generating", "generated", "calling", "done"]
     # The history the model gets back pairs each call with its own result.
     history = model.requests[2]["messages"]
     assistant_ids = [c["id"] for m in history if m["role"] == "assistant" for c in m.get("tool_calls") or []]
@@ -214,6 +215,7 @@ async def test_cancel_mid_stream_stops_at_once_and_session_stays_usable(root: Pa
     assert [m["role"] for m in session.messages] == ["user", "user", "assistant"]
 
 
+@pytest.mark.fault
 async def test_cancel_mid_tool_stops_the_tool_and_answers_the_call(root: Path) -> None:
     with ScriptedModel(
         [tool_calls(("span_read", '{"label": "long", "seconds": 30}')), text("after")]
@@ -230,6 +232,7 @@ async def test_cancel_mid_tool_stops_the_tool_and_answers_the_call(root: Path) -
     assert session.messages[-1]["role"] == "tool"  # the call is answered: the next turn's request stays valid
 
 
+@pytest.mark.fault
 async def test_model_500_is_an_error_event_and_the_session_continues(root: Path) -> None:
     with ScriptedModel([error(500, "upstream exploded"), text("back again")]) as model:
         session = make_manager(root, make_runtime(root, model, [])).create()
@@ -240,6 +243,7 @@ async def test_model_500_is_an_error_event_and_the_session_continues(root: Path)
     assert of_type(ok, "turn.end")[0]["reason"] == "completed"
 
 
+@pytest.mark.fault
 async def test_dropped_stream_is_reported(root: Path) -> None:
     broken = text("partial answer that will break", pieces=8)
     broken.drop_after = 3

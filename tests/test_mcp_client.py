@@ -175,6 +175,7 @@ async def test_list_changed_brings_new_tools_into_the_registry(managers: Manager
     assert added.status == "ok" and added.content == "I was added"
 
 
+@pytest.mark.fault
 async def test_a_crashed_server_is_reported_with_its_stderr_and_restarted(managers: Managers) -> None:
     manager = managers({"demo": demo()})
     await manager.refresh()

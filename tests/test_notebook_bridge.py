@@ -126,6 +126,7 @@ async def test_run_cell_changes_the_open_notebook_and_streams_its_outputs(
         await agent.close()
 
 
+@pytest.mark.fault
 async def test_a_tab_that_closes_mid_request_is_a_clear_error_then_the_file_is_used(
     jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
 ) -> None:

@@ -766,6 +766,7 @@ async def test_a_long_cell_answers_running_and_is_picked_up_interrupted_or_cance
         await agent.close()
 
 
+@pytest.mark.fault
 async def test_a_dead_kernel_is_an_error_and_restart_kernel_brings_it_back(
     jp_serverapp: Any, jp_root_dir: Path
 ) -> None:

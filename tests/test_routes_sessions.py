@@ -92,6 +92,7 @@ async def test_conversation_over_the_websocket(
     assert "All listed." in exported.body.decode()
 
 
+@pytest.mark.fault
 async def test_reconnect_replays_missed_events_exactly_once(
     jp_fetch: Any, jp_ws_fetch: Any, scripted_model: ScriptedModel
 ) -> None:

@@ -47,6 +47,7 @@ async def test_conversation_survives_a_restart(tmp_path: Path) -> None:
         await restarted.shutdown()
 
 
+@pytest.mark.fault
 async def test_turn_cut_by_a_restart_is_marked_interrupted(tmp_path: Path) -> None:
     store_path = tmp_path / "store.sqlite3"
     with ScriptedModel([tool_calls(("write_note", '{"name": "a.txt"}'))]) as model:
@@ -91,6 +92,7 @@ async def test_rename_delete_and_export(tmp_path: Path) -> None:
     assert [m["role"] for m in exported["messages"]] == ["user", "assistant", "tool", "assistant"]
 
 
+@pytest.mark.fault
 async def test_corrupted_store_is_moved_aside_and_the_server_starts(tmp_path: Path) -> None:
     store_path = tmp_path / "store.sqlite3"
     store_path.write_bytes(b"this is not a database" * 100)
