@@ -7,6 +7,7 @@ import type {
 import { IDisposable } from '@lumino/disposable';
 
 import { applyEdit, NotebookEdit, NotebookEditError } from './notebookOps';
+import { DEFAULT_RETRY_DELAYS } from './socket';
 
 /**
  * Lets the server's notebook tools change the notebooks open in this tab, instead of their files
@@ -22,7 +23,7 @@ export class NotebookBridge implements IDisposable {
     this._tracker = options.tracker;
     this._url = options.url;
     this._WebSocket = options.WebSocket;
-    this._retryDelays = options.retryDelays ?? [500, 1000, 2000, 5000, 10000];
+    this._retryDelays = options.retryDelays ?? DEFAULT_RETRY_DELAYS;
     this._tracker.widgetAdded.connect(this._onWidgetAdded, this);
     this._tracker.forEach(panel => this._onWidgetAdded(this._tracker, panel));
   }

@@ -210,7 +210,7 @@ export class SessionSocket implements IDisposable {
 /**
  * Wait after each failed attempt: quickly at first, then every 10 s.
  */
-const DEFAULT_RETRY_DELAYS = [500, 1000, 2000, 5000, 10000];
+export const DEFAULT_RETRY_DELAYS = [500, 1000, 2000, 5000, 10000];
 
 export namespace SessionSocket {
   export interface IOptions {
