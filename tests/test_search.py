@@ -268,3 +268,49 @@ async def test_cli_calls_grep_search(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
     assert result["status"] == "ok" and result["content"].startswith("notes.txt\n1:find x here")
+
+
+def tree_in_tricky_order(root: Path) -> None:
+    """Many files (rg's threads finish them out of order) and names where byte-wise whole-path order differs
+    from rg's directory-by-directory order ('a-b/…' against 'a/…', 'a/…' against 'a.py')."""
+    for number in range(300):
+        write(root, f"pkg{number % 13}/mod{number}.py", f"x = 1\nneedle_{number} = 2\n" * (number % 3 + 1))
+    for name in ("a/x.py", "a-b/x.py", "a.py", "a b/x.py", "A/x.py", "_/x.py", "é/x.py"):
+        write(root, name, "needle = 3\n")
+
+
+def rg_sorted(root: Path, *flags: str) -> str:
+    """What the single-threaded ``rg --sort path`` prints for the same search."""
+    found = subprocess.run(
+        [find_rg(), "--no-require-git", "--hidden", "--no-config", "--sort", "path", *flags, "needle", "."],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    )
+    return found.stdout.decode()
+
+
+@pytest.mark.parametrize("buffer_limit", [None, 64], ids=["parallel", "overflow-rerun-sorted"])
+async def test_grep_results_come_in_the_order_of_rg_sort_path_in_every_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, buffer_limit: int | None
+) -> None:
+    from hdsp_agent.tools.builtin import path_order
+
+    if buffer_limit is not None:  # past this much output the search runs again with --sort path
+        monkeypatch.setattr(path_order, "MAX_BUFFERED_BYTES", buffer_limit)
+    tree_in_tricky_order(tmp_path)
+    files = await call(tmp_path, "grep_search", {"query": "needle", "outputMode": "files_with_matches"})
+    expected_files = [line.removeprefix("./") for line in rg_sorted(tmp_path, "-l").splitlines()]
+    assert files.content.split("\n\n")[0].splitlines() == expected_files[:100]
+    assert files.details["total_files"] == len(expected_files) == 307
+
+    counts = await call(tmp_path, "grep_search", {"query": "needle", "outputMode": "count"})
+    expected_counts = [line.removeprefix("./") for line in rg_sorted(tmp_path, "-c").splitlines()]
+    assert counts.content.split("\n\n")[0].splitlines() == [
+        f"{path}: {count}" for path, count in (line.rsplit(":", 1) for line in expected_counts[:100])
+    ]
+
+    content = await call(tmp_path, "grep_search", {"query": "needle", "path": "."})
+    shown_files = [line for line in content.content.splitlines() if line.endswith(".py")]
+    assert shown_files == expected_files[: len(shown_files)] and len(shown_files) > 10
+    assert content.details["total_matches"] == sum(int(line.rsplit(":", 1)[1]) for line in expected_counts)

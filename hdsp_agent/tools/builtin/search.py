@@ -12,7 +12,8 @@ from pydantic import Field
 from ...permissions.paths import display_path, read_action, resolve_in_root, resolved_root
 from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .newest_files import newest_files
-from .ripgrep import BASE_ARGS, RG_ERROR, SECRET_EXCLUDES, RipgrepRun, glob_args, strip_dot_slash
+from .path_order import OutputShape, search_in_path_order
+from .ripgrep import BASE_ARGS, RG_ERROR, SECRET_EXCLUDES, glob_args, strip_dot_slash
 
 MAX_MATCHES = 100
 MAX_OUTPUT_CHARS = 7_500
@@ -79,7 +80,7 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
     async def run(self, args: GrepSearchArgs, ctx: ToolContext) -> ToolOutput:
         root = resolved_root(ctx.root_dir)
         target = _search_target(root, args.path, ctx.resolved_paths)
-        rg_args = [*BASE_ARGS, "--sort", "path", "--max-filesize", "20M", *_case_flag(args.caseSensitive)]
+        rg_args = [*BASE_ARGS, "--max-filesize", "20M", *_case_flag(args.caseSensitive)]
         rg_args += glob_args(([args.filePattern] if args.filePattern else []) + list(SECRET_EXCLUDES))
         if args.outputMode == "content":
             rg_args += ["--json", "--context", str(args.contextLines)]
@@ -93,10 +94,10 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
             "files_with_matches": _FilesCollector,
             "count": _CountCollector,
         }[args.outputMode]()
-        async with RipgrepRun(rg_args, root) as run:
-            async for line in run.lines():
-                collector.feed(line)
-            returncode, stderr = await run.finish()
+        shape: OutputShape = {"content": "json", "files_with_matches": "paths", "count": "counts"}[
+            args.outputMode
+        ]
+        returncode, stderr = await search_in_path_order(rg_args, root, shape, collector.feed)
         if returncode == RG_ERROR and not collector.total_lines:
             raise _rg_error(stderr, args.query)
         where = f" in {args.path}" if args.path not in ("", ".") else ""
