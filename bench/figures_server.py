@@ -68,7 +68,8 @@ async def stream_relay() -> Figure:
 
 def startup() -> Figure:
     with_times, without_times, with_rss, without_rss = [], [], [], []
-    for _ in range(3):
+    # Start-up times of one machine vary by ±10 % from run to run: five interleaved pairs, medians.
+    for _ in range(5):
         for with_agent, times, rss in ((True, with_times, with_rss), (False, without_times, without_rss)):
             server = JupyterProcess(with_agent=with_agent)
             try:
