@@ -809,3 +809,17 @@ async def test_two_notebooks_run_at_the_same_time_on_their_own_kernels(
         assert len({session["kernel"]["id"] for session in sessions}) == 2
     finally:
         await agent.close()
+
+
+def test_parsed_notebooks_keep_only_the_ones_used_last() -> None:
+    from hdsp_agent.tools.jupyter.document import ParsedNotebooks
+
+    parsed = ParsedNotebooks()
+    stat = {"last_modified": "t", "size": 1}
+    for number in range(ParsedNotebooks.MAX_ENTRIES):
+        parsed.put(f"{number}.ipynb", stat, nbformat.v4.new_notebook())
+    assert parsed.get("0.ipynb", stat) is not None  # used: now the most recent
+    parsed.put("new.ipynb", stat, nbformat.v4.new_notebook())
+    assert parsed.get("1.ipynb", stat) is None  # the least recently used went
+    assert parsed.get("0.ipynb", stat) is not None and parsed.get("new.ipynb", stat) is not None
+    assert parsed.get("new.ipynb", {"last_modified": "t2", "size": 1}) is None  # the file changed since

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -130,18 +131,27 @@ class ParsedNotebooks:
 
     Reading a notebook through the contents manager parses, validates and checks its signature; a run_cell
     reads the same notebook three times. A cheap ``get(content=False)`` tells whether the file is still what
-    was parsed. Entries are shared read-only: a change works on a copy.
+    was parsed. Entries are shared read-only: a change works on a copy. Only the ``MAX_ENTRIES`` notebooks
+    used last are kept (a notebook with its outputs can take megabytes).
     """
 
+    MAX_ENTRIES = 16
+
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[tuple[Any, Any], nbformat.NotebookNode]] = {}
+        self._entries: OrderedDict[str, tuple[tuple[Any, Any], nbformat.NotebookNode]] = OrderedDict()
 
     def get(self, path: str, stat: dict[str, Any]) -> nbformat.NotebookNode | None:
         entry = self._entries.get(path)
-        return entry[1] if entry is not None and entry[0] == _file_key(stat) else None
+        if entry is None or entry[0] != _file_key(stat):
+            return None
+        self._entries.move_to_end(path)
+        return entry[1]
 
     def put(self, path: str, stat: dict[str, Any], notebook: nbformat.NotebookNode) -> None:
         self._entries[path] = (_file_key(stat), notebook)
+        self._entries.move_to_end(path)
+        while len(self._entries) > self.MAX_ENTRIES:
+            self._entries.popitem(last=False)
 
     def forget(self, path: str) -> None:
         self._entries.pop(path, None)

@@ -9,6 +9,7 @@ same socket with the headers and then lets the client carry on exactly as its ow
 
 from __future__ import annotations
 
+import asyncio
 from threading import Thread
 from typing import Any
 
@@ -29,7 +30,9 @@ async def start_gateway_channels(client: Any, **channels: bool) -> None:
     ws_url = url_path_join(
         gateway.ws_url or "", gateway.kernels_endpoint, url_escape(client.kernel_id), "channels"
     )
-    client.channel_socket = websocket.create_connection(
+    # websocket-client connects synchronously (to a remote host): in a thread, not on the server's event loop.
+    client.channel_socket = await asyncio.to_thread(
+        websocket.create_connection,
         ws_url,
         timeout=GatewayClient.KERNEL_LAUNCH_TIMEOUT,
         enable_multithread=True,

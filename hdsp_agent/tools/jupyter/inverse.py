@@ -54,7 +54,7 @@ def inverse_of(before: nbformat.NotebookNode, edit: BaseModel) -> InverseEdit:
     """The inverse of ``edit``, given the notebook just before it was applied."""
     if isinstance(edit, InsertCell):
         cell = edit.cell
-        return InverseEdit(DeleteCell(cell_id=str(cell["id"])), str(cell["id"]), _source(cell))
+        return InverseEdit(DeleteCell(cell_id=str(cell["id"])), str(cell["id"]), cell_source(cell))
     if isinstance(edit, SetCellSource):
         old = _cell(before, edit.cell_id)
         return InverseEdit(
@@ -85,8 +85,3 @@ def _cell(notebook: nbformat.NotebookNode, cell_id: str) -> Any:
     if index is None:
         raise ToolError("E_CELL_NOT_FOUND", f"no cell with id {cell_id!r}")
     return notebook.cells[index]
-
-
-def _source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)

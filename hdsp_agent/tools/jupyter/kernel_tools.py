@@ -131,7 +131,7 @@ class RunCellTool(NotebookTool[RunCellArgs]):
         kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
         assert kernel_id is not None
         record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
-        stream = await self.runtime.show_live(ctx, record)
+        stream = await self.runtime.show_live(ctx, record, before=notebook)
         self.runtime.executions.start(
             record,
             ctx.kernel_manager,

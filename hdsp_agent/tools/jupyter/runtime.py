@@ -139,16 +139,18 @@ class NotebookRuntime:
         cell = self.seen_cell(session_id, path, cell_id)
         return cell_source(cell) if cell is not None else None
 
-    async def show_live(self, ctx: ToolContext, record: ExecutionRecord) -> LiveOutputs | None:
+    async def show_live(
+        self, ctx: ToolContext, record: ExecutionRecord, before: nbformat.NotebookNode
+    ) -> LiveOutputs | None:
         """When the run's notebook is open in JupyterLab, show its outputs there as they come.
 
-        The notebook's state before the run is kept for undo first: the final write must not record the
-        partial outputs shown meanwhile as the prior state.
+        ``before``: the notebook as the run found it (its cell just read or inserted), kept for undo: the
+        final write must not record the partial outputs shown meanwhile as the prior state.
         """
         live = ctx.notebook_gateway
         if record.cell_id is None or live is None or not await live.is_open(record.path):
             return None
-        stream = LiveOutputs(live, record, before=await live.read(record.path))
+        stream = LiveOutputs(live, record, before=before)
         stream.show()
         return stream
 
