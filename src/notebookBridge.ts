@@ -86,7 +86,8 @@ export class NotebookBridge implements IDisposable {
         return { notebook: notebookJSON(model) };
       case 'apply':
         applyEdit(model, request.edit as NotebookEdit);
-        return { notebook: notebookJSON(model) };
+        // A progress push (no id) is answered by nobody: skip serializing the whole notebook for it.
+        return request.id === null ? {} : { notebook: notebookJSON(model) };
       case 'restore':
         model.sharedModel.transact(() => {
           model.fromJSON(request.notebook as nbformat.INotebookContent);
