@@ -17,7 +17,7 @@ from scripted_model import ScriptedModel, text, tool_calls  # noqa: E402
 from hdsp_agent.agent.llm import ModelSettings  # noqa: E402
 from hdsp_agent.agent.models import ModelCatalog  # noqa: E402
 from hdsp_agent.agent.runtime import AgentRuntime  # noqa: E402
-from hdsp_agent.agent.sessions import SessionManager  # noqa: E402
+from hdsp_agent.agent.conversations import ConversationManager  # noqa: E402
 from hdsp_agent.agent.store import SessionStore  # noqa: E402
 from hdsp_agent.permissions.decision import ReadOnlyPolicy  # noqa: E402
 from hdsp_agent.tools.base import ToolCall, ToolContext  # noqa: E402
@@ -88,7 +88,7 @@ async def loop_overhead(workdir: Path) -> Figure:
         context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),
         max_steps=STEPS + 5,
     )
-    manager = SessionManager(SessionStore(workdir / "loop.sqlite3"), runtime)
+    manager = ConversationManager(SessionStore(workdir / "loop.sqlite3"), runtime)
     tool = ListDirectoryTool()
     client = openai.AsyncOpenAI(base_url=model.base_url, api_key="x", max_retries=0)
 

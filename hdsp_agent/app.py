@@ -11,17 +11,17 @@ from jupyter_server.extension.application import ExtensionApp
 from . import __version__
 from .agent.models import SETUP_HELP, catalog_from_config, probe_local_servers
 from .agent.runtime import AgentRuntime
-from .agent.sessions import SessionManager
+from .agent.conversations import ConversationManager
 from .agent.store import SessionStore
 from .config import HdspAgentConfig
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
-from .routes import build_handlers
-from .routes_bridge import build_bridge_handlers
-from .routes_mcp import build_mcp_handlers
-from .routes_openai import build_openai_handlers
+from .web.routes import build_handlers
+from .web.bridge import build_bridge_handlers
+from .web.mcp import build_mcp_handlers
+from .web.openai_v1 import build_openai_handlers
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
 from .tools.jupyter import close_notebook_tools
@@ -54,7 +54,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         )
         self.upstream = Upstream(self.runtime.models, frozenset(self.v1_disabled_tools))
         self.store = SessionStore(self.conversation_store_path(), self.log)
-        self.sessions = SessionManager(self.store, self.runtime)
+        self.sessions = ConversationManager(self.store, self.runtime)
         self.mcp = McpServices.for_app(self)
         self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})

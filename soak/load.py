@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from jupyter_process import JupyterProcess  # noqa: E402
 from scripted_model import Reply, ScriptedModel, text, tool_calls  # noqa: E402
 
-from hdsp_agent.agent.sessions import MAX_LIVE  # noqa: E402
+from hdsp_agent.agent.conversations import MAX_LIVE  # noqa: E402
 
 STEPS = 5
 TURNS_PER_CONVERSATION = 10

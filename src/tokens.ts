@@ -1,5 +1,5 @@
 /**
- * Types shared with the server, mirrored one to one: the REST replies of `hdsp_agent/routes.py` here,
+ * Types shared with the server, mirrored one to one: the REST replies of `hdsp_agent/web/routes.py` here,
  * the events of `hdsp_agent/events.py` in `events.ts` and the commands of `hdsp_agent/wire.py` in
  * `wire.ts` (both re-exported); plus the frontend's command ids, client context and preferences.
  */

@@ -12,8 +12,8 @@ from scripted_model import ScriptedModel
 from hdsp_agent.agent.llm import ModelSettings
 from hdsp_agent.agent.models import ModelCatalog
 from hdsp_agent.agent.runtime import AgentRuntime
-from hdsp_agent.agent.session import AgentSession
-from hdsp_agent.agent.sessions import SessionManager
+from hdsp_agent.agent.conversation import Conversation
+from hdsp_agent.agent.conversations import ConversationManager
 from hdsp_agent.agent.store import SessionStore
 from hdsp_agent.permissions.decision import PermissionPolicy, ReadOnlyPolicy
 from hdsp_agent.tools.base import Tool, ToolContext
@@ -49,8 +49,8 @@ def make_runtime(
     )
 
 
-def make_manager(root: Path, runtime: AgentRuntime, store_path: Path | None = None) -> SessionManager:
-    return SessionManager(SessionStore(store_path or root / ".store" / "sessions.sqlite3"), runtime)
+def make_manager(root: Path, runtime: AgentRuntime, store_path: Path | None = None) -> ConversationManager:
+    return ConversationManager(SessionStore(store_path or root / ".store" / "sessions.sqlite3"), runtime)
 
 
 def types_of(events: list[dict[str, Any]]) -> list[str]:
@@ -61,7 +61,7 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [event for event in events if event["type"] == kind]
 
 
-async def wait_for_event(session: AgentSession, kind: str, timeout: float = 10.0) -> dict[str, Any]:
+async def wait_for_event(session: Conversation, kind: str, timeout: float = 10.0) -> dict[str, Any]:
     """The first event of ``kind`` (already emitted or yet to come)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -73,7 +73,7 @@ async def wait_for_event(session: AgentSession, kind: str, timeout: float = 10.0
         await asyncio.sleep(0.01)
 
 
-async def run_turn(session: AgentSession, content: str, **kwargs: Any) -> list[dict[str, Any]]:
+async def run_turn(session: Conversation, content: str, **kwargs: Any) -> list[dict[str, Any]]:
     """Send a message, wait for the turn to end, return the turn's events."""
     start = session.last_seq
     session.send(content, **kwargs)

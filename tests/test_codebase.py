@@ -12,7 +12,7 @@ import pytest
 
 from hdsp_agent.permissions.approval import FixedApprover
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
-from hdsp_agent.tools.builtin.codebase import CodebaseTool, chunk_lines, identifier_words, query_terms
+from hdsp_agent.tools.builtin.search.codebase import CodebaseTool, chunk_lines, identifier_words, query_terms
 from hdsp_agent.tools.definitions import parameters_schema
 from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.registry import ToolRegistry

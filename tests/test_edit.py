@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from file_tools_harness import Harness, error_code
 
-from hdsp_agent.tools.builtin.edit import (
+from hdsp_agent.tools.builtin.edit.tools import (
     CreateNewFileTool,
     EditExistingFileTool,
     MultiEditTool,

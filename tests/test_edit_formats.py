@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hdsp_agent.tools.base import ToolError
-from hdsp_agent.tools.builtin.edit_formats import (
+from hdsp_agent.tools.builtin.edit.formats import (
     E_EDIT_AMBIGUOUS_MERGE,
     E_EDIT_MALFORMED,
     SearchReplaceBlock,

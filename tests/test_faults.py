@@ -25,7 +25,7 @@ from agent_harness import make_manager, make_runtime, of_type, wait_for_event
 from jupyter_process import JupyterProcess
 from scripted_model import ScriptedModel, text, tool_calls
 
-from hdsp_agent.agent.sessions import SessionManager
+from hdsp_agent.agent.conversations import ConversationManager
 from hdsp_agent.agent.store import SessionStore
 from hdsp_agent.config import HdspAgentConfig
 from hdsp_agent.mcp.manager import McpManager
@@ -167,7 +167,7 @@ async def test_mcp_server_killed_mid_call_reports_its_stderr_loses_nothing_and_r
     # Nothing lost: a fresh manager reads the whole conversation back from the store.
     reopened_store = SessionStore(store)
     try:
-        reopened = await SessionManager(reopened_store, runtime).get(session.record.id)
+        reopened = await ConversationManager(reopened_store, runtime).get(session.record.id)
     finally:
         reopened_store.close()
     tool_results = [m["content"] for m in reopened.messages if m["role"] == "tool"]

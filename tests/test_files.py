@@ -17,7 +17,7 @@ from hdsp_agent.tools.builtin.files import (
     ReadFileTool,
     ReadLimits,
 )
-from hdsp_agent.tools.builtin.filestate import FileStateStore
+from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
 from hdsp_agent.tools.definitions import parameters_schema
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

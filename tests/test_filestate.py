@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hdsp_agent.tools.base import ToolError
-from hdsp_agent.tools.builtin.filestate import E_FILE_CHANGED, FileStateStore, atomic_write
+from hdsp_agent.tools.builtin.edit.filestate import E_FILE_CHANGED, FileStateStore, atomic_write
 
 
 def test_atomic_write_replaces_content_and_keeps_the_mode(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hdsp_agent.tools.base import ToolError
-from hdsp_agent.tools.builtin.fuzzy import (
+from hdsp_agent.tools.builtin.edit.fuzzy import (
     E_EDIT_AMBIGUOUS,
     E_EDIT_DISPROPORTIONATE,
     E_EDIT_EMPTY_OLD,

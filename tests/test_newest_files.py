@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hdsp_agent.tools.builtin.newest_files import _shard_excludes, newest_files
-from hdsp_agent.tools.builtin.ripgrep import BASE_ARGS, find_rg, strip_dot_slash
+from hdsp_agent.tools.builtin.search.newest_files import _shard_excludes, newest_files
+from hdsp_agent.tools.builtin.search.ripgrep import BASE_ARGS, find_rg, strip_dot_slash
 
 pytestmark = pytest.mark.asyncio
 

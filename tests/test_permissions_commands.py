@@ -12,7 +12,7 @@ from command_corpus import ALLOW, ASK, DENY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hdsp_agent.permissions.commands import analyze_command
+from hdsp_agent.permissions.shell.analyser import analyze_command
 
 CASES = (
     [(command, "deny") for command in DENY]

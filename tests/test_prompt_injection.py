@@ -25,7 +25,7 @@ import pytest
 from agent_harness import make_manager, make_runtime, of_type, run_turn, wait_for_event
 from scripted_model import ScriptedModel, text, tool_calls
 
-from hdsp_agent.agent.session import AgentSession
+from hdsp_agent.agent.conversation import Conversation
 from hdsp_agent.config import HdspAgentConfig
 from hdsp_agent.mcp.manager import McpManager
 from hdsp_agent.permissions.approval import ApprovalReply
@@ -166,7 +166,7 @@ def hostile_site() -> Iterator[str]:
         server.server_close()
 
 
-async def answer_as_the_user(session: AgentSession, approved: bool) -> dict[str, Any]:
+async def answer_as_the_user(session: Conversation, approved: bool) -> dict[str, Any]:
     request = (await wait_for_event(session, "approval.request"))["request"]
     session.resolve_approval(request["call_id"], ApprovalReply(approved=approved, reason="not asked for"))
     return dict(request)

@@ -10,7 +10,7 @@ import pytest
 
 from hdsp_agent.permissions.approval import FixedApprover
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
-from hdsp_agent.tools.builtin.repo_map import (
+from hdsp_agent.tools.builtin.search.repo_map import (
     ViewRepoMapTool,
     ViewSubdirectoryTool,
     build_map,

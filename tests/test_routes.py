@@ -12,8 +12,8 @@ from jupyter_server.serverapp import ServerApp
 from jupyter_server.utils import JupyterServerAuthWarning, url_path_join
 
 from hdsp_agent import __version__
-from hdsp_agent.routes import NAMESPACE, SESSION_ID, build_handlers
-from hdsp_agent.routes_openai import build_openai_handlers
+from hdsp_agent.web.routes import NAMESPACE, SESSION_ID, build_handlers
+from hdsp_agent.web.openai_v1 import build_openai_handlers
 
 ALL_ROUTES = [
     (pattern.replace(SESSION_ID, "0" * 32), method.upper())

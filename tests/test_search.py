@@ -13,8 +13,8 @@ import pytest
 
 from hdsp_agent.permissions.approval import FixedApprover
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
-from hdsp_agent.tools.builtin.ripgrep import find_rg
-from hdsp_agent.tools.builtin.search import FileGlobSearchTool, GrepSearchTool
+from hdsp_agent.tools.builtin.search.ripgrep import find_rg
+from hdsp_agent.tools.builtin.search.tools import FileGlobSearchTool, GrepSearchTool
 from hdsp_agent.tools.definitions import parameters_schema
 from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.registry import ToolRegistry
@@ -294,7 +294,7 @@ def rg_sorted(root: Path, *flags: str) -> str:
 async def test_grep_results_come_in_the_order_of_rg_sort_path_in_every_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, buffer_limit: int | None
 ) -> None:
-    from hdsp_agent.tools.builtin import path_order
+    from hdsp_agent.tools.builtin.search import path_order
 
     if buffer_limit is not None:  # past this much output the search runs again with --sort path
         monkeypatch.setattr(path_order, "MAX_BUFFERED_BYTES", buffer_limit)

@@ -115,7 +115,7 @@ async def test_undo_last_turn_restores_files_it_changed(tmp_path: Path) -> None:
     from test_loop import _AllowAll
 
     from hdsp_agent.agent.undo import NothingToUndo
-    from hdsp_agent.tools.builtin.edit import CreateNewFileTool, SingleFindAndReplaceTool
+    from hdsp_agent.tools.builtin.edit.tools import CreateNewFileTool, SingleFindAndReplaceTool
 
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
     script = [
@@ -170,7 +170,7 @@ async def test_read_only_mode_offers_only_read_tools(tmp_path: Path) -> None:
 
 
 async def test_idle_conversations_leave_memory_and_come_back_from_the_store(tmp_path: Path) -> None:
-    from hdsp_agent.agent import sessions as sessions_module
+    from hdsp_agent.agent import conversations as sessions_module
 
     with ScriptedModel([text(f"answer {i}") for i in range(3)]) as model:
         manager = make_manager(tmp_path, make_runtime(tmp_path, model, []))

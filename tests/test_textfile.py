@@ -7,8 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hdsp_agent.tools.builtin import textfile
-from hdsp_agent.tools.builtin.textfile import _diff_lines, changed_ranges, numbered_excerpt, unified_diff
+from hdsp_agent.tools.builtin.edit import textfile
+from hdsp_agent.tools.builtin.edit.textfile import _diff_lines, changed_ranges, numbered_excerpt, unified_diff
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+")
 

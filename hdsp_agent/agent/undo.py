@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools.base import Tool
-from ..tools.builtin.filestate import DEFAULT_FILE_STATE, FileStateStore
+from ..tools.builtin.edit.filestate import DEFAULT_FILE_STATE, FileStateStore
 from ..tools.jupyter import NotebookRuntime
 from ..tools.jupyter.notebook_tool import NotebookTool
 

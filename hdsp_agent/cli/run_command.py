@@ -16,7 +16,7 @@ from typing import Any
 
 from ..agent.models import catalog_from_config
 from ..agent.runtime import AgentRuntime
-from ..agent.sessions import SessionManager
+from ..agent.conversations import ConversationManager
 from ..agent.store import SessionStore
 from ..config import HdspAgentConfig, load_cli_config
 from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
@@ -87,7 +87,7 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
         # As in the server: the servers start when the turn first builds its catalog.
         runtime.refresh_tools = servers.refresh
         with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
-            manager = SessionManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
+            manager = ConversationManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
             session = manager.create(title=args.prompt[:60])
             printer = _JsonPrinter() if args.json else _TextPrinter()
             session.subscribe(printer)

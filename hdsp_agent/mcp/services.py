@@ -17,7 +17,7 @@ from ..tools.declared import load_declared_tools
 from .manager import McpManager
 
 if TYPE_CHECKING:
-    from .http_endpoint import StreamableHttpBridge
+    from ..web.mcp_endpoint import StreamableHttpBridge
 
 
 @dataclass
@@ -75,7 +75,7 @@ def _build_endpoint(app: Any) -> StreamableHttpBridge:
     """Our registry over Streamable HTTP: the same policy as the sidebar's, asking through a connected one."""
     from ..tools.executor import ToolExecutor
     from .approvals import SidebarApprover
-    from .http_endpoint import StreamableHttpBridge
+    from ..web.mcp_endpoint import StreamableHttpBridge
     from .server import McpEndpoint
 
     runtime = app.runtime

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..tools.base import PermissionAction, PermissionKind, Tool, ToolContext
-from .commands import analyze_command
+from .shell.analyser import analyze_command
 from .decision import PolicyDecision
 from .defaults import (
     EDIT_TOOLS,

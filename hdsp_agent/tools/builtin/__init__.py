@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base import Tool
-from .codebase import CodebaseTool
-from .edit import (
+from .search.codebase import CodebaseTool
+from .edit.tools import (
     CreateNewFileTool,
     EditExistingFileTool,
     MultiEditTool,
@@ -18,9 +18,9 @@ from .files import ReadCurrentlyOpenFileTool, ReadFileRangeTool, ReadFileTool
 from .git import ViewDiffTool
 from .ls import ListDirectoryTool
 from .processes import ProcessTracker
-from .repo_map import ViewRepoMapTool, ViewSubdirectoryTool
+from .search.repo_map import ViewRepoMapTool, ViewSubdirectoryTool
 from .rules import CreateRuleBlockTool, RequestRuleTool
-from .search import FileGlobSearchTool, GrepSearchTool
+from .search.tools import FileGlobSearchTool, GrepSearchTool
 from .terminal import RunTerminalCommandTool
 from .web import FetchUrlTool, SearchWebTool
 

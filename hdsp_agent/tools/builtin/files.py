@@ -22,8 +22,8 @@ from rapidfuzz import fuzz, process
 
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
 from ..base import NoArgs, PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from .filestate import DEFAULT_FILE_STATE, FileStateStore, fingerprint_of
-from .ignore import GitignoreWalker
+from .edit.filestate import DEFAULT_FILE_STATE, FileStateStore, fingerprint_of
+from .search.ignore import GitignoreWalker
 from .image_info import image_info
 from .notebook_render import NotANotebook, render_notebook
 

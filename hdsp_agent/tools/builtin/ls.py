@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root, resolved_root
 from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
-from .ignore import GitignoreWalker
+from .search.ignore import GitignoreWalker
 
 MAX_ENTRIES = 200
 

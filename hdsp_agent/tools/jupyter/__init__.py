@@ -22,7 +22,7 @@ from .notebook import (
     ReadNotebookTool,
 )
 from .notebook_tool import NotebookTool
-from .runtime import NotebookRuntime
+from .notebook_runtime import NotebookRuntime
 
 __all__ = ["NotebookGateway", "NotebookRuntime", "NotebookSnapshot", "close_notebook_tools", "notebook_tools"]
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
-from ..builtin import fuzzy
+from ..builtin.edit import fuzzy
 from .document import FileNotebookGateway, notebook_path
 from .edits import (
     E_CELL_NOT_FOUND,

@@ -11,7 +11,7 @@ from ..base import Tool, ToolContext, ToolError, ToolOutput
 from .executions import ExecutionRecord, ProgressHandler
 from .kernel import E_KERNEL_DIED, E_NO_KERNEL
 from .outputs import render_outputs, stdin_was_requested
-from .runtime import NotebookRuntime
+from .notebook_runtime import NotebookRuntime
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

@@ -18,9 +18,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import Field
 
-from ...permissions.paths import display_path, resolve_in_root
-from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from .files import E_PATH_NOT_FOUND, similar_paths
+from ....permissions.paths import display_path, resolve_in_root
+from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..files import E_PATH_NOT_FOUND, similar_paths
 from .filestate import DEFAULT_FILE_STATE, E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
 from .fuzzy import E_EDIT_NO_CHANGE
 from .textfile import TextFile, decode_text_file, numbered_excerpt, preview, unified_diff

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..base import ToolError
+from ...base import ToolError
 
 E_FILE_CHANGED = "E_FILE_CHANGED_SINCE_READ"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .findings import Finding, allow, ask, caution, deny
-from .shell_files import ShellScope, read_findings, write_findings
-from .shell_tables import (
+from ..findings import Finding, allow, ask, caution, deny
+from .files import ShellScope, read_findings, write_findings
+from .tables import (
     CODE_OPTIONS,
     GIT_ASK_REASONS,
     GIT_BRANCH_LISTING,
@@ -21,7 +21,7 @@ from .shell_tables import (
     SHELL_VALUE_OPTIONS,
     VERSION_ARGUMENTS,
 )
-from .shell_words import Word, positionals
+from .words import Word, positionals
 
 # Package-manager subcommands that only look at what is installed locally.
 _LOCAL_READS = frozenset(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..base import ToolError
+from ...base import ToolError
 
 E_EDIT_MALFORMED = "E_EDIT_MALFORMED"
 E_EDIT_AMBIGUOUS_MERGE = "E_EDIT_AMBIGUOUS_MERGE"

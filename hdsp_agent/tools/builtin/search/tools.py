@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ...permissions.paths import display_path, read_action, resolve_in_root, resolved_root
-from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from ....permissions.paths import display_path, read_action, resolve_in_root, resolved_root
+from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .newest_files import newest_files
 from .path_order import OutputShape, search_in_path_order
 from .ripgrep import BASE_ARGS, RG_ERROR, SECRET_EXCLUDES, glob_args, strip_dot_slash

@@ -46,7 +46,7 @@ class InvalidRequest(ValueError):
     """A client command the session cannot carry out as sent (e.g. an unknown mode)."""
 
 
-class AgentSession:
+class Conversation:
     def __init__(
         self,
         record: SessionRecord,

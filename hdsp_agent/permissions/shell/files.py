@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .findings import Finding, allow, ask, caution, deny
-from .paths import critical_path_reason, device_write_problem, inspect_path
-from .shell_words import Word, expand_braces, long_options, positionals, short_flags
+from ..findings import Finding, allow, ask, caution, deny
+from ..paths import critical_path_reason, device_write_problem, inspect_path
+from .words import Word, expand_braces, long_options, positionals, short_flags
 
 # Enough to catch a secret among the matches, few enough to stay fast on a big tree.
 _GLOB_LIMIT = 500

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
-from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
+from ....permissions.paths import display_path, is_inside, read_action, resolve_in_root
+from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
 MAX_MAP_CHARS = 20_000

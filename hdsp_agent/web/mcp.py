@@ -13,7 +13,7 @@ import tornado.web
 from .routes import _AgentHandler, route
 
 if TYPE_CHECKING:
-    from .mcp.http_endpoint import TornadoAsgiExchange
+    from .mcp_endpoint import TornadoAsgiExchange
 
 
 class McpEndpointHandler(_AgentHandler):
@@ -39,7 +39,7 @@ class McpEndpointHandler(_AgentHandler):
             raise tornado.web.HTTPError(
                 404, "the MCP endpoint is disabled (c.HdspAgentApp.mcp_endpoint_enabled)"
             )
-        from .mcp.http_endpoint import TornadoAsgiExchange  # the MCP SDK loads on the first request
+        from .mcp_endpoint import TornadoAsgiExchange  # the MCP SDK loads on the first request
 
         self._exchange = TornadoAsgiExchange(self)
         await endpoint.handle(self._exchange)

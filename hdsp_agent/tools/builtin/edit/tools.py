@@ -16,10 +16,10 @@ from pathlib import Path
 import nbformat
 from pydantic import Field
 
-from ...permissions.paths import display_path, resolve_in_root
-from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from .edit_formats import E_EDIT_MALFORMED, has_markers, merge_with_markers, parse_search_replace
-from .edit_pipeline import (
+from ....permissions.paths import display_path, resolve_in_root
+from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .formats import E_EDIT_MALFORMED, has_markers, merge_with_markers, parse_search_replace
+from .pipeline import (
     E_NOTEBOOK_AS_TEXT,
     E_WRITE_FAILED,
     FileEditArgs,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from ..base import ToolError
+from ...base import ToolError
 from .match_passes import PASSES, Candidate, Document, core_lines, indent_of, unescape
 
 E_EDIT_NO_MATCH = "E_EDIT_NO_MATCH"

@@ -17,17 +17,17 @@ from jupyter_server.base.websocket import WebSocketMixin
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from pydantic import ValidationError
 
-from . import __version__
-from .agent.session import AgentSession, InvalidRequest, TurnAlreadyRunning
-from .agent.sessions import SessionNotFound
-from .agent.undo import NothingToUndo
-from .permissions.approval import ApprovalReply
-from .tools.base import ToolError
-from .tools.definitions import to_summary
-from .wire import ClientCommand, parse_command
+from .. import __version__
+from ..agent.conversation import Conversation, InvalidRequest, TurnAlreadyRunning
+from ..agent.conversations import SessionNotFound
+from ..agent.undo import NothingToUndo
+from ..permissions.approval import ApprovalReply
+from ..tools.base import ToolError
+from ..tools.definitions import to_summary
+from ..wire import ClientCommand, parse_command
 
 if TYPE_CHECKING:
-    from .app import HdspAgentApp
+    from ..app import HdspAgentApp
 
 NAMESPACE = "hdsp-agent"
 SESSION_ID = r"(?P<session_id>[0-9a-f]{32})"
@@ -41,7 +41,7 @@ class _AgentMixin(ExtensionHandlerMixin):
         agent: HdspAgentApp = self.settings["hdsp_agent"]
         return agent
 
-    async def session_or_404(self, session_id: str) -> AgentSession:
+    async def session_or_404(self, session_id: str) -> Conversation:
         try:
             return await self.agent.sessions.get(session_id)
         except SessionNotFound:
@@ -169,7 +169,7 @@ class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSoc
     the same tick of the event loop, so the client misses no event and sees none twice.
     """
 
-    session: AgentSession | None = None
+    session: Conversation | None = None
     _unsubscribe: Any = None
 
     @ws_authenticated
@@ -191,7 +191,7 @@ class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSoc
         else:
             self._reply("command.ok", command)
 
-    async def _handle(self, session: AgentSession, command: ClientCommand) -> None:
+    async def _handle(self, session: Conversation, command: ClientCommand) -> None:
         if command.type == "resume":
             self._subscribe(session, command.since_seq)
             return
@@ -206,7 +206,7 @@ class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSoc
         elif command.type == "cancel":
             await session.cancel()
 
-    def _subscribe(self, session: AgentSession, since_seq: int) -> None:
+    def _subscribe(self, session: Conversation, since_seq: int) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
         for event in session.events_since(since_seq):

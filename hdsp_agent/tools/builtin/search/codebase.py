@@ -22,8 +22,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ...permissions.paths import resolved_root
-from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from ....permissions.paths import resolved_root
+from ...base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .ripgrep import list_files
 
 CHUNK_LINES = 40

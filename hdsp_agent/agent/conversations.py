@@ -11,7 +11,7 @@ from typing import Any
 from ..events import ApprovalResolvedEvent, ToolStatusEvent, TurnEndEvent
 from ..tools.base import ToolStatus
 from .runtime import AgentRuntime
-from .session import DEFAULT_TITLE, AgentSession
+from .conversation import DEFAULT_TITLE, Conversation
 from .store import SessionRecord, SessionStore
 
 _TERMINAL_TOOL_STATUSES = {
@@ -26,24 +26,24 @@ class SessionNotFound(KeyError):
     pass
 
 
-class SessionManager:
+class ConversationManager:
     def __init__(self, store: SessionStore, runtime: AgentRuntime) -> None:
         self.store = store
         self.runtime = runtime
         self._records = {record.id: record for record in store.load_sessions()}
-        self._live: dict[str, AgentSession] = {}
+        self._live: dict[str, Conversation] = {}
         self._recover_interrupted_turns()
 
     def list(self) -> list[dict[str, Any]]:
         records = sorted(self._records.values(), key=lambda record: record.updated, reverse=True)
         return [record.public() for record in records]
 
-    def watched(self) -> tuple[AgentSession, ...]:
+    def watched(self) -> tuple[Conversation, ...]:
         """Open conversations someone is subscribed to, the most recently active first."""
         live = [session for session in self._live.values() if session.watched]
         return tuple(sorted(live, key=lambda session: session.record.updated, reverse=True))
 
-    def create(self, title: str | None = None, model: str = "") -> AgentSession:
+    def create(self, title: str | None = None, model: str = "") -> Conversation:
         now = time.time()
         record = SessionRecord(
             id=uuid.uuid4().hex,
@@ -54,7 +54,7 @@ class SessionManager:
         )
         self._records[record.id] = record
         self.store.upsert_session(record)
-        session = AgentSession(record, self.store, self.runtime)
+        session = Conversation(record, self.store, self.runtime)
         self._live[record.id] = session
         self._evict_idle()
         return session
@@ -70,7 +70,7 @@ class SessionManager:
         for session in idle[: max(0, len(self._live) - MAX_LIVE)]:
             del self._live[session.id]
 
-    async def get(self, session_id: str) -> AgentSession:
+    async def get(self, session_id: str) -> Conversation:
         if session_id in self._live:
             return self._live[session_id]
         record = self._records.get(session_id)
@@ -79,7 +79,7 @@ class SessionManager:
         events, messages = await asyncio.to_thread(self._load, session_id)
         # Another caller may have opened it while we read.
         session = self._live.setdefault(
-            session_id, AgentSession(record, self.store, self.runtime, events=events, messages=messages)
+            session_id, Conversation(record, self.store, self.runtime, events=events, messages=messages)
         )
         self._evict_idle()
         return session
@@ -114,7 +114,7 @@ class SessionManager:
             if record.status != "running":
                 continue
             events, messages = self._load(record.id)
-            session = AgentSession(record, self.store, self.runtime, events=events, messages=messages)
+            session = Conversation(record, self.store, self.runtime, events=events, messages=messages)
             open_turn = _open_turn(events)
             for call_id, name in _unfinished_calls(events):
                 session.emit(
@@ -179,7 +179,7 @@ def _answer_dangling_tool_calls(messages: list[dict[str, Any]]) -> None:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": INTERRUPTED})
 
 
-def _markdown(session: AgentSession) -> str:
+def _markdown(session: Conversation) -> str:
     lines = [f"# {session.record.title}", ""]
     for message in session.messages:
         role = message.get("role")

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from ..base import ToolError
+from ...base import ToolError
 
 E_RIPGREP_MISSING = "E_RIPGREP_MISSING"
 # rg's exit codes: 0 found, 1 nothing found, 2 an error (possibly alongside results).

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .findings import Finding, allow, ask, caution, deny
-from .shell_files import (
+from ..findings import Finding, allow, ask, caution, deny
+from .files import (
     FileVerdict,
     ShellScope,
     classify_creators,
@@ -26,14 +26,14 @@ from .shell_files import (
     tree_has_secrets,
     write_findings,
 )
-from .shell_programs import (
+from .programs import (
     classify_git,
     classify_interpreter,
     classify_network,
     classify_package_manager,
     classify_shell,
 )
-from .shell_tables import (
+from .tables import (
     DANGEROUS_VARIABLES,
     DISK_COMMANDS,
     ENVIRONMENT_BUILTINS,
@@ -54,7 +54,7 @@ from .shell_tables import (
     WRAPPERS,
     WRITING_OPTIONS,
 )
-from .shell_words import Word, command_name, long_options, positionals, short_flags
+from .words import Word, command_name, long_options, positionals, short_flags
 
 
 @dataclass

@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import tornado.web
 
-from .agent.llm import ModelSettings
-from .agent.models import ModelNotConfigured
-from .proxy.normalize import StreamNormalizer, normalize_completion, tool_names
-from .proxy.upstream import UpstreamError
+from ..agent.llm import ModelSettings
+from ..agent.models import ModelNotConfigured
+from ..proxy.normalize import StreamNormalizer, normalize_completion, tool_names
+from ..proxy.upstream import UpstreamError
 from .routes import _AgentHandler, route
 
 

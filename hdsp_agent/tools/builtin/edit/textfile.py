@@ -10,7 +10,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from ..base import ToolError
+from ...base import ToolError
 
 E_NOT_UTF8 = "E_NOT_UTF8"
 _BOM = "\ufeff"

@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .decision import DecisionKind
-from .findings import Finding, allow, ask, caution, deny, strictest, verdict
-from .paths import resolved_root
-from .shell_classify import classify
-from .shell_files import ShellScope, read_findings, write_findings
-from .shell_tables import DANGEROUS_VARIABLES, SHELLS
-from .shell_tree import heredoc_body, runs_code_source, self_calls
-from .shell_words import Word, command_name, read_word
+from ..decision import DecisionKind
+from ..findings import Finding, allow, ask, caution, deny, strictest, verdict
+from ..paths import resolved_root
+from .classify import classify
+from .files import ShellScope, read_findings, write_findings
+from .tables import DANGEROUS_VARIABLES, SHELLS
+from .tree import heredoc_body, runs_code_source, self_calls
+from .words import Word, command_name, read_word
 
 MAX_COMMAND_CHARS = 20_000
 MAX_DEPTH = 6

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .shell_tables import DECODERS, DOWNLOADERS
-from .shell_words import Word, command_name, read_word, short_flags
+from .tables import DECODERS, DOWNLOADERS
+from .words import Word, command_name, read_word, short_flags
 
 # Escapes in one printf/echo word that spell out bytes (``\x72\x6d`` is ``rm``): obfuscation when piped to a
 # shell.
