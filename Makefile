@@ -44,6 +44,8 @@ test-js: setup
 
 test-ui: setup browser
 	cd ui-tests && npm ci --no-audit --no-fund && npx playwright test
+	# The sidebar through a real JupyterHub (its own config: the hub, its proxy and two users' servers).
+	cd ui-tests && npx playwright test -c playwright.hub.config.ts
 
 # The UI tests drive Debian's Chromium (Playwright cannot download its own browsers here).
 browser:

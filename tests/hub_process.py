@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import nbformat
 import tornado.httpclient
 import tornado.websocket
 from jupyter_process import free_port
@@ -317,8 +318,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Run the test hub (alice and bob spawned) until killed.")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--model-url", required=True)
+    parser.add_argument("--notebook", action="append", default=[], help="an empty notebook in each home")
     args = parser.parse_args()
     hub = Hub(args.model_url, port=args.port)
+    for user in USERS:
+        for name in args.notebook:
+            hub.home(user).mkdir(exist_ok=True)
+            notebook = nbformat.v4.new_notebook(
+                metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+            )
+            nbformat.write(notebook, hub.home(user) / name)
 
     def stop(*_: object) -> None:
         hub.stop()
