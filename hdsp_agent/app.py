@@ -9,6 +9,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
+from .admin_config import apply_admin_settings, load_admin_settings
 from .agent.models import SETUP_HELP, catalog_from_config, probe_local_servers
 from .agent.runtime import AgentRuntime
 from .agent.conversations import ConversationManager
@@ -36,6 +37,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     load_other_extensions = True
 
     def initialize_settings(self) -> None:
+        # Before anything is built from the traits: the administrator's admin.json over the user's config.
+        self.admin_problems = apply_admin_settings(self, load_admin_settings(), self.log)
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
         self.registry = default_registry(self)

@@ -12,6 +12,7 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 from traitlets.config import Config, Configurable
 
+from .admin_config import apply_admin_settings, load_admin_settings
 from .tools.executor import ExecutorSettings
 from .tools.output import OutputBudget
 
@@ -218,4 +219,6 @@ def load_cli_config(extra_paths: list[Path] | None = None) -> HdspAgentConfig:
             loaded: Any = loader_class(filename, path=directory).load_config()
             merged.merge(loaded)
     section = Config({"HdspAgentConfig": merged.get(CONFIG_SECTION, Config())})
-    return HdspAgentConfig(config=section)
+    config = HdspAgentConfig(config=section)
+    apply_admin_settings(config, load_admin_settings())  # the server does the same (app.py)
+    return config

@@ -41,7 +41,9 @@ from jupyter_process import free_port
 HERE = Path(__file__).parent
 PROXY_COMMAND = HERE / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 PASSWORD = "hub-test-password"
-USERS = ("alice", "bob")
+USERS = ("alice", "bob", "carol")
+# Started with the hub; carol's server is started by the test that configures her first.
+SPAWNED = ("alice", "bob")
 ADMIN_SERVICE = "hub-test-admin"
 
 # The hub's own config, as an administrator would write it; {placeholders} filled in by ``Hub``.
@@ -104,17 +106,11 @@ class Hub:
         self.homes = self.dir / "home"
         self.homes.mkdir()
         self.log_path = self.dir / "hub.log"
-        server_config = {
-            "HdspAgentApp": {
-                "model": "scripted",
-                "base_url": model_url,
-                "max_retries": 0,
-                "probe_local_models": False,
-            }
-        }
-        (self.admin_config_dir / "jupyter_server_config.json").write_text(json.dumps(server_config, indent=1))
-        if admin_config is not None:
-            self.write_admin_config(admin_config)
+        # Defaults a user may change (ordinary Jupyter config) ...
+        defaults = {"HdspAgentApp": {"max_retries": 0, "probe_local_models": False}}
+        (self.admin_config_dir / "jupyter_server_config.json").write_text(json.dumps(defaults, indent=1))
+        # ... and what everyone gets, whatever their own config says (hdsp_agent/admin_config.py).
+        self.write_admin_config({"model": "scripted", "base_url": model_url, **(admin_config or {})})
         singleuser = shutil.which("jupyterhub-singleuser", path=str(Path(sys.executable).parent))
         if singleuser is None:
             raise RuntimeError(
@@ -337,7 +333,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, stop)
     try:
         hub.start()
-        hub.spawn(*USERS)
+        hub.spawn(*SPAWNED)
         print(f"hub ready on {hub.base} (homes in {hub.homes})", flush=True)
         while True:
             time.sleep(3600)

@@ -47,7 +47,8 @@ def _runaway(step: int) -> Reply:
         return tool_calls(
             ("run_cell", json.dumps({"path": "spin.ipynb", "code": "while True: pass", "timeout": 1}))
         )
-    reply = tool_calls(("ls", json.dumps({"dirPath": "."})), call_ids=[f"call_ls_{step}"])
+    # A different call each step, or the loop would stop it as a repeated call.
+    reply = tool_calls(("file_glob_search", json.dumps({"pattern": f"*{step}*"})), call_ids=[f"call_{step}"])
     reply.delay = 0.2
     return reply
 
@@ -56,6 +57,7 @@ SCRIPTS: dict[str, Script] = {
     "answer": _steps(tool_calls(("run_cell", json.dumps({"path": "nb.ipynb", "code": "print(6*7)"})))),
     "bridge": _steps(tool_calls(("read_notebook", json.dumps({"path": "live.ipynb"})))),
     "runaway": _runaway,
+    "floor": _steps(tool_calls(("run_terminal_command", json.dumps({"command": "echo floor reached"})))),
     "bob": _steps(tool_calls(("run_cell", json.dumps({"path": "bob.ipynb", "code": "print(6*7)"})))),
 }
 
@@ -76,9 +78,16 @@ def model() -> Iterator[ScriptedModel]:
         yield scripted
 
 
+# The administrator's floor for everyone (hdsp_agent/admin.json in the hub's JUPYTER_CONFIG_PATH dir).
+ADMIN_FLOOR = {
+    "disabled_tools": ["fetch_url_content"],
+    "deny_rules": ["run_terminal_command(echo floor*)"],
+}
+
+
 @pytest.fixture(scope="module")
 def hub(model: ScriptedModel) -> Iterator[Hub]:
-    running = Hub(model.base_url)
+    running = Hub(model.base_url, admin_config=ADMIN_FLOOR)
     try:
         running.start()
         running.spawn("alice", "bob")
@@ -110,6 +119,17 @@ async def create_conversation(user: BrowserSession, server_user: str | None = No
     return await user.client.post(
         server_url(user.hub, target, "hdsp-agent", "sessions"), json={}, headers=user.headers(target)
     )
+
+
+async def token_conversation(hub: Hub, user: str, token: str) -> Any:
+    """A new conversation and its socket, authenticated with a hub token instead of a login."""
+    async with httpx.AsyncClient(timeout=30) as http:
+        created = await http.post(
+            server_url(hub, user, "hdsp-agent", "sessions"), json={}, headers=token_headers(token)
+        )
+    created.raise_for_status()
+    url = server_url(hub, user, "hdsp-agent", "sessions", created.json()["id"], "ws")
+    return await websocket(url, token_headers(token))
 
 
 async def conversation_socket(user: BrowserSession, conversation_id: str) -> Any:
@@ -343,7 +363,7 @@ async def test_alices_runaway_turn_does_not_hold_up_bobs_turn(
     # Alice's cell is spinning (the call answered "running") and her turn keeps stepping.
     await read_until(
         alices_ws,
-        lambda e: e["type"] == "tool.status" and e["name"] == "ls" and e["status"] == "done",
+        lambda e: e["type"] == "tool.status" and e["name"] == "file_glob_search" and e["status"] == "done",
         alices_events,
     )
     try:
@@ -363,3 +383,41 @@ async def test_alices_runaway_turn_does_not_hold_up_bobs_turn(
             await alice.client.post(
                 server_url(hub, "alice", "api", "kernels", kernel["id"], "interrupt"), headers=alice.headers()
             )
+
+
+# -- central administration ----------------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_a_users_own_config_cannot_loosen_the_admin_floor(hub: Hub) -> None:
+    """Carol's ~/.jupyter tries every way to loosen the admin's settings; her server keeps them."""
+    jupyter_dir = hub.home("carol") / ".jupyter"
+    (jupyter_dir / "hdsp_agent").mkdir(parents=True)
+    loosening = {
+        "disabled_tools": [],
+        "deny_rules": [],
+        "allow_rules": ["run_terminal_command(echo*)", "fetch_url_content"],
+        "base_url": "http://127.0.0.1:9/v1",  # nothing listens there: a turn that works used the admin's
+    }
+    (jupyter_dir / "jupyter_server_config.json").write_text(json.dumps({"HdspAgentApp": loosening}))
+    (jupyter_dir / "hdsp_agent" / "permissions.json").write_text(
+        json.dumps({"allow": ["run_terminal_command(echo*)", "fetch_url_content"]})
+    )
+    (jupyter_dir / "hdsp_agent" / "admin.json").write_text(
+        json.dumps({"deny_rules": [], "disabled_tools": []})
+    )
+    await asyncio.to_thread(hub.spawn, "carol")
+    token = hub.token("carol", ["access:servers!user=carol"])
+
+    async with httpx.AsyncClient(timeout=30) as http:
+        info = await http.get(server_url(hub, "carol", "hdsp-agent", "info"), headers=token_headers(token))
+    offered = [tool["name"] for tool in info.json()["tools"]]
+    assert "fetch_url_content" not in offered and "run_terminal_command" in offered
+
+    ws = await token_conversation(hub, "carol", token)
+    events = await run_turn(ws, "[script:floor] echo it")
+    ws.close()
+    assert events[-1]["reason"] == "completed", events[-1]  # the model answered: the admin's endpoint
+    [call] = finished(events)
+    assert call["status"] == "denied", call
+    assert "administrator" in json.dumps(call)
