@@ -343,6 +343,13 @@ async def test_conversations_and_grants_live_in_each_users_own_dirs(
     assert ".jupyter/hdsp_agent/permissions.json" in alices
     assert "run_cell" in (hub.home("alice") / ".jupyter/hdsp_agent/permissions.json").read_text()
     assert ".jupyter/hdsp_agent/permissions.json" not in agent_files("bob")
+    # The audit log too: alice's tool calls in her own file, under her hub name.
+    audit = hub.home("alice") / ".local/share/jupyter/hdsp_agent/audit.jsonl"
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    mine = [r for r in records if r.get("session") == conversation_id and r["event"] == "tool_call"]
+    assert [(r["user"], r["tool"], r["approval"]["scope"]) for r in mine] == [("alice", "run_cell", "always")]
+    bobs_audit = hub.home("bob") / ".local/share/jupyter/hdsp_agent/audit.jsonl"
+    assert not bobs_audit.exists() or conversation_id not in bobs_audit.read_text()
     assert not (hub.admin_config_dir / "hdsp_agent" / "permissions.json").exists()
 
 
