@@ -88,7 +88,7 @@ class Quotas:
 
     def add_tokens(self, count: int) -> None:
         self._tokens = self.tokens_today + count
-        if self.usage_path is not None:
+        if self.usage_path is not None and self.daily_tokens:  # kept only where there is a limit to keep
             try:
                 self.usage_path.parent.mkdir(parents=True, exist_ok=True)
                 self.usage_path.write_text(json.dumps({"day": self._day, "tokens": self._tokens}))
