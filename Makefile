@@ -17,7 +17,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue_cli/package-lock.json \
-		tests/mcp_servers/package-lock.json
+		tests/mcp_servers/package-lock.json tests/hub/package-lock.json
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	npm ci --no-audit --no-fund
@@ -27,6 +27,8 @@ $(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue
 	npm ci --no-audit --no-fund --prefix tests/continue_cli
 	# MCP's reference server, for the MCP client tests.
 	npm ci --no-audit --no-fund --prefix tests/mcp_servers
+	# JupyterHub's configurable-http-proxy, for the tests of hdsp-agent behind a hub.
+	npm ci --no-audit --no-fund --prefix tests/hub
 	touch $@
 
 lab: setup
@@ -42,6 +44,8 @@ test-js: setup
 
 test-ui: setup browser
 	cd ui-tests && npm ci --no-audit --no-fund && npx playwright test
+	# The sidebar through a real JupyterHub (its own config: the hub, its proxy and two users' servers).
+	cd ui-tests && npx playwright test -c playwright.hub.config.ts
 
 # The UI tests drive Debian's Chromium (Playwright cannot download its own browsers here).
 browser:

@@ -9,6 +9,9 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
+from .admin_config import apply_admin_settings, load_admin_settings
+from .agent.quotas import Quotas
+from .audit.log import AuditLog
 from .agent.models import SETUP_HELP, catalog_from_config, probe_local_servers
 from .agent.runtime import AgentRuntime
 from .agent.conversations import ConversationManager
@@ -36,6 +39,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     load_other_extensions = True
 
     def initialize_settings(self) -> None:
+        # Before anything is built from the traits: the administrator's admin.json over the user's config.
+        self.admin_problems = apply_admin_settings(self, load_admin_settings(), self.log)
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
         self.registry = default_registry(self)
@@ -51,6 +56,12 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             max_steps=self.max_steps,
             tool_call_limits=dict(self.tool_call_limits),
             disabled_tools=list(self.disabled_tools),
+            audit=self.audit_log_sink(),
+            quotas=Quotas(
+                max_turns=self.max_concurrent_turns,
+                daily_tokens=self.daily_token_limit,
+                usage_path=self.data_file("", "usage.json"),
+            ),
         )
         self.upstream = Upstream(self.runtime.models, frozenset(self.v1_disabled_tools))
         self.store = SessionStore(self.conversation_store_path(), self.log)
@@ -65,6 +76,14 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_openai_handlers())
         self.handlers.extend(build_mcp_handlers())
         self.handlers.extend(build_bridge_handlers())
+
+    def audit_log_sink(self) -> AuditLog | None:
+        if not self.audit_enabled:
+            return None
+        self.audit = AuditLog(
+            self.audit_log(), max_bytes=self.audit_log_max_bytes, backups=self.audit_log_backups
+        )
+        return self.audit
 
     def conversation_store_path(self) -> Path:
         if self.store_path:
@@ -107,3 +126,5 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         await self.mcp.close()
         # Notebook runs still going after their call answered: stop waiting before the kernels go away.
         await close_notebook_tools(self.registry)
+        if self.runtime.audit is not None:
+            self.audit.close()

@@ -12,6 +12,7 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 from traitlets.config import Config, Configurable
 
+from .admin_config import apply_admin_settings, load_admin_settings
 from .tools.executor import ExecutorSettings
 from .tools.output import OutputBudget
 
@@ -193,6 +194,35 @@ class HdspAgentConfig(Configurable):
         "POSTs {'arguments': ...} to the URL and returns the answer's 'output'.",
     )
 
+    # -- audit and quotas (docs/deploy.md) ------------------------------------------------------------------
+    audit_enabled = Bool(
+        True, config=True, help="Write the audit log: every tool call with its decision and every model call."
+    )
+    audit_log_path = Unicode(
+        "", config=True, help="The audit log (JSON lines). Empty: hdsp_agent/audit.jsonl in the Jupyter data dir."
+    )
+    audit_log_max_bytes = Int(
+        5 * 1024 * 1024, config=True, help="The audit log rotates when it would pass this size."
+    )
+    audit_log_backups = Int(5, config=True, help="Rotated audit files kept (audit.jsonl.1 .. .N).")
+    max_concurrent_turns = Int(
+        0, config=True, help="Turns that may run at once on this server, over all conversations (0: no limit)."
+    )
+    daily_token_limit = Int(
+        0,
+        config=True,
+        help="Model tokens (prompt + completion) this server may use per day, local time (0: no limit). "
+        "Counted from the model's reported usage, else estimated at 4 characters a token.",
+    )
+
+    def data_file(self, configured: str, name: str) -> Path:
+        from jupyter_core.paths import jupyter_data_dir
+
+        return Path(configured).expanduser() if configured else Path(jupyter_data_dir()) / "hdsp_agent" / name
+
+    def audit_log(self) -> Path:
+        return self.data_file(self.audit_log_path, "audit.jsonl")
+
     def executor_settings(self) -> ExecutorSettings:
         return ExecutorSettings(
             default_timeout=self.tool_timeout,
@@ -218,4 +248,6 @@ def load_cli_config(extra_paths: list[Path] | None = None) -> HdspAgentConfig:
             loaded: Any = loader_class(filename, path=directory).load_config()
             merged.merge(loaded)
     section = Config({"HdspAgentConfig": merged.get(CONFIG_SECTION, Config())})
-    return HdspAgentConfig(config=section)
+    config = HdspAgentConfig(config=section)
+    apply_admin_settings(config, load_admin_settings())  # the server does the same (app.py)
+    return config

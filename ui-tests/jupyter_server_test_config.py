@@ -42,6 +42,7 @@ c.HdspAgentApp.api_key = "scripted-key"
 c.HdspAgentApp.max_retries = 0
 c.HdspAgentApp.probe_local_models = False
 c.HdspAgentApp.store_path = str(Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-store-")) / "sessions.sqlite3")
+c.HdspAgentApp.audit_log_path = str(Path(c.HdspAgentApp.store_path).parent / "audit.jsonl")
 
 # One MCP server for tests/mcp.spec.ts: the demo server of the Python tests over stdio (started lazily, on the
 # first turn or when the sidebar's MCP drawer opens), and one disabled entry.

@@ -30,6 +30,7 @@ from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
+from .quotas import QuotaExceeded
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
 from .undo import NothingToUndo, TurnMark
@@ -180,15 +181,25 @@ class Conversation:
                 self.runtime.loop_settings(settings),
                 self.emit,
                 checkpoint=lambda: self.store.save_messages(self.id, self.messages),
+                meter=self.runtime.usage_meter(settings, self.id),
             )
-            outcome = await loop.run_turn(
-                self.messages, self.runtime.system_prompt(ctx), ctx, await self.runtime.prepare_catalog(ctx)
-            )
+            self.runtime.quotas.start_turn()
+            try:
+                outcome = await loop.run_turn(
+                    self.messages, self.runtime.system_prompt(ctx), ctx, await self.runtime.prepare_catalog(ctx)
+                )
+            finally:
+                self.runtime.quotas.end_turn()
         except asyncio.CancelledError:
             reason: TurnEndReason = "interrupted" if self._interrupted else "canceled"
             outcome = TurnOutcome(reason, cancel.reason or reason)
             if not cancel.cancelled:
                 raise  # the server is shutting down, not the user stopping the turn
+        except QuotaExceeded as error:
+            self.emit(ErrorEvent(code=error.code, message=error.message))
+            if self.runtime.audit is not None:
+                self.runtime.audit({"event": "quota", "session": self.id, "code": error.code})
+            outcome = TurnOutcome("error", error.message)
         except ModelNotConfigured as error:
             self.emit(ErrorEvent(code="E_MODEL_NOT_CONFIGURED", message=str(error)))
             outcome = TurnOutcome("error", "no model is configured")

@@ -32,6 +32,7 @@ from ..tools.registry import ToolCatalog
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
 from .context_budget import fit_to_context
 from .llm import ModelClient, ModelError
+from .quotas import UsageMeter
 from .relay import DeltaBatcher
 
 Emit = Callable[[BaseModel], None]
@@ -64,11 +65,14 @@ class AgentLoop:
         settings: LoopSettings,
         emit: Emit,
         checkpoint: Callable[[], None] = lambda: None,
+        meter: UsageMeter | None = None,
     ) -> None:
         self.model = model
         self.executor = executor
         self.settings = settings
         self.emit = emit
+        # The token quota (checked before each model call) and the audit's token counts (after it).
+        self.meter = meter
         # Called whenever the conversation grew, so a restart mid-turn loses nothing already done.
         self.checkpoint = checkpoint
 
@@ -81,6 +85,8 @@ class AgentLoop:
         calls_per_tool: Counter[str] = Counter()
         used_ids = _call_ids(messages)
         for step in range(1, self.settings.max_steps + 1):
+            if self.meter is not None:
+                self.meter.check()  # raises QuotaExceeded here, where the history is whole
             request = fit_to_context(
                 [{"role": "system", "content": system_prompt}, *messages], tools, self.settings.context_window
             )
@@ -89,6 +95,8 @@ class AgentLoop:
             except ModelError as error:
                 self.emit(ErrorEvent(code=error.code, message=error.message))
                 return TurnOutcome("error", error.message, step)
+            if self.meter is not None:
+                self.meter.record(request, tools, answer.to_openai(), answer.usage)
             messages.append(answer.to_openai())
             self.checkpoint()
             if not answer.tool_calls:

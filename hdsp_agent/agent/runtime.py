@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..audit.log import AuditSink
 from ..permissions.broker import ApprovalBroker
 from ..permissions.decision import PermissionPolicy
 from ..permissions.policy import mode_filter
@@ -23,6 +24,7 @@ from .llm import ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
 from .prompts import RulesProvider, build_system_prompt, project_rules
+from .quotas import Quotas, UsageMeter
 from .undo import TurnUndo
 
 ContextFactory = Callable[..., ToolContext]
@@ -45,6 +47,9 @@ class AgentRuntime:
     refresh_tools: Callable[[], Awaitable[None]] | None = None
     # Builds approval brokers; sessions keep one each so grants "for this session" stay in that session.
     broker_factory: Callable[[Callable[[BaseModel], Any]], ApprovalBroker] | None = None
+    # The server's audit log (every tool call and model call) and the user's quotas; None: neither.
+    audit: AuditSink | None = None
+    quotas: Quotas = field(default_factory=Quotas)
 
     def model_settings(self, name: str | None) -> ModelSettings:
         return self.models.get(name)
@@ -81,8 +86,15 @@ class AgentRuntime:
 
     def executor(self, approver: ApprovalBroker) -> ToolExecutor:
         return ToolExecutor(
-            self.registry, policy=self.policy, approver=approver, settings=self.executor_settings
+            self.registry,
+            policy=self.policy,
+            approver=approver,
+            settings=self.executor_settings,
+            on_audit=self.audit,
         )
+
+    def usage_meter(self, settings: ModelSettings, session_id: str) -> UsageMeter:
+        return UsageMeter(self.quotas, settings.label, session_id, self.audit)
 
     def new_broker(self, emit: Callable[[BaseModel], Any]) -> ApprovalBroker:
         if self.broker_factory is not None:

@@ -30,8 +30,15 @@ SUBCOMMANDS = {
     "run": "run the agent on one prompt, headless",
     "mcp": "serve hdsp-agent's tools over MCP (stdio), or manage MCP servers",
     "policy": "check permission decisions and show the effective rules",
+    "audit": "summarize the audit log (tool calls, approvals, tokens)",
 }
-_MODULES = {"tools": "tools_command", "run": "run_command", "mcp": "mcp_command", "policy": "policy_command"}
+_MODULES = {
+    "tools": "tools_command",
+    "run": "run_command",
+    "mcp": "mcp_command",
+    "policy": "policy_command",
+    "audit": "audit_command",
+}
 
 
 def _full_parser(command: str) -> argparse.ArgumentParser:

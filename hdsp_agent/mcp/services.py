@@ -84,6 +84,7 @@ def _build_endpoint(app: Any) -> StreamableHttpBridge:
         policy=runtime.policy,
         approver=SidebarApprover(app.sessions),
         settings=runtime.executor_settings,
+        on_audit=runtime.audit,
     )
     served = McpEndpoint(executor, app.tool_context, disabled=list(app.disabled_tools))
     return StreamableHttpBridge(served.server())

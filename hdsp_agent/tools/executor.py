@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..audit.log import AuditSink, AuditTrail
 from ..events import ApprovalRequestEvent, ToolStatusEvent
 from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
 from ..permissions.decision import PermissionPolicy, PolicyDecision, ReadOnlyPolicy
@@ -68,12 +69,15 @@ class ToolExecutor:
         policy: PermissionPolicy | None = None,
         approver: Approver | None = None,
         settings: ExecutorSettings | None = None,
+        on_audit: AuditSink | None = None,
     ) -> None:
         self.registry = registry
         self.policy: PermissionPolicy = policy or ReadOnlyPolicy()
         self.approver = approver
         self.settings = settings or ExecutorSettings()
         self.middleware = MiddlewareChain()
+        # Gets one record per finished call: its decision, who approved and how, its status.
+        self.on_audit = on_audit
 
     def add_middleware(self, middleware: Middleware, priority: int = 0) -> None:
         self.middleware.add(middleware, priority)
@@ -88,21 +92,31 @@ class ToolExecutor:
                 call_id=call.id, name=call.name, status=ToolStatus.GENERATED, raw_arguments=raw_arguments
             )
         )
+        trail = AuditTrail(call, ctx.session_id)
         try:
-            result = await self._pipeline(call, ctx, catalog)
+            result = await self._pipeline(call, ctx, catalog, trail)
         except _Refusal as refusal:
             result = refusal.result
         except asyncio.CancelledError:
-            self._emit_result(ctx, self._canceled(call, "the turn was canceled"), raw_arguments)
+            canceled = self._canceled(call, "the turn was canceled")
+            self._emit_result(ctx, canceled, raw_arguments)
+            self._audit(trail, canceled)
             raise
         self._emit_result(ctx, result, raw_arguments)
+        self._audit(trail, result)
         return result
 
-    async def _pipeline(self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None) -> ToolResult:
+    def _audit(self, trail: AuditTrail, result: ToolResult) -> None:
+        if self.on_audit is not None:
+            self.on_audit(trail.record(result))
+
+    async def _pipeline(
+        self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None, trail: AuditTrail
+    ) -> ToolResult:
         tool = self._lookup(call, catalog)
         args, notes = self._arguments(tool, call)
         arguments = args.model_dump(mode="json")
-        await self._authorize(tool, args, arguments, call, ctx)
+        await self._authorize(tool, args, arguments, call, ctx, trail)
         self._emit_status(ctx, tool.name, ToolStatus.CALLING, arguments=arguments)
         invocation = ToolInvocation(tool=tool, args=args, ctx=ctx, call_id=call.id)
         result = await self._run_guarded(invocation, call)
@@ -144,13 +158,20 @@ class ToolExecutor:
         return args, notes
 
     async def _authorize(
-        self, tool: Tool[Any], args: BaseModel, arguments: dict[str, Any], call: ToolCall, ctx: ToolContext
+        self,
+        tool: Tool[Any],
+        args: BaseModel,
+        arguments: dict[str, Any],
+        call: ToolCall,
+        ctx: ToolContext,
+        trail: AuditTrail,
     ) -> None:
         try:
             action = tool.permission(args, ctx)
             decision = self.policy.decide(tool, args, action, ctx)
         except ToolError as error:
             raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
+        trail.decided(decision)
         if decision.decision == "allow":
             return
         if decision.decision == "deny":
@@ -165,6 +186,7 @@ class ToolExecutor:
                 )
             )
         reply = await self._ask(tool, arguments, action, decision, call, ctx)
+        trail.answered(reply, by_person=self.approver is not None)
         if not reply.approved:
             reason = f" Reason: {reply.reason}" if reply.reason else ""
             raise _Refusal(
