@@ -166,6 +166,7 @@ class Conversation:
     ) -> None:
         outcome = TurnOutcome("error", "the turn did not finish")
         try:
+            await self.runtime.models.discover()
             settings = self.runtime.model_settings(model or self.record.model or None)
             self.emit(TurnStartEvent(turn_id=turn_id, model=settings.label))
             client = self.runtime.model_client(settings)
