@@ -6,7 +6,10 @@ import {
   API_NAMESPACE,
   ExportFormat,
   IEventsPage,
+  IEndpointModels,
+  IModelSetupRequest,
   IModelsOverview,
+  IModelTestReply,
   IServerInfo,
   ISessionDetail,
   ISessionList,
@@ -45,6 +48,46 @@ export async function fetchModels(
     throw new Error('Unexpected reply from /hdsp-agent/models');
   }
   return { ...reply, models: reply.models ?? [] };
+}
+
+/**
+ * `PUT /hdsp-agent/model-setup`: save the user's model (effective at once); the new model overview.
+ */
+export function saveModelSetup(
+  serverSettings: ServerConnection.ISettings,
+  request: IModelSetupRequest
+): Promise<IModelsOverview> {
+  return requestAPI<IModelsOverview>('model-setup', serverSettings, {
+    method: 'PUT',
+    body: JSON.stringify(request)
+  });
+}
+
+/**
+ * `POST /hdsp-agent/model-setup/models`: the models an endpoint lists (an `error` when it cannot).
+ */
+export function listEndpointModels(
+  serverSettings: ServerConnection.ISettings,
+  baseUrl: string,
+  apiKey?: string
+): Promise<IEndpointModels> {
+  return requestAPI<IEndpointModels>('model-setup/models', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify({ base_url: baseUrl, ...(apiKey ? { api_key: apiKey } : {}) })
+  });
+}
+
+/**
+ * `POST /hdsp-agent/model-setup/test`: one tiny request to the model.
+ */
+export function testModel(
+  serverSettings: ServerConnection.ISettings,
+  request: IModelSetupRequest
+): Promise<IModelTestReply> {
+  return requestAPI<IModelTestReply>('model-setup/test', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify(request)
+  });
 }
 
 /**

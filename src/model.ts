@@ -2,7 +2,13 @@ import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { fetchModels, undoLastTurn } from './api';
+import {
+  fetchModels,
+  listEndpointModels,
+  saveModelSetup,
+  testModel,
+  undoLastTurn
+} from './api';
 import { ChatSession } from './chatSession';
 import { ContextState } from './contextState';
 import { SessionList } from './sessionList';
@@ -13,7 +19,10 @@ import {
   AGENT_MODES,
   AgentMode,
   ExportFormat,
+  IEndpointModels,
+  IModelSetupRequest,
   IModelsOverview,
+  IModelTestReply,
   IPreferences,
   IServerInfo,
   ISessionRecord,
@@ -149,6 +158,42 @@ export class AgentModel implements IDisposable {
     }
     this._setState('ready', outcome.serverInfo, null);
     await this._loadWorkspace(attempt);
+  }
+
+  /** True while the model setup is shown over the chat ("Manage models…"). */
+  get setupOpen(): boolean {
+    return this._setupOpen;
+  }
+
+  openSetup(): void {
+    this._setupOpen = true;
+    this._stateChanged.emit();
+  }
+
+  closeSetup(): void {
+    this._setupOpen = false;
+    this._stateChanged.emit();
+  }
+
+  /**
+   * Save the user's model on the server: it answers the next message, no restart. Rejects with the server's
+   * reason (e.g. the administrator locked models).
+   */
+  async saveModelSetup(request: IModelSetupRequest): Promise<void> {
+    this._models = await saveModelSetup(this._serverSettings, request);
+    this._selectedModel = '';
+    this._setupOpen = false;
+    this._stateChanged.emit();
+  }
+
+  /** The models an endpoint lists, for the setup's model picker. */
+  listEndpointModels(baseUrl: string, apiKey?: string): Promise<IEndpointModels> {
+    return listEndpointModels(this._serverSettings, baseUrl, apiKey);
+  }
+
+  /** One tiny request to a model, for the setup's "Test" button. */
+  testModel(request: IModelSetupRequest): Promise<IModelTestReply> {
+    return testModel(this._serverSettings, request);
   }
 
   /** Reload the model list (after the administrator configured one). */
@@ -350,6 +395,7 @@ export class AgentModel implements IDisposable {
   private _error: AgentModel.ConnectionError | null = null;
   private _preferences: IPreferences = { ...AgentModel.defaultPreferences };
   private _models: IModelsOverview | null = null;
+  private _setupOpen = false;
   private _selectedModel = '';
   private _mode: AgentMode = 'default';
   private _list: SessionList;

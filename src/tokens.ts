@@ -89,6 +89,45 @@ export interface IModelsOverview {
   models: IModelInfo[];
   setup_help?: string;
   discovered?: IDiscoveredServer[];
+  setup?: IModelSetupState;
+}
+
+/**
+ * What the sidebar's model setup may show (`GET /hdsp-agent/model-setup`). The key never comes back: only
+ * whether one is saved.
+ */
+export interface IModelSetupState {
+  allowed: boolean;
+  admin_contact: string;
+  saved: { base_url: string; model: string; key_set: boolean } | null;
+}
+
+/**
+ * What the user saves in the model setup; `api_key` omitted keeps the key saved for the same endpoint.
+ */
+export interface IModelSetupRequest {
+  base_url: string;
+  model: string;
+  api_key?: string;
+  clear_key?: boolean;
+}
+
+/**
+ * The models an endpoint lists (`POST model-setup/models`), or why it could not list them.
+ */
+export interface IEndpointModels {
+  base_url: string;
+  models: string[];
+  error?: string;
+}
+
+/**
+ * The reply of the setup's "Test" (`POST model-setup/test`): the endpoint's exact error when it fails.
+ */
+export interface IModelTestReply {
+  ok: boolean;
+  answer?: string;
+  error?: string;
 }
 
 export type SessionStatus = 'idle' | 'running';

@@ -17,8 +17,8 @@ from .model_setup import EndpointError, SavedModel, UserModelFile, endpoint_mode
 LOCAL_SERVERS = (("Ollama", 11434), ("LM Studio", 1234), ("llama.cpp", 8080), ("vLLM", 8000))
 
 SETUP_HELP = (
-    "No model is configured. Choose one in the hdsp-agent sidebar (endpoint URL, model, key), or set one in "
-    "jupyter_server_config.py:\n"
+    "No model is configured yet: choose one in the hdsp-agent sidebar.\n"
+    "An administrator can also set one in jupyter_server_config.py:\n"
     "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   # Ollama, LM Studio, llama.cpp, vLLM, a gateway\n"
     "  c.HdspAgentApp.model = 'llama3.1'   # optional: without it, the endpoint's own model list is used\n"
     "  c.HdspAgentApp.api_key_file = '/path/to/key'   # if the endpoint needs a key (or OPENAI_API_KEY)"

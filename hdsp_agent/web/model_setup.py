@@ -69,7 +69,7 @@ class EndpointModelsHandler(_SetupHandler):
         try:
             self.write_json({"base_url": base_url, "models": await endpoint_models(base_url, api_key)})
         except EndpointError as error:
-            self.write_json({"base_url": base_url, "models": [], "error": str(error)}, status=502)
+            self.write_json({"base_url": base_url, "models": [], "error": str(error)})
 
 
 class TestModelHandler(_SetupHandler):

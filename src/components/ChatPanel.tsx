@@ -118,12 +118,8 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               {trans.__('Connection lost. Reconnecting…')}
             </div>
           )}
-          {model.models && !model.models.configured ? (
-            <SetupScreen
-              models={model.models}
-              trans={trans}
-              onRetry={() => void model.refreshModels()}
-            />
+          {model.models && (!model.models.configured || model.setupOpen) ? (
+            <SetupScreen model={model} trans={trans} />
           ) : (
             <>
               <MessageList
