@@ -22,6 +22,7 @@ from .proxy.upstream import Upstream
 from .web.routes import build_handlers
 from .web.bridge import build_bridge_handlers
 from .web.mcp import build_mcp_handlers
+from .web.instructions import build_instructions_handlers
 from .web.model_setup import build_model_setup_handlers
 from .web.openai_v1 import build_openai_handlers
 from .tools.base import ToolContext
@@ -71,6 +72,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_mcp_handlers())
         self.handlers.extend(build_bridge_handlers())
         self.handlers.extend(build_model_setup_handlers())
+        self.handlers.extend(build_instructions_handlers())
 
     def conversation_store_path(self) -> Path:
         if self.store_path:

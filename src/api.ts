@@ -7,6 +7,7 @@ import {
   ExportFormat,
   IEventsPage,
   IEndpointModels,
+  IInstruction,
   IModelSetupRequest,
   IModelsOverview,
   IModelTestReply,
@@ -48,6 +49,21 @@ export async function fetchModels(
     throw new Error('Unexpected reply from /hdsp-agent/models');
   }
   return { ...reply, models: reply.models ?? [] };
+}
+
+/**
+ * `GET /hdsp-agent/instructions?path=...`: the instruction files and rules that apply to the next message.
+ */
+export async function fetchInstructions(
+  serverSettings: ServerConnection.ISettings,
+  path: string | null
+): Promise<IInstruction[]> {
+  const query = path ? URLExt.objectToQueryString({ path }) : '';
+  const reply = await requestAPI<{ instructions?: IInstruction[] }>(
+    `instructions${query}`,
+    serverSettings
+  );
+  return Array.isArray(reply?.instructions) ? reply.instructions : [];
 }
 
 /**

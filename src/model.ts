@@ -3,6 +3,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
+  fetchInstructions,
   fetchModels,
   listEndpointModels,
   saveModelSetup,
@@ -20,6 +21,7 @@ import {
   AgentMode,
   ExportFormat,
   IEndpointModels,
+  IInstruction,
   IModelSetupRequest,
   IModelsOverview,
   IModelTestReply,
@@ -49,7 +51,15 @@ export class AgentModel implements IDisposable {
     this._list = new SessionList(this._serverSettings);
     this.mcp = new McpServers(this._serverSettings);
     this._store = options.store ?? null;
-    this.context.changed.connect(() => this._stateChanged.emit(), this);
+    this.context.changed.connect(() => {
+      // Rules can depend on the document in play: ask again when it changes.
+      const path = this.context.documentAttached ? this.context.documentPath : null;
+      if (path !== this._instructionsFor && this._status === 'ready') {
+        this._instructionsFor = path;
+        void this.refreshInstructions();
+      }
+      this._stateChanged.emit();
+    }, this);
   }
 
   /** The version of this frontend, compared with the server's. */
@@ -158,6 +168,22 @@ export class AgentModel implements IDisposable {
     }
     this._setState('ready', outcome.serverInfo, null);
     await this._loadWorkspace(attempt);
+  }
+
+  /** The project instructions and rules that apply to the next message (shown as chips). */
+  get instructions(): readonly IInstruction[] {
+    return this._instructions;
+  }
+
+  /** Ask the server which instructions apply for the document in the context now. */
+  async refreshInstructions(): Promise<void> {
+    const path = this.context.documentAttached ? this.context.documentPath : null;
+    try {
+      this._instructions = await fetchInstructions(this._serverSettings, path);
+    } catch {
+      this._instructions = []; // chips are information only: a failure must not block the chat
+    }
+    this._stateChanged.emit();
   }
 
   /** True while the model setup is shown over the chat ("Manage models…"). */
@@ -315,7 +341,8 @@ export class AgentModel implements IDisposable {
     const [saved] = await Promise.all([
       loadWorkspace(this._store),
       this.refreshModels(),
-      this.refreshSessions()
+      this.refreshSessions(),
+      this.refreshInstructions()
     ]);
     if (attempt !== this._attempt || this._isDisposed) {
       return;
@@ -396,6 +423,8 @@ export class AgentModel implements IDisposable {
   private _preferences: IPreferences = { ...AgentModel.defaultPreferences };
   private _models: IModelsOverview | null = null;
   private _setupOpen = false;
+  private _instructions: IInstruction[] = [];
+  private _instructionsFor: string | null | undefined = undefined;
   private _selectedModel = '';
   private _mode: AgentMode = 'default';
   private _list: SessionList;

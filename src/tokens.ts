@@ -93,6 +93,15 @@ export interface IModelsOverview {
 }
 
 /**
+ * A project instruction file or rule that applies to the next message (`GET /hdsp-agent/instructions`).
+ */
+export interface IInstruction {
+  name: string;
+  path: string;
+  kind: 'instructions' | 'rule';
+}
+
+/**
  * What the sidebar's model setup may show (`GET /hdsp-agent/model-setup`). The key never comes back: only
  * whether one is saved.
  */
