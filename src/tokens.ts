@@ -35,6 +35,9 @@ export namespace CommandIDs {
   export const stop = 'hdsp-agent:stop';
   export const insertCode = 'hdsp-agent:insert-code';
   export const runCode = 'hdsp-agent:run-code';
+  export const fixError = 'hdsp-agent:fix-error';
+  export const explainCell = 'hdsp-agent:explain-cell';
+  export const editCell = 'hdsp-agent:edit-cell';
 }
 
 // -- REST replies ------------------------------------------------------------------------------------
