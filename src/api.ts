@@ -213,6 +213,23 @@ export function undoLastTurn(
 }
 
 /**
+ * `POST /hdsp-agent/sessions/{id}/undo-cell`: undo what the last turn did to one cell; the rest stays.
+ *
+ * @throws ServerConnection.ResponseError 409 when the user edited the cell since (it is left as it is)
+ */
+export function undoCell(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  path: string,
+  cellId: string
+): Promise<IUndoReply> {
+  return requestAPI<IUndoReply>(`${sessionPath(sessionId)}/undo-cell`, serverSettings, {
+    method: 'POST',
+    body: JSON.stringify({ path, cell_id: cellId })
+  });
+}
+
+/**
  * The WebSocket URL of a conversation, with the token appended the way JupyterLab's own kernel
  * sockets do it (browsers cannot set headers on a WebSocket).
  */

@@ -25,6 +25,7 @@ import { insertCode, reloadChangedDocuments, trackContext } from './documents';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notifyHiddenApprovals } from './approvalNotice';
 import { addCellActions } from './cellActions';
+import { showReviewMarks } from './reviewMarks';
 import { hdspAgentIcon } from './icons';
 // The bridge connects at activation: the agent may change an open notebook at any time.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
@@ -159,6 +160,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.runCode, codeCommand(true));
     if (notebooks) {
       addCellActions(app, model, notebooks, trans);
+      showReviewMarks(model, notebooks, trans);
     }
     for (const command of [
       CommandIDs.open,

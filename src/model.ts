@@ -8,9 +8,11 @@ import {
   listEndpointModels,
   saveModelSetup,
   testModel,
+  undoCell,
   undoLastTurn
 } from './api';
 import { ChatSession } from './chatSession';
+import { ReviewState } from './review';
 import { ContextState } from './contextState';
 import { SessionList } from './sessionList';
 import * as errors from './handshake';
@@ -170,6 +172,27 @@ export class AgentModel implements IDisposable {
     await this._loadWorkspace(attempt);
   }
 
+  /** The cells the last turn changed in open notebooks, until the user keeps or undoes them. */
+  readonly review = new ReviewState();
+
+  /** Keep the agent's change to one cell: its mark goes, the change stays. */
+  keepCell(path: string, cellId: string): void {
+    this.review.remove(path, cellId);
+  }
+
+  /**
+   * Undo the last turn's change to one cell; the turn's other changes stay. Rejects with the server's reason
+   * (e.g. the user edited the cell since: it is left as it is).
+   */
+  async undoCell(path: string, cellId: string): Promise<void> {
+    const active = this._active;
+    if (!active) {
+      return;
+    }
+    await undoCell(this._serverSettings, active.id, path, cellId);
+    this.review.remove(path, cellId);
+  }
+
   /** The project instructions and rules that apply to the next message (shown as chips). */
   get instructions(): readonly IInstruction[] {
     return this._instructions;
@@ -241,6 +264,7 @@ export class AgentModel implements IDisposable {
     }
     this._active?.dispose();
     this._active = null;
+    this.review.clear();
     const record = this._list.find(sessionId);
     if (record) {
       this._active = new ChatSession({
@@ -249,6 +273,7 @@ export class AgentModel implements IDisposable {
         retryDelays: this._retryDelays
       });
       this._active.changed.connect(this._onSessionChanged, this);
+      this._active.eventApplied.connect((_, event) => this.review.apply(event));
       this._active.open();
     }
     this._persist();

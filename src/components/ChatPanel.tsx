@@ -14,6 +14,7 @@ import { useSignals } from './hooks';
 import { McpServersView } from './McpServersView';
 import { MessageList } from './MessageList';
 import { ServerInfo, ServerStatus } from './ServerStatus';
+import { ReviewBar } from './ReviewBar';
 import { SetupScreen } from './SetupScreen';
 
 export interface IChatViewProps {
@@ -144,6 +145,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                   onDeny={(callId, reason) => active.deny(callId, reason)}
                 />
               )}
+              <ReviewBar model={model} trans={trans} />
               <Composer
                 model={model}
                 trans={trans}
