@@ -12,6 +12,7 @@ import {
   undoLastTurn
 } from './api';
 import { ChatSession } from './chatSession';
+import { foldPlan, IPlanItem } from './plan';
 import { ReviewState } from './review';
 import { ContextState } from './contextState';
 import { SessionList } from './sessionList';
@@ -175,6 +176,11 @@ export class AgentModel implements IDisposable {
   /** The cells the last turn changed in open notebooks, until the user keeps or undoes them. */
   readonly review = new ReviewState();
 
+  /** The agent's latest plan in the open conversation (its `todo` tool), [] when it has none. */
+  get plan(): readonly IPlanItem[] {
+    return this._plan;
+  }
+
   /** Keep the agent's change to one cell: its mark goes, the change stays. */
   keepCell(path: string, cellId: string): void {
     this.review.remove(path, cellId);
@@ -265,6 +271,7 @@ export class AgentModel implements IDisposable {
     this._active?.dispose();
     this._active = null;
     this.review.clear();
+    this._plan = [];
     const record = this._list.find(sessionId);
     if (record) {
       this._active = new ChatSession({
@@ -273,7 +280,14 @@ export class AgentModel implements IDisposable {
         retryDelays: this._retryDelays
       });
       this._active.changed.connect(this._onSessionChanged, this);
-      this._active.eventApplied.connect((_, event) => this.review.apply(event));
+      this._active.eventApplied.connect((_, event) => {
+        this.review.apply(event);
+        const plan = foldPlan(this._plan, event);
+        if (plan !== this._plan) {
+          this._plan = plan;
+          this._stateChanged.emit();
+        }
+      });
       this._active.open();
     }
     this._persist();
@@ -448,6 +462,7 @@ export class AgentModel implements IDisposable {
   private _preferences: IPreferences = { ...AgentModel.defaultPreferences };
   private _models: IModelsOverview | null = null;
   private _setupOpen = false;
+  private _plan: IPlanItem[] = [];
   private _instructions: IInstruction[] = [];
   private _instructionsFor: string | null | undefined = undefined;
   private _selectedModel = '';

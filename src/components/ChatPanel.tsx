@@ -14,6 +14,7 @@ import { useSignals } from './hooks';
 import { McpServersView } from './McpServersView';
 import { MessageList } from './MessageList';
 import { ServerInfo, ServerStatus } from './ServerStatus';
+import { PlanView } from './PlanView';
 import { ReviewBar } from './ReviewBar';
 import { SetupScreen } from './SetupScreen';
 
@@ -145,6 +146,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                   onDeny={(callId, reason) => active.deny(callId, reason)}
                 />
               )}
+              <PlanView plan={model.plan} trans={trans} />
               <ReviewBar model={model} trans={trans} />
               <Composer
                 model={model}
