@@ -10,9 +10,10 @@ from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
+from .agent.model_setup import UserModelFile
+from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
 from .audit.log import AuditLog
-from .agent.models import SETUP_HELP, catalog_from_config, probe_local_servers
 from .agent.runtime import AgentRuntime
 from .agent.conversations import ConversationManager
 from .agent.store import SessionStore
@@ -24,6 +25,8 @@ from .proxy.upstream import Upstream
 from .web.routes import build_handlers
 from .web.bridge import build_bridge_handlers
 from .web.mcp import build_mcp_handlers
+from .web.instructions import build_instructions_handlers
+from .web.model_setup import build_model_setup_handlers
 from .web.openai_v1 import build_openai_handlers
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
@@ -44,6 +47,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
         self.registry = default_registry(self)
+        self.user_models = UserModelFile()
         self.policy = build_policy(self, self.root_dir)
         self.runtime = AgentRuntime(
             registry=self.registry,
@@ -63,7 +67,9 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
                 usage_path=self.data_file("", "usage.json"),
             ),
         )
-        self.upstream = Upstream(self.runtime.models, frozenset(self.v1_disabled_tools))
+        self.upstream = Upstream(
+            self.runtime.models, frozenset(self.v1_disabled_tools), pass_through_models=self.v1_pass_through_models
+        )
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = ConversationManager(self.store, self.runtime)
         self.mcp = McpServices.for_app(self)
@@ -76,6 +82,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_openai_handlers())
         self.handlers.extend(build_mcp_handlers())
         self.handlers.extend(build_bridge_handlers())
+        self.handlers.extend(build_model_setup_handlers())
+        self.handlers.extend(build_instructions_handlers())
 
     def audit_log_sink(self) -> AuditLog | None:
         if not self.audit_enabled:
@@ -114,11 +122,29 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
 
     async def models_overview(self) -> dict[str, Any]:
         models = self.runtime.models
-        overview: dict[str, Any] = {"configured": models.configured, "models": models.public()}
+        await models.discover()
+        overview: dict[str, Any] = {
+            "configured": models.configured,
+            "models": models.public(),
+            "setup": self.model_setup_state(),
+        }
         if not models.configured:
-            overview["setup_help"] = SETUP_HELP
+            overview["setup_help"] = models.setup_message()
             overview["discovered"] = await probe_local_servers() if self.probe_local_models else []
         return overview
+
+    def model_setup_state(self) -> dict[str, Any]:
+        """What the sidebar's model setup may show: whether the user may set a model, and what they saved."""
+        saved = self.user_models.load() if self.allow_user_models else None
+        return {
+            "allowed": self.allow_user_models,
+            "admin_contact": self.admin_contact,
+            "saved": saved.public() if saved else None,
+        }
+
+    def reload_models(self) -> None:
+        """The user saved a model: every session and the /v1 endpoint use the new list from the next request."""
+        self.runtime.models.replace_with(catalog_from_config(self))
 
     async def stop_extension(self) -> None:
         self.log.info("hdsp-agent stopping")

@@ -142,6 +142,23 @@ class HdspAgentConfig(Configurable):
         help="Tools removed from requests to the OpenAI-compatible endpoint /hdsp-agent/v1 (e.g. "
         "['run_terminal_command']), so the model behind it is never offered them.",
     )
+    v1_pass_through_models = Bool(
+        False,
+        config=True,
+        help="Let clients of /hdsp-agent/v1 name a model hdsp-agent does not list: the request goes to the "
+        "default model's endpoint with that name (off: the default model answers instead).",
+    )
+    allow_user_models = Bool(
+        True,
+        config=True,
+        help="Let users choose the model endpoint, model and key in the sidebar (saved in their Jupyter config "
+        "dir, mode 0600). False: only the administrator's models, and the setup screen says who to ask.",
+    )
+    admin_contact = Unicode(
+        "",
+        config=True,
+        help="Who users should ask about models when allow_user_models is False (a name, an address, a URL).",
+    )
     search_backend_url = Unicode(
         "",
         config=True,

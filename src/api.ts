@@ -6,7 +6,11 @@ import {
   API_NAMESPACE,
   ExportFormat,
   IEventsPage,
+  IEndpointModels,
+  IInstruction,
+  IModelSetupRequest,
   IModelsOverview,
+  IModelTestReply,
   IServerInfo,
   ISessionDetail,
   ISessionList,
@@ -45,6 +49,61 @@ export async function fetchModels(
     throw new Error('Unexpected reply from /hdsp-agent/models');
   }
   return { ...reply, models: reply.models ?? [] };
+}
+
+/**
+ * `GET /hdsp-agent/instructions?path=...`: the instruction files and rules that apply to the next message.
+ */
+export async function fetchInstructions(
+  serverSettings: ServerConnection.ISettings,
+  path: string | null
+): Promise<IInstruction[]> {
+  const query = path ? URLExt.objectToQueryString({ path }) : '';
+  const reply = await requestAPI<{ instructions?: IInstruction[] }>(
+    `instructions${query}`,
+    serverSettings
+  );
+  return Array.isArray(reply?.instructions) ? reply.instructions : [];
+}
+
+/**
+ * `PUT /hdsp-agent/model-setup`: save the user's model (effective at once); the new model overview.
+ */
+export function saveModelSetup(
+  serverSettings: ServerConnection.ISettings,
+  request: IModelSetupRequest
+): Promise<IModelsOverview> {
+  return requestAPI<IModelsOverview>('model-setup', serverSettings, {
+    method: 'PUT',
+    body: JSON.stringify(request)
+  });
+}
+
+/**
+ * `POST /hdsp-agent/model-setup/models`: the models an endpoint lists (an `error` when it cannot).
+ */
+export function listEndpointModels(
+  serverSettings: ServerConnection.ISettings,
+  baseUrl: string,
+  apiKey?: string
+): Promise<IEndpointModels> {
+  return requestAPI<IEndpointModels>('model-setup/models', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify({ base_url: baseUrl, ...(apiKey ? { api_key: apiKey } : {}) })
+  });
+}
+
+/**
+ * `POST /hdsp-agent/model-setup/test`: one tiny request to the model.
+ */
+export function testModel(
+  serverSettings: ServerConnection.ISettings,
+  request: IModelSetupRequest
+): Promise<IModelTestReply> {
+  return requestAPI<IModelTestReply>('model-setup/test', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify(request)
+  });
 }
 
 /**
@@ -151,6 +210,23 @@ export function undoLastTurn(
       method: 'POST'
     }
   );
+}
+
+/**
+ * `POST /hdsp-agent/sessions/{id}/undo-cell`: undo what the last turn did to one cell; the rest stays.
+ *
+ * @throws ServerConnection.ResponseError 409 when the user edited the cell since (it is left as it is)
+ */
+export function undoCell(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  path: string,
+  cellId: string
+): Promise<IUndoReply> {
+  return requestAPI<IUndoReply>(`${sessionPath(sessionId)}/undo-cell`, serverSettings, {
+    method: 'POST',
+    body: JSON.stringify({ path, cell_id: cellId })
+  });
 }
 
 /**

@@ -24,6 +24,8 @@ import { ChatPanel } from './components/ChatPanel';
 import { insertCode, reloadChangedDocuments, trackContext } from './documents';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notifyHiddenApprovals } from './approvalNotice';
+import { addCellActions } from './cellActions';
+import { showReviewMarks } from './reviewMarks';
 import { hdspAgentIcon } from './icons';
 // The bridge connects at activation: the agent may change an open notebook at any time.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
@@ -156,10 +158,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     app.commands.addCommand(CommandIDs.insertCode, codeCommand(false));
     app.commands.addCommand(CommandIDs.runCode, codeCommand(true));
+    if (notebooks) {
+      addCellActions(app, model, notebooks, trans);
+      showReviewMarks(model, notebooks, trans);
+    }
     for (const command of [
       CommandIDs.open,
       CommandIDs.newChat,
-      CommandIDs.stop
+      CommandIDs.stop,
+      ...(notebooks
+        ? [CommandIDs.fixError, CommandIDs.explainCell, CommandIDs.editCell]
+        : [])
     ]) {
       palette?.addItem({ command, category: trans.__('hdsp-agent') });
     }

@@ -2,8 +2,18 @@ import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { fetchModels, undoLastTurn } from './api';
+import {
+  fetchInstructions,
+  fetchModels,
+  listEndpointModels,
+  saveModelSetup,
+  testModel,
+  undoCell,
+  undoLastTurn
+} from './api';
 import { ChatSession } from './chatSession';
+import { foldPlan, IPlanItem } from './plan';
+import { ReviewState } from './review';
 import { ContextState } from './contextState';
 import { SessionList } from './sessionList';
 import * as errors from './handshake';
@@ -13,7 +23,11 @@ import {
   AGENT_MODES,
   AgentMode,
   ExportFormat,
+  IEndpointModels,
+  IInstruction,
+  IModelSetupRequest,
   IModelsOverview,
+  IModelTestReply,
   IPreferences,
   IServerInfo,
   ISessionRecord,
@@ -40,7 +54,15 @@ export class AgentModel implements IDisposable {
     this._list = new SessionList(this._serverSettings);
     this.mcp = new McpServers(this._serverSettings);
     this._store = options.store ?? null;
-    this.context.changed.connect(() => this._stateChanged.emit(), this);
+    this.context.changed.connect(() => {
+      // Rules can depend on the document in play: ask again when it changes.
+      const path = this.context.documentAttached ? this.context.documentPath : null;
+      if (path !== this._instructionsFor && this._status === 'ready') {
+        this._instructionsFor = path;
+        void this.refreshInstructions();
+      }
+      this._stateChanged.emit();
+    }, this);
   }
 
   /** The version of this frontend, compared with the server's. */
@@ -151,6 +173,84 @@ export class AgentModel implements IDisposable {
     await this._loadWorkspace(attempt);
   }
 
+  /** The cells the last turn changed in open notebooks, until the user keeps or undoes them. */
+  readonly review = new ReviewState();
+
+  /** The agent's latest plan in the open conversation (its `todo` tool), [] when it has none. */
+  get plan(): readonly IPlanItem[] {
+    return this._plan;
+  }
+
+  /** Keep the agent's change to one cell: its mark goes, the change stays. */
+  keepCell(path: string, cellId: string): void {
+    this.review.remove(path, cellId);
+  }
+
+  /**
+   * Undo the last turn's change to one cell; the turn's other changes stay. Rejects with the server's reason
+   * (e.g. the user edited the cell since: it is left as it is).
+   */
+  async undoCell(path: string, cellId: string): Promise<void> {
+    const active = this._active;
+    if (!active) {
+      return;
+    }
+    await undoCell(this._serverSettings, active.id, path, cellId);
+    this.review.remove(path, cellId);
+  }
+
+  /** The project instructions and rules that apply to the next message (shown as chips). */
+  get instructions(): readonly IInstruction[] {
+    return this._instructions;
+  }
+
+  /** Ask the server which instructions apply for the document in the context now. */
+  async refreshInstructions(): Promise<void> {
+    const path = this.context.documentAttached ? this.context.documentPath : null;
+    try {
+      this._instructions = await fetchInstructions(this._serverSettings, path);
+    } catch {
+      this._instructions = []; // chips are information only: a failure must not block the chat
+    }
+    this._stateChanged.emit();
+  }
+
+  /** True while the model setup is shown over the chat ("Manage models…"). */
+  get setupOpen(): boolean {
+    return this._setupOpen;
+  }
+
+  openSetup(): void {
+    this._setupOpen = true;
+    this._stateChanged.emit();
+  }
+
+  closeSetup(): void {
+    this._setupOpen = false;
+    this._stateChanged.emit();
+  }
+
+  /**
+   * Save the user's model on the server: it answers the next message, no restart. Rejects with the server's
+   * reason (e.g. the administrator locked models).
+   */
+  async saveModelSetup(request: IModelSetupRequest): Promise<void> {
+    this._models = await saveModelSetup(this._serverSettings, request);
+    this._selectedModel = '';
+    this._setupOpen = false;
+    this._stateChanged.emit();
+  }
+
+  /** The models an endpoint lists, for the setup's model picker. */
+  listEndpointModels(baseUrl: string, apiKey?: string): Promise<IEndpointModels> {
+    return listEndpointModels(this._serverSettings, baseUrl, apiKey);
+  }
+
+  /** One tiny request to a model, for the setup's "Test" button. */
+  testModel(request: IModelSetupRequest): Promise<IModelTestReply> {
+    return testModel(this._serverSettings, request);
+  }
+
   /** Reload the model list (after the administrator configured one). */
   async refreshModels(): Promise<void> {
     await this._guard(async () => {
@@ -170,6 +270,8 @@ export class AgentModel implements IDisposable {
     }
     this._active?.dispose();
     this._active = null;
+    this.review.clear();
+    this._plan = [];
     const record = this._list.find(sessionId);
     if (record) {
       this._active = new ChatSession({
@@ -178,6 +280,14 @@ export class AgentModel implements IDisposable {
         retryDelays: this._retryDelays
       });
       this._active.changed.connect(this._onSessionChanged, this);
+      this._active.eventApplied.connect((_, event) => {
+        this.review.apply(event);
+        const plan = foldPlan(this._plan, event);
+        if (plan !== this._plan) {
+          this._plan = plan;
+          this._stateChanged.emit();
+        }
+      });
       this._active.open();
     }
     this._persist();
@@ -270,7 +380,8 @@ export class AgentModel implements IDisposable {
     const [saved] = await Promise.all([
       loadWorkspace(this._store),
       this.refreshModels(),
-      this.refreshSessions()
+      this.refreshSessions(),
+      this.refreshInstructions()
     ]);
     if (attempt !== this._attempt || this._isDisposed) {
       return;
@@ -350,6 +461,10 @@ export class AgentModel implements IDisposable {
   private _error: AgentModel.ConnectionError | null = null;
   private _preferences: IPreferences = { ...AgentModel.defaultPreferences };
   private _models: IModelsOverview | null = null;
+  private _setupOpen = false;
+  private _plan: IPlanItem[] = [];
+  private _instructions: IInstruction[] = [];
+  private _instructionsFor: string | null | undefined = undefined;
   private _selectedModel = '';
   private _mode: AgentMode = 'default';
   private _list: SessionList;

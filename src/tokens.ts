@@ -35,6 +35,9 @@ export namespace CommandIDs {
   export const stop = 'hdsp-agent:stop';
   export const insertCode = 'hdsp-agent:insert-code';
   export const runCode = 'hdsp-agent:run-code';
+  export const fixError = 'hdsp-agent:fix-error';
+  export const explainCell = 'hdsp-agent:explain-cell';
+  export const editCell = 'hdsp-agent:edit-cell';
 }
 
 // -- REST replies ------------------------------------------------------------------------------------
@@ -89,6 +92,54 @@ export interface IModelsOverview {
   models: IModelInfo[];
   setup_help?: string;
   discovered?: IDiscoveredServer[];
+  setup?: IModelSetupState;
+}
+
+/**
+ * A project instruction file or rule that applies to the next message (`GET /hdsp-agent/instructions`).
+ */
+export interface IInstruction {
+  name: string;
+  path: string;
+  kind: 'instructions' | 'rule';
+}
+
+/**
+ * What the sidebar's model setup may show (`GET /hdsp-agent/model-setup`). The key never comes back: only
+ * whether one is saved.
+ */
+export interface IModelSetupState {
+  allowed: boolean;
+  admin_contact: string;
+  saved: { base_url: string; model: string; key_set: boolean } | null;
+}
+
+/**
+ * What the user saves in the model setup; `api_key` omitted keeps the key saved for the same endpoint.
+ */
+export interface IModelSetupRequest {
+  base_url: string;
+  model: string;
+  api_key?: string;
+  clear_key?: boolean;
+}
+
+/**
+ * The models an endpoint lists (`POST model-setup/models`), or why it could not list them.
+ */
+export interface IEndpointModels {
+  base_url: string;
+  models: string[];
+  error?: string;
+}
+
+/**
+ * The reply of the setup's "Test" (`POST model-setup/test`): the endpoint's exact error when it fails.
+ */
+export interface IModelTestReply {
+  ok: boolean;
+  answer?: string;
+  error?: string;
 }
 
 export type SessionStatus = 'idle' | 'running';

@@ -237,3 +237,36 @@ async def test_undo_in_the_open_notebook_takes_back_only_the_agents_cells(
     finally:
         await tab.close()
         await agent.close()
+
+
+async def test_undo_of_one_cell_leaves_the_turns_other_changes(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    # The review in the notebook: a turn inserted two cells and edited a third; "Undo" on one of them.
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1", "y = 2")
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": nbformat.read(path, as_version=4)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    session = agent.ctx.session_id
+    try:
+        notebook = tab.notebooks["nb.ipynb"]
+        first, second = (cell.id for cell in notebook.cells)
+        inserted_a = ok(await agent.call("insert_cell", path="nb.ipynb", source="a = 1")).details["cell_id"]
+        inserted_b = ok(await agent.call("insert_cell", path="nb.ipynb", source="b = 2")).details["cell_id"]
+        ok(await agent.call("edit_cell", path="nb.ipynb", cell_id=second, old_string="2", new_string="20"))
+
+        undone = await agent.runtime.undo.undo_cell_since(session, 0, "nb.ipynb", inserted_a)
+        assert [entry.cell_id for entry in undone] == [inserted_a]
+        cells = tab.notebooks["nb.ipynb"].cells
+        assert inserted_a not in [cell.id for cell in cells]
+        assert {cell.source for cell in cells} == {"x = 1", "y = 20", "b = 2"}
+
+        # The edit is undone alone too; the other inserted cell stays.
+        await agent.runtime.undo.undo_cell_since(session, 0, "nb.ipynb", second)
+        assert {cell.source for cell in tab.notebooks["nb.ipynb"].cells} == {"x = 1", "y = 2", "b = 2"}
+        # Nothing is left to undo in those cells; the whole-turn undo takes back only what remains.
+        assert await agent.runtime.undo.undo_cell_since(session, 0, "nb.ipynb", second) == []
+        await agent.runtime.undo.undo_since(session, 0)
+        assert [cell.source for cell in tab.notebooks["nb.ipynb"].cells] == ["x = 1", "y = 2"]
+    finally:
+        await tab.close()
+        await agent.close()

@@ -36,9 +36,11 @@ app_settings_dir = Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-app-settings-"))
 c.LabApp.app_settings_dir = str(app_settings_dir)
 
 # hdsp-agent talks to the scripted OpenAI-compatible server; each test loads its replies (POST /script).
-c.HdspAgentApp.base_url = f"http://127.0.0.1:{os.environ.get('HDSP_UI_MODEL_PORT', '18766')}/v1"
-c.HdspAgentApp.model = "scripted"
-c.HdspAgentApp.api_key = "scripted-key"
+# HDSP_UI_NO_MODEL=1 (tests/setup.spec.ts): a fresh lab with no model, set up from the sidebar instead.
+if not os.environ.get("HDSP_UI_NO_MODEL"):
+    c.HdspAgentApp.base_url = f"http://127.0.0.1:{os.environ.get('HDSP_UI_MODEL_PORT', '18766')}/v1"
+    c.HdspAgentApp.model = "scripted"
+    c.HdspAgentApp.api_key = "scripted-key"
 c.HdspAgentApp.max_retries = 0
 c.HdspAgentApp.probe_local_models = False
 c.HdspAgentApp.store_path = str(Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-store-")) / "sessions.sqlite3")

@@ -162,11 +162,30 @@ class Conversation:
         self.store.save_messages(self.id, self.messages)
         return restored
 
+    async def undo_cell(self, path: str, cell_id: str) -> list[str]:
+        """Undo the last turn's changes to one cell (the review's per-cell "Undo"); the rest of the turn stays."""
+        if self.running:
+            raise TurnAlreadyRunning("stop the running turn before undoing its changes")
+        mark = self._undo_mark
+        if mark is None:
+            raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
+        restored = await self.runtime.undo.undo_cell(self.id, mark, path, cell_id)
+        self.messages.append(
+            {
+                "role": "user",
+                "content": f"(hdsp-agent note) The user undid your change to cell {cell_id} of {path}. Restored:\n"
+                + "\n".join(restored),
+            }
+        )
+        self.store.save_messages(self.id, self.messages)
+        return restored
+
     async def _run_turn(
         self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken
     ) -> None:
         outcome = TurnOutcome("error", "the turn did not finish")
         try:
+            await self.runtime.models.discover()
             settings = self.runtime.model_settings(model or self.record.model or None)
             self.emit(TurnStartEvent(turn_id=turn_id, model=settings.label))
             client = self.runtime.model_client(settings)

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import os
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
 from .llm import ModelSettings
+from .model_setup import EndpointError, SavedModel, UserModelFile, endpoint_models
 
 # Well-known local OpenAI-compatible servers, probed on loopback only.
 LOCAL_SERVERS = (("Ollama", 11434), ("LM Studio", 1234), ("llama.cpp", 8080), ("vLLM", 8000))
 
 SETUP_HELP = (
-    "No model is configured. Set one in jupyter_server_config.py, e.g.\n"
+    "No model is configured yet: choose one in the hdsp-agent sidebar.\n"
+    "An administrator can also set one in jupyter_server_config.py:\n"
     "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   # Ollama, LM Studio, llama.cpp, vLLM, a gateway\n"
-    "  c.HdspAgentApp.model = 'llama3.1'\n"
-    "  c.HdspAgentApp.api_key = '...'   # if the endpoint needs one (or set OPENAI_API_KEY)\n"
-    "then restart JupyterLab."
+    "  c.HdspAgentApp.model = 'llama3.1'   # optional: without it, the endpoint's own model list is used\n"
+    "  c.HdspAgentApp.api_key_file = '/path/to/key'   # if the endpoint needs a key (or OPENAI_API_KEY)"
 )
+
+
+DISCOVERY_RETRY_SECONDS = 15.0
 
 
 class ModelNotConfigured(Exception):
@@ -28,7 +34,15 @@ class ModelNotConfigured(Exception):
 
 @dataclass
 class ModelCatalog:
+    """The models the user can talk to. One object for the server's life: the sidebar's model setup replaces its
+    contents in place, so everything holding it (sessions, the /v1 endpoint) sees the change at once."""
+
     models: list[ModelSettings]
+    # An endpoint known without a model name (``OPENAI_BASE_URL`` alone): its own model list fills ``models``.
+    endpoint: ModelSettings | None = None
+    _discovery_error: str = field(default="", repr=False)
+    # After a failed listing, when to ask the endpoint again (a down server must not slow every request).
+    _retry_at: float = field(default=0.0, repr=False)
 
     @property
     def configured(self) -> bool:
@@ -36,18 +50,46 @@ class ModelCatalog:
 
     def get(self, name: str | None) -> ModelSettings:
         if not self.models:
-            raise ModelNotConfigured(SETUP_HELP)
-        if name:
-            for settings in self.models:
-                if name in (settings.label, settings.model):
-                    return settings
-        return self.models[0]
+            raise ModelNotConfigured(self._discovery_error or SETUP_HELP)
+        return self.find(name) or self.models[0]
+
+    def find(self, name: str | None) -> ModelSettings | None:
+        for settings in self.models if name else ():
+            if name in (settings.label, settings.model):
+                return settings
+        return None
+
+    def setup_message(self) -> str:
+        return self._discovery_error or SETUP_HELP
+
+    def replace_with(self, other: ModelCatalog) -> None:
+        self.models, self.endpoint = list(other.models), other.endpoint
+        self._discovery_error, self._retry_at = "", 0.0
+
+    async def discover(self) -> None:
+        """With an endpoint but no model configured, list the endpoint's models (until it answers once)."""
+        if self.models or self.endpoint is None or time.monotonic() < self._retry_at:
+            return
+        endpoint = self.endpoint
+        try:
+            names = await endpoint_models(endpoint.resolved_base_url(), endpoint.resolved_api_key())
+        except EndpointError as error:
+            self._discovery_error = f"No model is configured, and the endpoint's model list failed: {error}"
+            self._retry_at = time.monotonic() + DISCOVERY_RETRY_SECONDS
+            return
+        if not names:
+            self._discovery_error = f"{endpoint.resolved_base_url()} lists no models."
+        self.models = [replace(endpoint, model=name) for name in names]
 
     def public(self) -> list[dict[str, Any]]:
         return [settings.public() for settings in self.models]
 
 
-def catalog_from_config(config: Any) -> ModelCatalog:
+def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCatalog:
+    """The configured models; the user's own (saved in the sidebar) first when the administrator allows it, and
+    an endpoint without a model name (``base_url`` or ``OPENAI_BASE_URL`` alone) to list models from."""
+    if saved is None and getattr(config, "allow_user_models", False):
+        saved = UserModelFile().load()
     common = {
         "timeout": config.request_timeout,
         "max_retries": config.max_retries,
@@ -56,6 +98,10 @@ def catalog_from_config(config: Any) -> ModelCatalog:
         "extra_headers": dict(config.extra_headers),
     }
     models: list[ModelSettings] = []
+    if saved is not None:
+        models.append(
+            ModelSettings(model=saved.model, base_url=saved.base_url, api_key=saved.api_key or None, **common)
+        )
     if config.model:
         models.append(
             ModelSettings(
@@ -79,7 +125,14 @@ def catalog_from_config(config: Any) -> ModelCatalog:
                 **options,
             )
         )
-    return ModelCatalog(models)
+    endpoint = None
+    base_url = config.base_url or os.environ.get("OPENAI_BASE_URL", "")
+    if not models and base_url:
+        # base_url stays None for OPENAI_BASE_URL: it is read when used, like the model client does.
+        endpoint = ModelSettings(
+            model="", base_url=config.base_url or None, api_key=config.api_key or None, **common
+        )
+    return ModelCatalog(models, endpoint=endpoint)
 
 
 async def probe_local_servers(

@@ -57,5 +57,7 @@ def build_system_prompt(
     if rules_provider is not None:
         rules = rules_provider(root_dir, context_paths(client_context))
         if rules:
-            sections.append("Project rules (from .hdsp/rules):\n" + "\n\n".join(rules))
+            sections.append(
+                "Project rules (AGENTS.md, CLAUDE.md, .cursorrules, .hdsp/rules):\n" + "\n\n".join(rules)
+            )
     return "\n\n".join(sections)

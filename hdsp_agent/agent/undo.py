@@ -57,6 +57,17 @@ class TurnUndo:
             raise NothingToUndo(f"turn {mark.turn_id} changed no file or notebook")
         return restored
 
+    async def undo_cell(self, session_id: str, mark: TurnMark, path: str, cell_id: str) -> list[str]:
+        """Undo what the turn did to one cell of a notebook open in JupyterLab; the turn's other changes stay."""
+        restored: list[str] = []
+        for key, runtime in self._runtimes.items():
+            since = mark.notebook_entries.get(key, 0)
+            entries = await runtime.undo.undo_cell_since(session_id, since, path, cell_id)
+            restored += [f"{entry.path}: {entry.description}" for entry in entries]
+        if not restored:
+            raise NothingToUndo(f"turn {mark.turn_id} left nothing to undo in cell {cell_id} of {path}")
+        return restored
+
     def forget(self, session_id: str) -> None:
         self.file_state.forget_session(session_id)
         for runtime in self._runtimes.values():

@@ -30,12 +30,15 @@ class UpstreamError(Exception):
 class Upstream:
     models: ModelCatalog
     disabled_tools: frozenset[str] = frozenset()
+    # The administrator lets clients name models hdsp-agent does not list (sent to the default endpoint).
+    pass_through_models: bool = False
 
     def prepare(self, request: dict[str, Any]) -> tuple[ModelSettings, dict[str, Any]]:
-        requested = request.get("model")
-        settings = self.models.get(requested if isinstance(requested, str) else None)
+        requested = request.get("model") if isinstance(request.get("model"), str) else None
+        settings = self.models.get(requested)
         body = dict(request)
-        body["model"] = settings.model
+        known = self.models.find(requested) is not None
+        body["model"] = requested if requested and not known and self.pass_through_models else settings.model
         tools = [tool for tool in body.get("tools") or [] if _tool_name(tool) not in self.disabled_tools]
         if tools:
             body["tools"] = tools

@@ -30,6 +30,7 @@ class ChatCompletionsHandler(_AgentHandler):
             self.write_json(_error("'messages' (a list) is required"), status=400)
             return
         upstream = self.agent.upstream
+        await upstream.models.discover()
         try:
             settings, body = upstream.prepare(request)
         except ModelNotConfigured as error:
@@ -85,7 +86,8 @@ class ChatCompletionsHandler(_AgentHandler):
 
 class ModelListHandler(_AgentHandler):
     @tornado.web.authenticated
-    def get(self) -> None:
+    async def get(self) -> None:
+        await self.agent.runtime.models.discover()
         models = self.agent.runtime.models.models
         self.write_json(
             {

@@ -135,6 +135,25 @@ class SessionUndoHandler(_AgentHandler):
         self.write_json({"restored": restored})
 
 
+class SessionUndoCellHandler(_AgentHandler):
+    """``POST .../undo-cell`` ``{"path", "cell_id"}``: undo what the last turn did to one cell."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        body = self.body_json()
+        path, cell_id = body.get("path"), body.get("cell_id")
+        if not isinstance(path, str) or not isinstance(cell_id, str) or not path or not cell_id:
+            raise tornado.web.HTTPError(400, "path and cell_id are required")
+        try:
+            restored = await session.undo_cell(path, cell_id)
+        except (NothingToUndo, TurnAlreadyRunning) as error:
+            raise tornado.web.HTTPError(409, str(error)) from None
+        except ToolError as error:
+            raise tornado.web.HTTPError(409, error.message) from None
+        self.write_json({"restored": restored})
+
+
 class SessionEventsHandler(_AgentHandler):
     """``GET .../events?since=N``: the event log after N (what the WebSocket's ``resume`` replays)."""
 
@@ -245,6 +264,7 @@ def build_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
         (route(f"sessions/{SESSION_ID}"), SessionHandler),
         (route(f"sessions/{SESSION_ID}/events"), SessionEventsHandler),
         (route(f"sessions/{SESSION_ID}/undo"), SessionUndoHandler),
+        (route(f"sessions/{SESSION_ID}/undo-cell"), SessionUndoCellHandler),
         (route(f"sessions/{SESSION_ID}/export"), SessionExportHandler),
         (route(f"sessions/{SESSION_ID}/ws"), SessionSocketHandler),
     ]

@@ -14,6 +14,8 @@ import { useSignals } from './hooks';
 import { McpServersView } from './McpServersView';
 import { MessageList } from './MessageList';
 import { ServerInfo, ServerStatus } from './ServerStatus';
+import { PlanView } from './PlanView';
+import { ReviewBar } from './ReviewBar';
 import { SetupScreen } from './SetupScreen';
 
 export interface IChatViewProps {
@@ -118,12 +120,8 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               {trans.__('Connection lost. Reconnecting…')}
             </div>
           )}
-          {model.models && !model.models.configured ? (
-            <SetupScreen
-              models={model.models}
-              trans={trans}
-              onRetry={() => void model.refreshModels()}
-            />
+          {model.models && (!model.models.configured || model.setupOpen) ? (
+            <SetupScreen model={model} trans={trans} />
           ) : (
             <>
               <MessageList
@@ -148,6 +146,8 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                   onDeny={(callId, reason) => active.deny(callId, reason)}
                 />
               )}
+              <PlanView plan={model.plan} trans={trans} />
+              <ReviewBar model={model} trans={trans} />
               <Composer
                 model={model}
                 trans={trans}

@@ -64,7 +64,11 @@ export function Composer({
 
   return (
     <div className="jp-hdsp-Composer">
-      <ContextChips context={model.context} trans={trans} />
+      <ContextChips
+        context={model.context}
+        instructions={model.instructions}
+        trans={trans}
+      />
       <textarea
         className="jp-hdsp-Composer-input"
         value={draft}

@@ -5,6 +5,9 @@ import { AgentModel } from '../model';
 import { AGENT_MODES, AgentMode } from '../tokens';
 import { useSignals } from './hooks';
 
+// Not a model name a server could list (names never start with a NUL).
+const MANAGE_MODELS = '\u0000manage-models';
+
 /**
  * The model picker and the mode switch.
  */
@@ -26,6 +29,10 @@ export function ComposerToolbar({
           title={trans.__('The model that answers the next message')}
           value={model.selectedModel || models[0].name}
           onChange={event => {
+            if (event.target.value === MANAGE_MODELS) {
+              model.openSetup();
+              return;
+            }
             model.selectedModel = event.target.value;
           }}
         >
@@ -34,6 +41,9 @@ export function ComposerToolbar({
               {info.name}
             </option>
           ))}
+          {model.models?.setup?.allowed !== false && (
+            <option value={MANAGE_MODELS}>{trans.__('Manage models…')}</option>
+          )}
         </select>
       )}
       <select

@@ -3,33 +3,52 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { ContextState } from '../contextState';
+import { IInstruction } from '../tokens';
 import { useSignals } from './hooks';
 
 /**
- * The context attached to the next message, one removable chip per part.
+ * The context attached to the next message, one removable chip per part, and the project instructions that
+ * apply to it (AGENTS.md, rules), so the user knows what else the agent is told.
  */
 export function ContextChips({
   context,
+  instructions = [],
   trans
 }: {
   context: ContextState;
+  instructions?: readonly IInstruction[];
   trans: TranslationBundle;
 }): JSX.Element | null {
   useSignals([context.changed]);
-  const path = context.documentPath;
-  if (!path || !context.documentAttached) {
+  const path = context.documentAttached ? context.documentPath : null;
+  if (!path && instructions.length === 0) {
     return null;
   }
   const cells = context.cells;
   return (
     <div className="jp-hdsp-ContextChips" aria-label={trans.__('Context')}>
-      <Chip
-        label={PathExt.basename(path)}
-        title={trans.__('The agent sees %1 and its tools work on it', path)}
-        removeLabel={trans.__('Remove %1 from the context', path)}
-        onRemove={() => context.removeDocument()}
-      />
-      {context.cellsAttached && (
+      {instructions.map(item => (
+        <span
+          key={item.path}
+          className="jp-hdsp-Chip jp-hdsp-Chip-instructions"
+          title={
+            item.kind === 'instructions'
+              ? trans.__('Project instructions from %1 apply to every message', item.path)
+              : trans.__('The project rule %1 applies to this message', item.path)
+          }
+        >
+          <span className="jp-hdsp-Chip-label">{item.name}</span>
+        </span>
+      ))}
+      {path && (
+        <Chip
+          label={PathExt.basename(path)}
+          title={trans.__('The agent sees %1 and its tools work on it', path)}
+          removeLabel={trans.__('Remove %1 from the context', path)}
+          onRemove={() => context.removeDocument()}
+        />
+      )}
+      {path && context.cellsAttached && (
         <Chip
           label={
             cells.length === 1

@@ -1,35 +1,114 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { IModelsOverview } from '../tokens';
+import { AgentModel } from '../model';
+import { IModelSetupRequest } from '../tokens';
 
 /**
- * Shown while the server has no model: how to configure one, and the local servers it found.
+ * Choosing the model without editing a file: an endpoint URL, a model from the endpoint's own list, a key, a
+ * "Test" that shows the endpoint's exact error, and one click for a local server found on this machine. Saved
+ * on the server and used at once. When the administrator locks models it says who to ask instead.
  */
 export function SetupScreen({
-  models,
-  onRetry,
+  model,
   trans
 }: {
-  models: IModelsOverview;
-  onRetry: () => void;
+  model: AgentModel;
   trans: TranslationBundle;
 }): JSX.Element {
-  const discovered = models.discovered ?? [];
+  const overview = model.models;
+  const setup = overview?.setup;
+  const saved = setup?.saved ?? null;
+  const discovered = overview?.discovered ?? [];
+  const [baseUrl, setBaseUrl] = React.useState(saved?.base_url ?? '');
+  const [modelName, setModelName] = React.useState(saved?.model ?? '');
+  const [apiKey, setApiKey] = React.useState('');
+  const [listed, setListed] = React.useState<string[]>([]);
+  const [notice, setNotice] = React.useState<{
+    kind: 'ok' | 'error';
+    text: string;
+  } | null>(null);
+  const [busy, setBusy] = React.useState(false);
+
+  const request = (): IModelSetupRequest => ({
+    base_url: baseUrl.trim(),
+    model: modelName.trim(),
+    ...(apiKey.trim() ? { api_key: apiKey.trim() } : {})
+  });
+
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setNotice(null);
+    try {
+      await action();
+    } catch (error) {
+      setNotice({ kind: 'error', text: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const listModels = () =>
+    run(async () => {
+      const reply = await model.listEndpointModels(
+        baseUrl.trim(),
+        apiKey.trim() || undefined
+      );
+      setListed(reply.models);
+      if (reply.error) {
+        setNotice({ kind: 'error', text: reply.error });
+      } else if (reply.models.length > 0 && !reply.models.includes(modelName)) {
+        setModelName(reply.models[0]);
+      }
+    });
+
+  const test = () =>
+    run(async () => {
+      const reply = await model.testModel(request());
+      setNotice(
+        reply.ok
+          ? { kind: 'ok', text: trans.__('The model answered: %1', reply.answer ?? '') }
+          : { kind: 'error', text: reply.error ?? trans.__('The test failed.') }
+      );
+    });
+
+  const save = (choice: IModelSetupRequest = request()) =>
+    run(() => model.saveModelSetup(choice));
+
+  if (setup && !setup.allowed) {
+    return (
+      <div className="jp-hdsp-Setup" role="region" aria-label={trans.__('Model setup')}>
+        <h3 className="jp-hdsp-Setup-title">{trans.__('Connect a model')}</h3>
+        <p>
+          {setup.admin_contact
+            ? trans.__(
+                'Models are set by your administrator. Ask %1 to set one up.',
+                setup.admin_contact
+              )
+            : trans.__('Models are set by your administrator. Ask them to set one up.')}
+        </p>
+        <button type="button" className="jp-mod-styled" onClick={() => void model.refreshModels()}>
+          {trans.__('Check again')}
+        </button>
+      </div>
+    );
+  }
+
+  const configured = !!overview?.configured;
   return (
-    <div
-      className="jp-hdsp-Setup"
-      role="region"
-      aria-label={trans.__('Model setup')}
-    >
-      <h3 className="jp-hdsp-Setup-title">{trans.__('Connect a model')}</h3>
+    <div className="jp-hdsp-Setup" role="region" aria-label={trans.__('Model setup')}>
+      <h3 className="jp-hdsp-Setup-title">
+        {configured ? trans.__('Manage models') : trans.__('Connect a model')}
+      </h3>
       <p>
         {trans.__(
-          'hdsp-agent talks to any OpenAI-compatible endpoint. The administrator sets it in the Jupyter server configuration; keys stay on the server.'
+          'hdsp-agent talks to any OpenAI-compatible endpoint: OpenAI, vLLM, Ollama, LM Studio, llama.cpp, a company gateway. The key stays on the server.'
         )}
       </p>
-      {models.setup_help && (
-        <pre className="jp-hdsp-Setup-help">{models.setup_help}</pre>
+      {!configured && overview?.setup_help && (
+        <p className="jp-hdsp-Setup-status">
+          {overview.setup_help.split('\n')[0]}
+        </p>
       )}
       {discovered.length > 0 && (
         <>
@@ -40,23 +119,121 @@ export function SetupScreen({
             {discovered.map(server => (
               <li key={server.base_url}>
                 <strong>{server.server}</strong> <code>{server.base_url}</code>
-                {server.models.length > 0 && (
-                  <div className="jp-hdsp-Setup-models">
-                    {trans.__('Models: %1', server.models.join(', '))}
-                  </div>
-                )}
+                <div className="jp-hdsp-Setup-models">
+                  {server.models.map(name => (
+                    <button
+                      key={name}
+                      type="button"
+                      className="jp-mod-styled jp-hdsp-Setup-use"
+                      disabled={busy}
+                      onClick={() => void save({ base_url: server.base_url, model: name })}
+                    >
+                      {trans.__('Use %1', name)}
+                    </button>
+                  ))}
+                </div>
               </li>
             ))}
           </ul>
         </>
       )}
-      <button
-        type="button"
-        className="jp-mod-styled jp-mod-accept"
-        onClick={onRetry}
+      <form
+        className="jp-hdsp-Setup-form"
+        onSubmit={event => {
+          event.preventDefault();
+          void save();
+        }}
       >
-        {trans.__('Check again')}
-      </button>
+        <label className="jp-hdsp-Setup-field">
+          <span>{trans.__('Endpoint URL')}</span>
+          <input
+            className="jp-mod-styled"
+            type="url"
+            required
+            placeholder="http://127.0.0.1:11434/v1"
+            value={baseUrl}
+            onChange={event => setBaseUrl(event.target.value)}
+            onBlur={() => baseUrl.trim() && listed.length === 0 && void listModels()}
+          />
+        </label>
+        <label className="jp-hdsp-Setup-field">
+          <span>{trans.__('API key')}</span>
+          <input
+            className="jp-mod-styled"
+            type="password"
+            autoComplete="off"
+            placeholder={
+              saved?.key_set && saved.base_url === baseUrl.trim()
+                ? trans.__('set (leave empty to keep)')
+                : trans.__('none needed for local servers')
+            }
+            value={apiKey}
+            onChange={event => setApiKey(event.target.value)}
+          />
+        </label>
+        <label className="jp-hdsp-Setup-field">
+          <span>{trans.__('Model')}</span>
+          {listed.length > 0 ? (
+            <select
+              className="jp-mod-styled"
+              value={modelName}
+              onChange={event => setModelName(event.target.value)}
+            >
+              {listed.map(name => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          ) : (
+            <input
+              className="jp-mod-styled"
+              required
+              placeholder="llama3.1"
+              value={modelName}
+              onChange={event => setModelName(event.target.value)}
+            />
+          )}
+        </label>
+        <div className="jp-hdsp-Setup-actions">
+          <button
+            type="button"
+            className="jp-mod-styled"
+            disabled={busy || !baseUrl.trim()}
+            onClick={() => void listModels()}
+          >
+            {trans.__('List models')}
+          </button>
+          <button
+            type="button"
+            className="jp-mod-styled"
+            disabled={busy || !baseUrl.trim() || !modelName.trim()}
+            onClick={() => void test()}
+          >
+            {trans.__('Test')}
+          </button>
+          <button
+            type="submit"
+            className="jp-mod-styled jp-mod-accept"
+            disabled={busy || !baseUrl.trim() || !modelName.trim()}
+          >
+            {trans.__('Save')}
+          </button>
+          {configured && (
+            <button type="button" className="jp-mod-styled" onClick={() => model.closeSetup()}>
+              {trans.__('Close')}
+            </button>
+          )}
+        </div>
+      </form>
+      {notice && (
+        <div
+          className={`jp-hdsp-Setup-notice jp-hdsp-Setup-notice-${notice.kind}`}
+          role={notice.kind === 'error' ? 'alert' : 'status'}
+        >
+          {notice.text}
+        </div>
+      )}
     </div>
   );
 }

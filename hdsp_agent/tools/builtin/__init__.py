@@ -21,6 +21,7 @@ from .processes import ProcessTracker
 from .search.repo_map import ViewRepoMapTool, ViewSubdirectoryTool
 from .rules import CreateRuleBlockTool, RequestRuleTool
 from .search.tools import FileGlobSearchTool, GrepSearchTool
+from .plan import TodoTool
 from .terminal import RunTerminalCommandTool
 from .web import FetchUrlTool, SearchWebTool
 
@@ -54,4 +55,5 @@ def builtin_tools(
         SearchWebTool(search_backend_url),
         CreateRuleBlockTool(),
         RequestRuleTool(),
+        TodoTool(),
     ]

@@ -33,11 +33,15 @@ import pathspec
 import yaml
 from pydantic import Field
 
-from ...permissions.paths import display_path, is_inside
+from ...permissions.paths import display_path, is_inside, is_sensitive
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError
 
 RULES_DIR = Path(".hdsp") / "rules"
 RULE_DIRS = (RULES_DIR, Path(".continue") / "rules")
+# Instructions people already keep at the project root for other agents: read as rules that always apply.
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
+# An instruction file longer than this is cut: it goes into every request of every turn.
+MAX_INSTRUCTIONS_CHARS = 16_000
 # Regex rules look at file contents; a huge file is not worth reading for it.
 _MAX_REGEX_SCAN_BYTES = 1024 * 1024
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
@@ -146,14 +150,41 @@ def parse_rule(path: Path) -> Rule:
     )
 
 
+def _readable_rule_file(root: Path, path: Path) -> bool:
+    """A rule file goes into the system prompt, so into every request: one that is a link to a file outside the
+    project or to a secret (``AGENTS.md -> ~/.ssh/id_rsa``) would send that file to the model."""
+    try:
+        resolved = path.resolve(strict=True)
+    except OSError:
+        return False
+    return resolved.is_file() and is_inside(resolved, root.resolve()) and not is_sensitive(resolved)
+
+
+def instruction_rule(path: Path) -> Rule:
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    if len(text) > MAX_INSTRUCTIONS_CHARS:
+        text = text[:MAX_INSTRUCTIONS_CHARS] + f"\n... ({path.name} is cut here: it is longer than the limit)"
+    return Rule(name=path.name, rule=text, path=path, always_apply=True)
+
+
 def load_rules(root: Path) -> list[Rule]:
-    """Every rule of the project, ``.hdsp/rules`` first, in file-name order."""
+    """Every rule of the project: the root's instruction files (AGENTS.md, CLAUDE.md, .cursorrules), then
+    ``.hdsp/rules`` and ``.continue/rules`` in file-name order."""
     rules: list[Rule] = []
+    for name in INSTRUCTION_FILES:
+        path = root / name
+        if path.is_file() and _readable_rule_file(root, path):
+            try:
+                rules.append(instruction_rule(path))
+            except OSError:
+                continue
     for directory in RULE_DIRS:
         folder = root / directory
         if not folder.is_dir():
             continue
         for path in sorted(folder.rglob("*.md")):
+            if not _readable_rule_file(root, path):
+                continue
             try:
                 rules.append(parse_rule(path))
             except OSError:

@@ -93,6 +93,7 @@ class NotebookRuntime:
         before this final write).
         """
         gateway = await self.gateway(ctx, path)
+        inverse: InverseEdit | None = None
         async with self._change_locks(path):
             if isinstance(gateway, FileNotebookGateway):
                 snapshot = await gateway.snapshot(path)
@@ -109,6 +110,8 @@ class NotebookRuntime:
                 path=path,
                 description=description,
                 restore=restore,
+                cell_id=inverse.cell_id if inverse is not None else None,
+                undo_cell=restore if inverse is not None else None,
             )
         )
         self._seen[(ctx.session_id, path)] = notebook

@@ -21,6 +21,10 @@ class UndoEntry:
     path: str
     description: str
     restore: Callable[[], Awaitable[None]]
+    # A change to a notebook open in JupyterLab touches one cell, and can be undone alone (the review's "Undo"
+    # on that cell): ``undo_cell`` applies its inverse to that cell only.
+    cell_id: str | None = None
+    undo_cell: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -48,6 +52,26 @@ class NotebookUndoStore:
             entry = history[-1]
             await entry.restore()
             history.pop()
+            undone.append(entry)
+        return undone
+
+    async def undo_cell_since(self, session_id: str, mark: int, path: str, cell_id: str) -> list[UndoEntry]:
+        """Undo only the changes to one cell recorded after ``mark``, newest first; the rest stay recorded.
+
+        Each entry leaves the history once its inverse applied: a failure (the user edited the cell since)
+        leaves it, and everything older, undoable later.
+        """
+        history = self._entries.get(session_id, [])
+        mine = [
+            entry
+            for entry in history[mark:]
+            if entry.path == path and entry.cell_id == cell_id and entry.undo_cell is not None
+        ]
+        undone: list[UndoEntry] = []
+        for entry in reversed(mine):
+            assert entry.undo_cell is not None
+            await entry.undo_cell()
+            history.remove(entry)
             undone.append(entry)
         return undone
 

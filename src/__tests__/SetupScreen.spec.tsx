@@ -1,0 +1,137 @@
+import { nullTranslator } from '@jupyterlab/translation';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import * as React from 'react';
+
+import { ChatView } from '../components/ChatPanel';
+import { AgentModel } from '../model';
+import { IModelsOverview } from '../tokens';
+import {
+  configuredModels,
+  fakeAgentServer,
+  makeModel,
+  standardRoutes
+} from './fakeServer';
+import { makeCommands, makeRendermime } from './rendermime';
+
+const trans = nullTranslator.load('hdsp_agent');
+
+const notConfigured: IModelsOverview = {
+  configured: false,
+  models: [],
+  setup_help: 'No model is configured.',
+  discovered: [
+    { server: 'Ollama', base_url: 'http://127.0.0.1:11434/v1', models: ['llama3.1'] }
+  ],
+  setup: { allowed: true, admin_contact: '', saved: null }
+};
+
+const afterSave: IModelsOverview = {
+  ...configuredModels,
+  setup: {
+    allowed: true,
+    admin_contact: '',
+    saved: { base_url: 'http://127.0.0.1:9999/v1', model: 'qwen', key_set: true }
+  }
+};
+
+function view(model: AgentModel) {
+  const { commands } = makeCommands();
+  return render(
+    <ChatView model={model} commands={commands} rendermime={makeRendermime()} trans={trans} />
+  );
+}
+
+async function open(routes: Record<string, (request: Request, body: any) => unknown>) {
+  const server = fakeAgentServer(routes);
+  const model = makeModel(server.settings, '0.1.0');
+  await act(() => model.connect());
+  view(model);
+  return { model, fetch: server.fetch };
+}
+
+describe('SetupScreen', () => {
+  it('uses a discovered local server and model in one click, and the chat opens', async () => {
+    const saved: any[] = [];
+    await open({
+      ...standardRoutes([], notConfigured),
+      'PUT model-setup': (_request, body) => {
+        saved.push(body);
+        return configuredModels;
+      }
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Use llama3.1' }));
+    await waitFor(() =>
+      expect(screen.getByRole('textbox', { name: 'Message' })).toBeTruthy()
+    );
+    expect(saved).toEqual([{ base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.1' }]);
+  });
+
+  it('lists the endpoint models, shows the exact test error, and saves the key one way', async () => {
+    const requests: Record<string, any[]> = { list: [], test: [], save: [] };
+    await open({
+      ...standardRoutes([], notConfigured),
+      'POST model-setup/models': (_request, body) => {
+        requests.list.push(body);
+        return { base_url: body.base_url, models: ['qwen', 'llama'] };
+      },
+      'POST model-setup/test': (_request, body) => {
+        requests.test.push(body);
+        return { ok: false, error: 'http://127.0.0.1:9999/v1/chat/completions answered HTTP 401: bad key' };
+      },
+      'PUT model-setup': (_request, body) => {
+        requests.save.push(body);
+        return afterSave;
+      }
+    });
+    fireEvent.change(screen.getByLabelText('Endpoint URL'), {
+      target: { value: 'http://127.0.0.1:9999/v1' }
+    });
+    fireEvent.change(screen.getByLabelText('API key'), { target: { value: 'sk-typed' } });
+    fireEvent.click(screen.getByRole('button', { name: 'List models' }));
+    await waitFor(() =>
+      expect(screen.getByRole('option', { name: 'llama' })).toBeTruthy()
+    );
+    expect((screen.getByLabelText('Model') as HTMLSelectElement).value).toBe('qwen');
+
+    fireEvent.click(screen.getByRole('button', { name: 'Test' }));
+    expect((await screen.findByRole('alert')).textContent).toContain('answered HTTP 401: bad key');
+
+    fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() =>
+      expect(screen.getByRole('textbox', { name: 'Message' })).toBeTruthy()
+    );
+    expect(requests.list).toEqual([{ base_url: 'http://127.0.0.1:9999/v1', api_key: 'sk-typed' }]);
+    expect(requests.save).toEqual([
+      { base_url: 'http://127.0.0.1:9999/v1', model: 'qwen', api_key: 'sk-typed' }
+    ]);
+  });
+
+  it('names who to ask when the administrator locked models, with no form', async () => {
+    await open(
+      standardRoutes([], {
+        ...notConfigured,
+        setup: { allowed: false, admin_contact: 'ml-platform@corp', saved: null }
+      })
+    );
+    const region = screen.getByRole('region', { name: 'Model setup' });
+    expect((region).textContent).toContain('Ask ml-platform@corp to set one up.');
+    expect(screen.queryByLabelText('Endpoint URL')).toBeNull();
+  });
+
+  it('opens from the model picker as "Manage models…" and never shows the saved key', async () => {
+    await open(standardRoutes([], afterSave));
+    fireEvent.change(screen.getByRole('combobox', { name: 'Model' }), {
+      target: { value: '\u0000manage-models' }
+    });
+    const region = await screen.findByRole('region', { name: 'Model setup' });
+    expect((region).textContent).toContain('Manage models');
+    expect((screen.getByLabelText('Endpoint URL') as HTMLInputElement).value).toBe(
+      'http://127.0.0.1:9999/v1'
+    );
+    const key = screen.getByLabelText('API key') as HTMLInputElement;
+    expect(key.value).toBe('');
+    expect(key.placeholder).toBe('set (leave empty to keep)');
+    fireEvent.click(screen.getByRole('button', { name: 'Close' }));
+    await waitFor(() => expect(screen.queryByRole('region', { name: 'Model setup' })).toBeNull());
+  });
+});

@@ -1,0 +1,28 @@
+/**
+ * The agent's plan (its `todo` tool): the latest list it sent in the conversation, shown as a checklist.
+ */
+import { AgentEvent } from './events';
+
+export interface IPlanItem {
+  text: string;
+  status: 'pending' | 'in_progress' | 'done';
+}
+
+/**
+ * The plan after `event`, given the plan before it: each `todo` call replaces the whole list.
+ */
+export function foldPlan(plan: IPlanItem[], event: AgentEvent): IPlanItem[] {
+  if (event.type !== 'tool.status' || event.name !== 'todo' || event.status !== 'done') {
+    return plan;
+  }
+  const items = (event.details as any)?.plan;
+  if (!Array.isArray(items)) {
+    return plan;
+  }
+  return items
+    .filter(item => item && typeof item.text === 'string')
+    .map(item => ({
+      text: item.text,
+      status: ['pending', 'in_progress', 'done'].includes(item.status) ? item.status : 'pending'
+    }));
+}
