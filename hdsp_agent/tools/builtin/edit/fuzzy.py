@@ -1,13 +1,14 @@
 """Finding the text an edit means when the model's ``old_string`` is not a character-exact copy of the file.
 
-Models misremember whitespace, indentation and escapes. The passes (in ``match_passes``) run from strict
-to loose; the first pass that finds anything decides. A match is accepted only when it is unique (or every
-occurrence is wanted, with ``replace_all``) and when its size is in proportion to ``old_string``: a loose
-pass must never turn a 3-line ``old_string`` into a 40-line replacement. After a non-exact match the
-replacement is re-indented the way the matched lines differ from ``old_string``, so the file keeps its own
-indentation.
+Models misremember whitespace, indentation, line endings, escapes and comments. The passes (in
+``match_passes``) run from strict to loose; the first pass that finds anything decides. A match is accepted
+only when it is unique (or every occurrence is wanted, with ``replace_all``) and when its size is in
+proportion to ``old_string``: a loose pass must never turn a 3-line ``old_string`` into a 40-line
+replacement. After a non-exact match the replacement is re-based as a whole onto the matched lines'
+indentation (``indentation.rebase``), so the file keeps its own style and a block never mixes tabs and spaces.
 
-All text here uses ``\\n`` line endings; callers normalize CRLF before and restore it after.
+All text here uses ``\\n`` line endings; callers normalize CRLF before and restore it after (a lone CR in the
+file, or CRLF in text given to ``apply_edit`` directly, is what the line-endings pass is for).
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from ...base import ToolError
-from .match_passes import PASSES, Candidate, Document, core_lines, indent_of, unescape
+from .comments import comment_syntax_for
+from .document import Candidate, Document, core_lines
+from .indentation import IndentStyle, detect_style, rebase
+from .match_passes import PASSES, PASS_NOTES
+from .span_passes import merge_by_tokens, unescape
 
 E_EDIT_NO_MATCH = "E_EDIT_NO_MATCH"
 E_EDIT_AMBIGUOUS = "E_EDIT_AMBIGUOUS"
@@ -25,17 +30,7 @@ E_EDIT_DISPROPORTIONATE = "E_EDIT_DISPROPORTIONATE"
 E_EDIT_NO_CHANGE = "E_EDIT_NO_CHANGE"
 E_EDIT_EMPTY_OLD = "E_EDIT_EMPTY_OLD"
 
-
-PASS_NOTES: dict[str, str] = {
-    "exact": "exact match",
-    "trimmed_boundary": "matched after trimming whitespace around old_string",
-    "indentation_flexible": "matched with a different overall indentation; the replacement was re-indented",
-    "line_trimmed": "matched line by line ignoring whitespace at line ends; the replacement was re-indented",
-    "escape_normalized": 'matched after turning escapes (\\n, \\t, \\") in old_string into characters',
-    "whitespace_normalized": "matched ignoring differences in runs of whitespace",
-    "block_anchor": "matched by its first and last lines with similar lines between; re-indented",
-    "context_aware": "matched by its first and last lines and most lines between; re-indented",
-}
+__all__ = ["PASSES", "PASS_NOTES", "EditOutcome", "apply_edit", "rebase", "unescape"]
 
 
 @dataclass
@@ -55,33 +50,22 @@ class EditOutcome:
 # -- replacement ---------------------------------------------------------------------------------------------
 
 
-def reindent(lines: list[str], pairs: tuple[tuple[str, str], ...]) -> list[str]:
-    """Move ``lines`` (written in ``old_string``'s indentation) into the file's, using corresponding lines."""
-    mapping: dict[str, str] = {}
-    for old_indent, file_indent in pairs:
-        mapping.setdefault(old_indent, file_indent)
-    if all(old == new for old, new in mapping.items()):
+def _rebased(lines: list[str], candidate: Candidate, doc: Document, old: str, new: str) -> list[str]:
+    if candidate.old_base is None or candidate.file_base is None:
         return lines
-    keys = sorted(mapping, key=len, reverse=True)
-    result = []
-    for line in lines:
-        if not line.strip():
-            result.append(line)
-            continue
-        indent = indent_of(line)
-        body = line[len(indent) :]
-        prefix = next((key for key in keys if indent.startswith(key)), None)
-        if prefix is not None:
-            result.append(mapping[prefix] + indent[len(prefix) :] + body)
-            continue
-        # Less indented than anything old_string had: shift by the shallowest known level's difference.
-        shallow = keys[-1]
-        shift = len(mapping[shallow]) - len(shallow)
-        result.append(" " * max(0, len(indent) + shift) + body if shift >= 0 else indent[-shift:] + body)
-    return result
+    # The style old_string and new_string were written in; with no indented line in them, the file's.
+    model_style = detect_style(old.split("\n") + new.split("\n"), fallback=doc.indent_style)
+    model_style = model_style or IndentStyle(" ", 4)
+    file_style = doc.indent_style or model_style
+    return rebase(lines, candidate.old_base, candidate.file_base, model_style, file_style)
 
 
-def _replacement(candidate: Candidate, doc: Document, old: str, new: str) -> str:
+def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_name: str) -> str:
+    if pass_name == "exact":
+        return new
+    if candidate.unescape_new:
+        new = unescape(new)
+    new = new.replace("\r\n", "\n").replace("\r", "\n")
     if candidate.whole_lines:
         # The span ends before the last line's break, so a final "\n" on either string is implied, not a line.
         _, lead, trail = core_lines(old.removesuffix("\n"))
@@ -92,18 +76,19 @@ def _replacement(candidate: Candidate, doc: Document, old: str, new: str) -> str
         while trail and new_lines and not new_lines[-1].strip():
             new_lines.pop()
             trail -= 1
-        return "\n".join(reindent(new_lines, candidate.indent_pairs))
-    if candidate.unescape_new:
-        return unescape(new)
-    if not candidate.trim_new:
-        return new
-    trimmed = new.strip("\n")
-    trimmed = trimmed.lstrip() if old[: len(old) - len(old.lstrip())] else trimmed
-    trimmed = trimmed.rstrip() if old[len(old.rstrip()) :] else trimmed
-    lines = trimmed.split("\n")
-    if len(lines) > 1 and candidate.indent_pairs and doc.indent_at(candidate.start) is not None:
-        lines = lines[:1] + reindent(lines[1:], candidate.indent_pairs)
-    return "\n".join(lines)
+        return candidate.newline.join(_rebased(new_lines, candidate, doc, old, new))
+    if candidate.by_tokens:
+        merged = merge_by_tokens(doc.text[candidate.start : candidate.end], old, new)
+        if merged is not None:
+            return merged
+    if candidate.trim_new:
+        new = new.strip("\n")
+        new = new.lstrip() if old[: len(old) - len(old.lstrip())] else new
+        new = new.rstrip() if old[len(old.rstrip()) :] else new
+    lines = new.split("\n")
+    # The first line continues where the match starts; the others are re-based.
+    lines = lines[:1] + _rebased(lines[1:], candidate, doc, old, new) if len(lines) > 1 else lines
+    return candidate.newline.join(lines)
 
 
 def _non_overlapping(candidates: list[Candidate]) -> list[Candidate]:
@@ -122,9 +107,20 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
 
 
 def apply_edit(
-    text: str, old: str, new: str, *, replace_all: bool = False, label: str = "old_string"
+    text: str,
+    old: str,
+    new: str,
+    *,
+    replace_all: bool = False,
+    label: str = "old_string",
+    filename: str | None = None,
 ) -> EditOutcome:
-    """Replace what ``old`` means in ``text`` with ``new``. Raises ``ToolError`` saying why it cannot."""
+    """Replace what ``old`` means in ``text`` with ``new``. Raises ``ToolError`` saying why it cannot.
+
+    ``filename`` (its suffix) tells the comment syntax for the pass that ignores comments."""
+    if old == "" and text == "" and new != "":
+        # An empty file: there is nothing to find, and the only sensible reading is "this is its content".
+        return EditOutcome(new, "empty_file", 1, [(1, max(1, new.count("\n")))], [(1, 1)])
     if old == "":
         raise ToolError(
             E_EDIT_EMPTY_OLD,
@@ -135,7 +131,7 @@ def apply_edit(
         raise ToolError(
             E_EDIT_NO_CHANGE, f"{label} and its replacement are identical", "Send a different new_string."
         )
-    doc = Document(text)
+    doc = Document(text, comment_syntax_for(filename))
     oversized: list[tuple[int, int]] = []
     for pass_name, find in PASSES:
         found, too_big = find(doc, old)
@@ -175,7 +171,7 @@ def _replace(doc: Document, chosen: list[Candidate], old: str, new: str, pass_na
     new_ranges, old_ranges = [], []
     for candidate in chosen:
         start, end = candidate.start, candidate.end
-        replacement = _replacement(candidate, doc, old, new)
+        replacement = _replacement(candidate, doc, old, new, pass_name)
         if replacement == "" and pass_name != "exact":
             # Deleting what fills whole lines: take the lines and a line break with them, leaving no empty
             # line.
