@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from .comments import UNKNOWN, CommentSyntax, code_of_lines
 from .indentation import STYLE_SAMPLE_LINES, IndentStyle, detect_style, indent_of
 
-
 # A significant token: a word (identifier, keyword, number) or one punctuation character. Whitespace between
 # two words still separates them ("int x" is not "intx"); everywhere else it is insignificant.
 TOKEN = re.compile(r"\w+|[^\w\s]")
 _WHITESPACE = re.compile(r"\s+")
 # Joins tokens for searching; a file containing it is not searched by tokens.
 TOKEN_SEPARATOR = "\x00"
+# What the line passes ignore at a line's ends. Not "\r": a CR is a line ending, and a line ending that
+# differs is the line-endings pass's to forgive (which then writes the file's own).
+LINE_BLANKS = " \t\f\v"
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,12 @@ class Candidate:
     # Span passes that matched old_string without its surrounding whitespace drop new_string's too.
     trim_new: bool = False
     unescape_new: bool = False
+    # Comments ignored: for each line of old_string (its core lines), the file line its code matched, or -1
+    # for a comment-only line; lets the file's own comments survive the replacement.
+    line_map: tuple[int, ...] = ()
+    # Block anchors around a middle that old_string gave only as comments ("# ... the loop ..."): those
+    # lines, which new_string must not keep (keeping them would mean "keep the code", which it cannot).
+    placeholder: tuple[str, ...] = ()
     # Matched on tokens alone: new_string's token changes are merged into the file's own layout.
     by_tokens: bool = False
     # The line break the replacement is written with (the line-endings pass may match "\r" lines).
@@ -60,7 +68,7 @@ class Document:
 
     @functools.cached_property
     def stripped(self) -> list[str]:
-        return [line.strip() for line in self.lines]
+        return [line.strip(LINE_BLANKS) for line in self.lines]
 
     @functools.cached_property
     def code(self) -> list[str]:
@@ -91,7 +99,9 @@ class Document:
             spans.append(found.span())
             words.append(found.group())
         joined = TOKEN_SEPARATOR + TOKEN_SEPARATOR.join(words) + TOKEN_SEPARATOR
-        offsets = [1 + before for before in itertools.accumulate((len(word) + 1 for word in words), initial=0)]
+        offsets = [
+            1 + before for before in itertools.accumulate((len(word) + 1 for word in words), initial=0)
+        ]
         del offsets[len(words) :]
         return spans, joined, offsets
 

@@ -21,7 +21,8 @@ from ...base import ToolError
 from .comments import comment_syntax_for
 from .document import Candidate, Document, core_lines
 from .indentation import IndentStyle, detect_style, rebase
-from .match_passes import PASSES, PASS_NOTES
+from .line_passes import keep_file_comments
+from .match_passes import PASS_NOTES, PASSES
 from .span_passes import merge_by_tokens, unescape
 
 E_EDIT_NO_MATCH = "E_EDIT_NO_MATCH"
@@ -29,6 +30,7 @@ E_EDIT_AMBIGUOUS = "E_EDIT_AMBIGUOUS"
 E_EDIT_DISPROPORTIONATE = "E_EDIT_DISPROPORTIONATE"
 E_EDIT_NO_CHANGE = "E_EDIT_NO_CHANGE"
 E_EDIT_EMPTY_OLD = "E_EDIT_EMPTY_OLD"
+E_EDIT_PLACEHOLDER = "E_EDIT_KEEPS_PLACEHOLDER"
 
 __all__ = ["PASSES", "PASS_NOTES", "EditOutcome", "apply_edit", "rebase", "unescape"]
 
@@ -60,6 +62,18 @@ def _rebased(lines: list[str], candidate: Candidate, doc: Document, old: str, ne
     return rebase(lines, candidate.old_base, candidate.file_base, model_style, file_style)
 
 
+def _refuse_kept_placeholder(candidate: Candidate, new_lines: list[str]) -> None:
+    kept = [line for line in candidate.placeholder if line in {new_line.strip() for new_line in new_lines}]
+    if kept:
+        raise ToolError(
+            E_EDIT_PLACEHOLDER,
+            f"old_string stands for the lines between its first and last line with the comment {kept[0]!r}, "
+            "and new_string keeps that comment: the code it stands for would be deleted",
+            "Copy the lines you want to keep into old_string and new_string exactly, or use "
+            "edit_existing_file with '... existing code ...' markers.",
+        )
+
+
 def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_name: str) -> str:
     if pass_name == "exact":
         return new
@@ -76,7 +90,14 @@ def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_n
         while trail and new_lines and not new_lines[-1].strip():
             new_lines.pop()
             trail -= 1
-        return candidate.newline.join(_rebased(new_lines, candidate, doc, old, new))
+        _refuse_kept_placeholder(candidate, new_lines)
+        lines = _rebased(new_lines, candidate, doc, old, new)
+        if candidate.line_map:
+            lines = keep_file_comments(doc, candidate, core_lines(old)[0], new_lines, lines)
+        span = doc.text[candidate.start : candidate.end]
+        # Whole lines of a file given with CRLF: written back with its line ending, the last line's CR too.
+        newline = "\r\n" if "\r\n" in span or span.endswith("\r") else "\n"
+        return newline.join(line.removesuffix("\r") for line in lines) + ("\r" if span.endswith("\r") else "")
     if candidate.by_tokens:
         merged = merge_by_tokens(doc.text[candidate.start : candidate.end], old, new)
         if merged is not None:

@@ -5,12 +5,14 @@ middle (Levenshtein).
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from collections.abc import Callable
 
 from rapidfuzz.distance import Levenshtein
 
 from .comments import code_of_lines
-from .document import Candidate, Document, PassResult, core_lines, max_span_lines
+from .document import LINE_BLANKS, Candidate, Document, PassResult, core_lines, max_span_lines
 from .indentation import indent_of
 
 # Block anchors: how alike (Levenshtein normalized similarity, 0-1) the lines between the anchors must be.
@@ -47,12 +49,16 @@ def _windows(doc: Document, old: str, file_view: list[str], view: Callable[[str]
 
 def line_whitespace(doc: Document, old: str) -> PassResult:
     """Every line equal once whitespace at its start and end is ignored (indentation, trailing spaces)."""
-    return _windows(doc, old, doc.stripped, str.strip)
+    return _windows(doc, old, doc.stripped, _trimmed)
+
+
+def _trimmed(line: str) -> str:
+    return line.strip(LINE_BLANKS)
 
 
 def tabs_spaces(doc: Document, old: str) -> PassResult:
     """Every line equal once tabs inside it are expanded to spaces (tab stops of 8, 4 or 2 columns)."""
-    old_has_tabs = any("\t" in line.strip() for line in old.split("\n"))
+    old_has_tabs = any("\t" in _trimmed(line) for line in old.split("\n"))
     if not old_has_tabs and not any("\t" in line for line in doc.stripped):
         return [], []
     for width in TAB_WIDTHS:
@@ -63,7 +69,7 @@ def tabs_spaces(doc: Document, old: str) -> PassResult:
 
 
 def _expanded(width: int) -> Callable[[str], str]:
-    return lambda line: line.strip().expandtabs(width)
+    return lambda line: _trimmed(line).expandtabs(width)
 
 
 def comments_ignored(doc: Document, old: str) -> PassResult:
@@ -89,8 +95,38 @@ def comments_ignored(doc: Document, old: str) -> PassResult:
         if last - first + 1 > max_span_lines(len(old_lines)):
             too_big.append((first, last))
             continue
-        candidates.append(_whole_line_candidate(doc, old_lines[0], first, last))
+        matched = iter(code_at[position : position + len(wanted)])
+        line_map = tuple(next(matched) if line else -1 for line in old_code)
+        candidate = _whole_line_candidate(doc, old_lines[0], first, last)
+        candidates.append(dataclasses.replace(candidate, line_map=line_map))
     return candidates, too_big
+
+
+def keep_file_comments(
+    doc: Document, candidate: Candidate, old_lines: list[str], new_lines: list[str], rebased: list[str]
+) -> list[str]:
+    """The replacement for a comments-ignored match: new_string's lines where they differ from old_string's,
+    the file's own lines (comments included) where they are the same, so comments the model never saw are
+    not deleted along the way. ``rebased`` is ``new_lines`` re-based onto the file's indentation."""
+    first = doc.line_of(candidate.start)
+    last = doc.line_of(candidate.end)
+    cursor = first  # the next file line not yet written or dropped
+    result: list[str] = []
+    matcher = difflib.SequenceMatcher(
+        None, [line.strip() for line in old_lines], [line.strip() for line in new_lines], autojunk=False
+    )
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        mapped = [candidate.line_map[index] for index in range(i1, i2) if candidate.line_map[index] >= 0]
+        if tag == "equal":
+            for line in mapped:  # the file's lines up to each kept code line, comments between included
+                result += doc.lines[cursor : line + 1]
+                cursor = line + 1
+            continue
+        if mapped:  # replaced or deleted code: the comments before it stay, the lines it spans go
+            result += doc.lines[cursor : mapped[0]]
+            cursor = mapped[-1] + 1
+        result += rebased[j1:j2]
+    return result + doc.lines[cursor : last + 1]
 
 
 def _extend_over_comments(doc: Document, line: int, step: int, most: int) -> int:
@@ -109,8 +145,11 @@ def block_anchor_fuzzy(doc: Document, old: str) -> PassResult:
     count = len(old_lines)
     if count < 3:
         return [], []
-    first_anchor, last_anchor = old_lines[0].strip(), old_lines[-1].strip()
-    old_middle = "\n".join(line.strip() for line in old_lines[1:-1])
+    first_anchor, last_anchor = _trimmed(old_lines[0]), _trimmed(old_lines[-1])
+    old_middle = "\n".join(_trimmed(line) for line in old_lines[1:-1])
+    # A middle of comments only stands for code the model left out: there is nothing to compare it with.
+    middle_code = code_of_lines(old_lines[1:-1], doc.comments)
+    placeholder = () if any(middle_code) else tuple(line.strip() for line in old_lines[1:-1] if line.strip())
     slack = max(2, count // 2)
     shortest, longest = max(3, count - slack), count + slack
     candidates: list[Candidate] = []
@@ -133,12 +172,16 @@ def block_anchor_fuzzy(doc: Document, old: str) -> PassResult:
             plausible_end = True
             if shortest <= size <= longest:
                 in_range.append(last)
-        scored = [(middle_similarity(old_middle, doc.stripped[first + 1 : last]), last) for last in in_range]
+        scored = [
+            (1.0 if placeholder else middle_similarity(old_middle, doc.stripped[first + 1 : last]), last)
+            for last in in_range
+        ]
         accepted = [(score, last) for score, last in scored if score >= BLOCK_ANCHOR_MIN_SIMILARITY]
         if accepted:
             # Several ends fit: the most similar middle, then the size closest to old_string's.
             _, last = max(accepted, key=lambda pair: (pair[0], -abs(pair[1] - first + 1 - count)))
-            candidates.append(_whole_line_candidate(doc, old_lines[0], first, last))
+            candidate = _whole_line_candidate(doc, old_lines[0], first, last)
+            candidates.append(dataclasses.replace(candidate, placeholder=placeholder))
         elif not plausible_end and far_end is not None:
             too_big.append((first, far_end))
     return candidates, too_big

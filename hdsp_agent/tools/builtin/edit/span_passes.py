@@ -62,7 +62,9 @@ def trimmed(doc: Document, old: str) -> PassResult:
     candidates = []
     for start in find_all(doc.text, core):
         old_base, file_base = _bases(doc, start, from_first_line, lines_kept=True)
-        candidates.append(Candidate(start, start + len(core), old_base=old_base, file_base=file_base, trim_new=True))
+        candidates.append(
+            Candidate(start, start + len(core), old_base=old_base, file_base=file_base, trim_new=True)
+        )
     return candidates, []
 
 
@@ -109,7 +111,9 @@ def escapes(doc: Document, old: str) -> PassResult:
     for start in find_all(doc.text, unescaped):
         old_base, file_base = _bases(doc, start, unescaped, lines_kept=True)
         candidates.append(
-            Candidate(start, start + len(unescaped), old_base=old_base, file_base=file_base, unescape_new=True)
+            Candidate(
+                start, start + len(unescaped), old_base=old_base, file_base=file_base, unescape_new=True
+            )
         )
     return candidates, []
 
@@ -130,8 +134,17 @@ def collapsed_spaces(doc: Document, old: str) -> PassResult:
             too_big.append((first, last))
             continue
         old_base, file_base = _bases(doc, found.start(), from_first_line, lines_kept=False)
+        # Lines squeezed together in old_string: its token changes go into the file's own layout.
+        squeezed = last - first + 1 > old_line_count
         candidates.append(
-            Candidate(found.start(), found.end(), old_base=old_base, file_base=file_base, trim_new=True)
+            Candidate(
+                found.start(),
+                found.end(),
+                old_base=old_base,
+                file_base=file_base,
+                trim_new=True,
+                by_tokens=squeezed,
+            )
         )
     return candidates, too_big
 
@@ -183,7 +196,9 @@ def merge_by_tokens(span: str, old: str, new: str) -> str | None:
     # file's gap after deleted tokens goes with them.
     skip_gap_at: int | None = None
     previous_tag = ""
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, old_tokens, new_tokens, autojunk=False
+    ).get_opcodes():
         if pieces:
             if tag == "insert" or (previous_tag == "insert" and i1 == 0):
                 pieces.append(new_gap(j1))

@@ -1,0 +1,115 @@
+"""The edit matcher's case table (tests/edit_cases.py): every case through ``apply_edit``, the marked ones
+through the edit tools on real files as well; no edit leaves a block mixing tabs and spaces, and every
+Python file still compiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from edit_cases import CASES, EditCase
+from file_tools_harness import Harness, error_code
+
+from hdsp_agent.tools.base import ToolError
+from hdsp_agent.tools.builtin.edit.fuzzy import PASS_NOTES, PASSES, apply_edit
+
+
+def indentation_kinds(text: str) -> set[str]:
+    """How the indented lines of ``text`` start: 'tab', 'space'; 'mixed' for an indentation holding both."""
+    kinds = set()
+    for line in text.replace("\r", "\n").split("\n"):
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if not line.strip() or not indent:
+            continue
+        if " " in indent and "\t" in indent:
+            kinds.add("mixed")
+        kinds.add("tab" if indent[0] == "\t" else "space")
+    return kinds
+
+
+def assert_indentation_kept(before: str, after: str) -> None:
+    kinds_before, kinds_after = indentation_kinds(before), indentation_kinds(after)
+    assert "mixed" not in kinds_after - kinds_before, "a line's indentation mixes tabs and spaces"
+    if len(kinds_before) == 1:
+        assert kinds_after <= kinds_before, f"the file indented with {kinds_before}, the edit with {kinds_after}"
+
+
+def assert_compiles(case: EditCase, text: str) -> None:
+    if case.filename.endswith(".py"):
+        compile(case.file, case.filename, "exec")  # the table's own file must be valid to prove anything
+        compile(text, case.filename, "exec")  # raises TabError / IndentationError on a bad re-indent
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_matcher_case(case: EditCase) -> None:
+    if case.expect is None:
+        with pytest.raises(ToolError) as caught:
+            apply_edit(case.file, case.old, case.new, replace_all=case.replace_all, filename=case.filename)
+        error = caught.value
+        assert error.code == case.error, error.message
+        said = f"{error.message}\n{error.suggestion}"
+        for expected in case.mentions:
+            assert expected in said
+        return
+    outcome = apply_edit(case.file, case.old, case.new, replace_all=case.replace_all, filename=case.filename)
+    assert outcome.text == case.expect
+    assert outcome.pass_name == case.pass_name
+    assert_indentation_kept(case.file, outcome.text)
+    assert_compiles(case, outcome.text)
+
+
+def test_the_table_is_large_enough_and_names_real_passes() -> None:
+    assert len(CASES) >= 120
+    assert len({case.id for case in CASES}) == len(CASES)
+    assert {case.pass_name for case in CASES} <= set(PASS_NOTES)
+
+
+@pytest.mark.parametrize("pass_name", [name for name, _ in PASSES])
+def test_every_pass_has_a_must_match_case_and_a_must_refuse_case(pass_name: str) -> None:
+    cases = [case for case in CASES if case.pass_name == pass_name]
+    assert any(case.expect is not None for case in cases)
+    assert any(case.expect is None for case in cases)
+    if pass_name != "exact":  # a loose pass is refused on more than one match
+        assert any(case.error == "E_EDIT_AMBIGUOUS" for case in cases)
+
+
+# -- through the tools ---------------------------------------------------------------------------------------
+
+
+def _arguments(tool: str, case: EditCase) -> tuple[str, dict[str, object]]:
+    if tool == "single":
+        return "single_find_and_replace", {
+            "filepath": case.filename,
+            "old_string": case.old,
+            "new_string": case.new,
+            "replace_all": case.replace_all,
+        }
+    if tool == "multi":
+        edit = {"old_string": case.old, "new_string": case.new, "replace_all": case.replace_all}
+        return "multi_edit", {"filepath": case.filename, "edits": [edit]}
+    block = f"------- SEARCH\n{case.old}\n=======\n{case.new}\n+++++++ REPLACE"
+    return "search_and_replace_in_file", {"filepath": case.filename, "diffs": [block]}
+
+
+TOOL_RUNS = [(tool, case) for case in CASES for tool in case.tools]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("tool", "case"), TOOL_RUNS, ids=[f"{tool}-{case.id}" for tool, case in TOOL_RUNS])
+async def test_tool_case(tmp_path: Path, tool: str, case: EditCase) -> None:
+    target = tmp_path / case.filename
+    target.write_bytes(case.file.encode("utf-8"))
+    harness = Harness(tmp_path)
+    name, arguments = _arguments(tool, case)
+    result = await harness.call(name, arguments)
+    if case.expect is None:
+        assert error_code(result) == case.error
+        assert target.read_bytes() == case.file.encode("utf-8")
+        assert harness.approver.requests == []  # a refused edit never reaches the user
+        return
+    assert result.status == "ok", result.error
+    assert target.read_bytes() == case.expect.encode("utf-8")
+    # What the user approved is exactly what was written.
+    assert [request.preview for request in harness.approver.requests] == [result.details["diff"]]
+    assert PASS_NOTES[case.pass_name] in result.content
+    assert_compiles(case, case.expect)
