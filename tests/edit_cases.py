@@ -30,7 +30,15 @@ class EditCase:
 
 
 def ok(
-    id: str, pass_name: str, file: str, old: str, new: str, expect: str, *, filename: str = "case.txt", **more: object
+    id: str,
+    pass_name: str,
+    file: str,
+    old: str,
+    new: str,
+    expect: str,
+    *,
+    filename: str = "case.txt",
+    **more: object,
 ) -> EditCase:
     return EditCase(id, pass_name, file, old, new, expect=expect, filename=filename, **more)  # type: ignore[arg-type]
 
@@ -47,7 +55,9 @@ TOO_BIG = "E_EDIT_DISPROPORTIONATE"
 PLACEHOLDER = "E_EDIT_KEEPS_PLACEHOLDER"
 ALL_TOOLS = ("single", "multi", "blocks")
 
-CLASS_TABS = "class Shape:\n\tdef area(self):\n\t\treturn self.w * self.h\n\n\tdef name(self):\n\t\treturn 'shape'\n"
+CLASS_TABS = (
+    "class Shape:\n\tdef area(self):\n\t\treturn self.w * self.h\n\n\tdef name(self):\n\t\treturn 'shape'\n"
+)
 TRAIN = (
     "def train(model, loader):\n"
     "    opt = Adam(model.parameters())\n"
@@ -79,9 +89,31 @@ CASES: list[EditCase] = [
         "def f():\n\treturn 2\n",
         filename="t.py",
     ),
-    ok("exact_unicode", "exact", "greeting = 'héllo wörld'  # ✓\n", "héllo", "hallo", "greeting = 'hallo wörld'  # ✓\n"),
-    ok("exact_emoji", "exact", "print('🚀 launch')\n", "🚀 launch", "🛬 landing", "print('🛬 landing')\n", tools=("single",)),
-    ok("exact_delete_line", "exact", "import os\nimport sys\nprint(os.sep)\n", "import sys\n", "", "import os\nprint(os.sep)\n"),
+    ok(
+        "exact_unicode",
+        "exact",
+        "greeting = 'héllo wörld'  # ✓\n",
+        "héllo",
+        "hallo",
+        "greeting = 'hallo wörld'  # ✓\n",
+    ),
+    ok(
+        "exact_emoji",
+        "exact",
+        "print('🚀 launch')\n",
+        "🚀 launch",
+        "🛬 landing",
+        "print('🛬 landing')\n",
+        tools=("single",),
+    ),
+    ok(
+        "exact_delete_line",
+        "exact",
+        "import os\nimport sys\nprint(os.sep)\n",
+        "import sys\n",
+        "",
+        "import os\nprint(os.sep)\n",
+    ),
     ok("exact_trailing_newline", "exact", "a = 1\nb = 2\n", "b = 2\n", "b = 3\n", "a = 1\nb = 3\n"),
     ok(
         "exact_real_escape_is_not_unescaped",
@@ -91,7 +123,14 @@ CASES: list[EditCase] = [
         'print("a\\nc")',
         'print("a\\nc")\n',
     ),
-    ok("exact_bom_first_line", "exact", "\ufeffimport os\nx = 1\n", "import os", "import sys", "\ufeffimport sys\nx = 1\n"),
+    ok(
+        "exact_bom_first_line",
+        "exact",
+        "\ufeffimport os\nx = 1\n",
+        "import os",
+        "import sys",
+        "\ufeffimport sys\nx = 1\n",
+    ),
     ok(
         "exact_replace_all",
         "exact",
@@ -102,7 +141,17 @@ CASES: list[EditCase] = [
         replace_all=True,
         tools=("single", "multi"),
     ),
-    refuse("exact_duplicate", "exact", "x = 0\nprint(x)\nx = 0\n", "x = 0", "x = 1", AMBIGUOUS, "2 places", "lines 1, 3", tools=ALL_TOOLS),
+    refuse(
+        "exact_duplicate",
+        "exact",
+        "x = 0\nprint(x)\nx = 0\n",
+        "x = 0",
+        "x = 1",
+        AMBIGUOUS,
+        "2 places",
+        "lines 1, 3",
+        tools=ALL_TOOLS,
+    ),
     refuse("exact_overlapping_duplicate", "exact", "aaaa\n", "aa", "b", AMBIGUOUS, "3 places"),
     refuse("exact_case_is_meaning", "exact", "Value = 1\n", "value = 1", "value = 2", NO_MATCH),
     refuse(
@@ -115,7 +164,9 @@ CASES: list[EditCase] = [
         "12 places",
         "and 2 more",
     ),
-    refuse("exact_unicode_forms_are_not_guessed", "exact", "café = 1\n", "cafe\u0301 = 1", "cafe = 2", NO_MATCH),
+    refuse(
+        "exact_unicode_forms_are_not_guessed", "exact", "café = 1\n", "cafe\u0301 = 1", "cafe = 2", NO_MATCH
+    ),
     refuse("exact_identical_strings", "exact", "a = 1\n", "a = 1", "a = 1", "E_EDIT_NO_CHANGE"),
     refuse("exact_empty_old_on_a_file", "exact", "a = 1\n", "", "b = 2", "E_EDIT_EMPTY_OLD"),
     ok("empty_file_takes_new_string", "empty_file", "", "", "print('hi')\n", "print('hi')\n"),
@@ -309,7 +360,14 @@ CASES: list[EditCase] = [
         "lines 1, 3",
         "line by line",
     ),
-    refuse("line_whitespace_one_line_differs", "line_whitespace", "if a:\n    b()\n    c()\n", "if a:\n  b()\n  x()", "if a:\n  pass", NO_MATCH),
+    refuse(
+        "line_whitespace_one_line_differs",
+        "line_whitespace",
+        "if a:\n    b()\n    c()\n",
+        "if a:\n  b()\n  x()",
+        "if a:\n  pass",
+        NO_MATCH,
+    ),
     refuse(
         "line_whitespace_longer_than_file",
         "line_whitespace",
@@ -388,8 +446,12 @@ CASES: list[EditCase] = [
         "one\n1.5\ntwo",
         "one\r\n1.5\r\ntwo\r\n",
     ),
-    refuse("line_endings_duplicate", "line_endings", "a\r\nb\r\na\r\nb\r\n", "a\nb", "c", AMBIGUOUS, "lines 1, 3"),
-    refuse("line_endings_text_differs", "line_endings", "a = 1\r\nb = 2\r\n", "a = 1\nb = 3", "a = 0", NO_MATCH),
+    refuse(
+        "line_endings_duplicate", "line_endings", "a\r\nb\r\na\r\nb\r\n", "a\nb", "c", AMBIGUOUS, "lines 1, 3"
+    ),
+    refuse(
+        "line_endings_text_differs", "line_endings", "a = 1\r\nb = 2\r\n", "a = 1\nb = 3", "a = 0", NO_MATCH
+    ),
     # -- escapes (kept from before seed 004: a model escaping twice) ---------------------------------------------
     ok(
         "escapes_newline_and_quotes",
@@ -485,7 +547,9 @@ CASES: list[EditCase] = [
         "lines 1, 3",
         "runs of whitespace",
     ),
-    refuse("collapsed_needs_whitespace_where_old_has_it", "collapsed_spaces", "x = 1\n", "x=1", "x=2", NO_MATCH),
+    refuse(
+        "collapsed_needs_whitespace_where_old_has_it", "collapsed_spaces", "x = 1\n", "x=1", "x=2", NO_MATCH
+    ),
     refuse(
         "collapsed_out_of_proportion",
         "collapsed_spaces",
@@ -589,7 +653,15 @@ CASES: list[EditCase] = [
         "ignoring comments",
         filename="v.py",
     ),
-    refuse("comments_too_little_code", "comments_ignored", "# a\n}\n# b\n", "}\n# c", "}\n# d", NO_MATCH, filename="b.py"),
+    refuse(
+        "comments_too_little_code",
+        "comments_ignored",
+        "# a\n}\n# b\n",
+        "}\n# c",
+        "}\n# d",
+        NO_MATCH,
+        filename="b.py",
+    ),
     refuse(
         "comments_out_of_proportion",
         "comments_ignored",
@@ -863,7 +935,15 @@ CASES: list[EditCase] = [
         "tokens",
         filename="t.js",
     ),
-    refuse("tokens_punctuation_only", "tokens_only", "    });\n  });\n});\n", "});});});", "});});", NO_MATCH, filename="p.js"),
+    refuse(
+        "tokens_punctuation_only",
+        "tokens_only",
+        "    });\n  });\n});\n",
+        "});});});",
+        "});});",
+        NO_MATCH,
+        filename="p.js",
+    ),
     refuse(
         "tokens_different_token",
         "tokens_only",
@@ -874,3 +954,248 @@ CASES: list[EditCase] = [
         filename="t.js",
     ),
 ]
+
+# -- Python files a wrong indentation would break (each result must compile) ----------------------------------
+PY_CASES: list[EditCase] = [
+    ok(
+        "python_tabs_trimmed_new_line_shallower",
+        "trimmed",
+        "def f(x):\n\tif x:\n\t\treturn 1\n\treturn 0\n",
+        "        return 1",
+        "        return 1\n    else:\n        return 2",
+        "def f(x):\n\tif x:\n\t\treturn 1\n\telse:\n\t\treturn 2\n\treturn 0\n",
+        filename="f.py",
+        tools=("single",),
+    ),
+    ok(
+        "python_tabs_try_except",
+        "line_whitespace",
+        "try:\n\trun()\nexcept ValueError:\n\tpass\n",
+        "try:\n    run()\nexcept ValueError:\n    pass",
+        "try:\n    run()\nexcept ValueError as error:\n    log(error)\n    raise",
+        "try:\n\trun()\nexcept ValueError as error:\n\tlog(error)\n\traise\n",
+        filename="t.py",
+    ),
+    ok(
+        "python_two_space_class_four_space_model",
+        "line_whitespace",
+        "class A:\n  @property\n  def x(self):\n    return self._x\n",
+        "    @property\n    def x(self):\n        return self._x",
+        "    @property\n    def x(self):\n        if self._x is None:\n            raise ValueError\n        return self._x",
+        "class A:\n  @property\n  def x(self):\n    if self._x is None:\n      raise ValueError\n    return self._x\n",
+        filename="a.py",
+    ),
+    ok(
+        "python_tabs_with_statement",
+        "line_whitespace",
+        "def read(p):\n\twith open(p) as f:\n\t\treturn f.read()\n",
+        "def read(p):\n  with open(p) as f:\n    return f.read()",
+        "def read(p):\n  with open(p) as f:\n    text = f.read()\n  return text.strip()",
+        "def read(p):\n\twith open(p) as f:\n\t\ttext = f.read()\n\treturn text.strip()\n",
+        filename="r.py",
+        tools=ALL_TOOLS,
+    ),
+    ok(
+        "python_spaces_file_tab_model_nested_loop",
+        "line_whitespace",
+        "def grid(n):\n    out = []\n    for i in range(n):\n        out.append(i)\n    return out\n",
+        "\tfor i in range(n):\n\t\tout.append(i)",
+        "\tfor i in range(n):\n\t\tfor j in range(n):\n\t\t\tout.append((i, j))",
+        "def grid(n):\n    out = []\n    for i in range(n):\n        for j in range(n):\n"
+        "            out.append((i, j))\n    return out\n",
+        filename="g.py",
+    ),
+    ok(
+        "python_tabs_dict_squeezed",
+        "tokens_only",
+        "def config():\n\treturn {\n\t\t'a': 1,\n\t\t'b': 2,\n\t}\n",
+        "return {'a':1,'b':2,}",
+        "return {'a':1,'b':3,}",
+        "def config():\n\treturn {\n\t\t'a': 1,\n\t\t'b': 3,\n\t}\n",
+        filename="c.py",
+    ),
+    ok(
+        "python_keyword_arguments_spacing",
+        "collapsed_spaces",
+        "plot(x,  y,  color='r')\n",
+        "plot(x, y, color='r')",
+        "plot(x, y, color='b')",
+        "plot(x, y, color='b')\n",
+        filename="p.py",
+    ),
+    ok(
+        "python_comment_kept_in_tab_method",
+        "comments_ignored",
+        "class C:\n\tdef run(self):\n\t\t# warm up first\n\t\tself.warm()\n\t\tself.go()\n",
+        "    def run(self):\n        self.warm()\n        self.go()",
+        "    def run(self):\n        self.warm()\n        self.check()\n        self.go()",
+        "class C:\n\tdef run(self):\n\t\t# warm up first\n\t\tself.warm()\n\t\tself.check()\n\t\tself.go()\n",
+        filename="c.py",
+        tools=("single", "multi"),
+    ),
+    ok(
+        "python_block_anchor_two_space_file",
+        "block_anchor_fuzzy",
+        "def total(items):\n  s = 0\n  for it in items:\n    s += it.price\n  return s\n",
+        "def total(items):\n    s = 0\n    for it in items:\n        s += it.cost\n    return s",
+        "def total(items):\n    s = 0\n    for it in items:\n        if it.price:\n            s += it.price\n    return s",
+        "def total(items):\n  s = 0\n  for it in items:\n    if it.price:\n      s += it.price\n  return s\n",
+        filename="t.py",
+    ),
+    ok(
+        "python_issue_16_regression",
+        "trimmed",
+        "def f():\n\tx = 1\n\treturn x\n",
+        "  x = 1",
+        "  x = 1\n  y = 2",
+        "def f():\n\tx = 1\n\ty = 2\n\treturn x\n",
+        filename="f.py",
+        tools=ALL_TOOLS,
+    ),
+    ok(
+        "python_tabs_exact_elif",
+        "exact",
+        "class A:\n\tdef f(self):\n\t\tif self.ok:\n\t\t\treturn 1\n\t\treturn 0\n",
+        "\t\tif self.ok:\n\t\t\treturn 1",
+        "\t\tif self.ok:\n\t\t\treturn 1\n\t\telif self.maybe:\n\t\t\treturn 2",
+        "class A:\n\tdef f(self):\n\t\tif self.ok:\n\t\t\treturn 1\n\t\telif self.maybe:\n\t\t\treturn 2\n\t\treturn 0\n",
+        filename="a.py",
+    ),
+    refuse(
+        "python_hash_in_string_is_code",
+        "comments_ignored",
+        's = "# not a comment"\nt = 1\n',
+        's = "# other"\nt = 1',
+        's = "# new"\nt = 1',
+        NO_MATCH,
+        filename="s.py",
+    ),
+    refuse(
+        "python_same_lines_in_two_methods",
+        "line_whitespace",
+        "class A:\n\tdef f(self):\n\t\treturn self.x\n\tdef g(self):\n\t\treturn self.x\n",
+        "    return self.x",
+        "    return self.y",
+        AMBIGUOUS,
+        "lines 3, 5",
+        filename="a.py",
+    ),
+]
+
+# -- more neighbours: unicode, reordering, replace_all in loose passes -----------------------------------------
+MORE_CASES: list[EditCase] = [
+    ok("exact_cjk", "exact", "名前 = '太郎'\n", "'太郎'", "'花子'", "名前 = '花子'\n", tools=("single",)),
+    ok(
+        "collapsed_no_break_space",
+        "collapsed_spaces",
+        "price = 10\u00a0€\n",
+        "price = 10 €",
+        "price = 12 €",
+        "price = 12 €\n",
+    ),
+    ok(
+        "collapsed_replace_all",
+        "collapsed_spaces",
+        "x  =  f(1)\ny = 2\nx =  f(1)\n",
+        "x = f(1)",
+        "x = f(2)",
+        "x = f(2)\ny = 2\nx = f(2)\n",
+        replace_all=True,
+    ),
+    ok(
+        "tokens_replace_all",
+        "tokens_only",
+        "call(a, b, c, d)\nx = 1\ncall(a,\n     b, c, d)\n",
+        "call(a,b,c,d)",
+        "call(a,b,c,e)",
+        "call(a, b, c, e)\nx = 1\ncall(a,\n     b, c, e)\n",
+        replace_all=True,
+    ),
+    ok(
+        "line_whitespace_rtl_text",
+        "line_whitespace",
+        "labels = {\n    'he': 'שלום',\n}\n",
+        "labels = {\n  'he': 'שלום',\n}",
+        "labels = {\n  'he': 'שלום',\n  'ar': 'مرحبا',\n}",
+        "labels = {\n    'he': 'שלום',\n    'ar': 'مرحبا',\n}\n",
+        filename="l.py",
+    ),
+    refuse("collapsed_words_reordered", "collapsed_spaces", "a = b + c\n", "a  =  c + b", "a = 0", NO_MATCH),
+    refuse(
+        "tokens_reordered",
+        "tokens_only",
+        "function f() {\n  return a + b;\n}\n",
+        "function f(){return b+a;}",
+        "function f(){return 0;}",
+        NO_MATCH,
+        filename="f.js",
+    ),
+    refuse(
+        "comments_code_reordered",
+        "comments_ignored",
+        "x = load(1)  # a\ny = load(2)  # b\n",
+        "y = load(2)\nx = load(1)",
+        "y = 0\nx = 0",
+        NO_MATCH,
+        filename="r.py",
+    ),
+    refuse(
+        "block_anchor_last_line_differs",
+        "block_anchor_fuzzy",
+        "def f():\n    x = compute(1)\n    return x\n",
+        "def f():\n    x = compute(1)\n    return y",
+        "def f():\n    return 0",
+        NO_MATCH,
+        filename="f.py",
+    ),
+    refuse(
+        "line_whitespace_case_differs",
+        "line_whitespace",
+        "if a:\n    b()\n",
+        "If a:\n  b()",
+        "if a:\n  c()",
+        NO_MATCH,
+    ),
+    refuse(
+        "block_anchor_middle_below_threshold",
+        "block_anchor_fuzzy",
+        "def f(rows):\n    cleaned = [r.strip() for r in rows]\n    return cleaned\n",
+        "def f(rows):\n    out = list(map(str.lower, rows))\n    return cleaned",
+        "def f(rows):\n    return rows",
+        NO_MATCH,
+        filename="f.py",
+    ),
+]
+
+# The similarity threshold of block anchors sits between these (see line_passes.BLOCK_ANCHOR_MIN_SIMILARITY).
+THRESHOLD_CASES: list[EditCase] = [
+    ok(
+        "block_anchor_loop_remembered_differently_0_67",
+        "block_anchor_fuzzy",
+        "def add_all(values):\n    total = 0\n    for v in values:\n        total += v\n    return total\n",
+        "def add_all(values):\n    total = 0\n    for value in values:\n        total = total + value\n    return total",
+        "def add_all(values):\n    return sum(values)",
+        "def add_all(values):\n    return sum(values)\n",
+        filename="s.py",
+    ),
+    refuse(
+        "block_anchor_other_call_remembered_0_52",
+        "block_anchor_fuzzy",
+        "def prep(path):\n    x = load(path)\n    y = clean(x)\n    return y\n",
+        "def prep(path):\n    x = load(path)\n    y = transform(x, mode='fast')\n    return y",
+        "def prep(path):\n    x = load(path)\n    y = transform(x, mode='slow')\n    return y",
+        NO_MATCH,
+        filename="p.py",
+    ),
+    refuse(
+        "block_anchor_every_name_remembered_wrong_0_57",
+        "block_anchor_fuzzy",
+        "def get():\n    a = fetch()\n    b = a.json()\n    log('done')\n",
+        "def get():\n    result = fetch()\n    data = result.json()\n    log('done')",
+        "def get():\n    log('done')",
+        NO_MATCH,
+        filename="g.py",
+    ),
+]
+
+CASES += PY_CASES + MORE_CASES + THRESHOLD_CASES

@@ -31,7 +31,9 @@ def assert_indentation_kept(before: str, after: str) -> None:
     kinds_before, kinds_after = indentation_kinds(before), indentation_kinds(after)
     assert "mixed" not in kinds_after - kinds_before, "a line's indentation mixes tabs and spaces"
     if len(kinds_before) == 1:
-        assert kinds_after <= kinds_before, f"the file indented with {kinds_before}, the edit with {kinds_after}"
+        assert kinds_after <= kinds_before, (
+            f"the file indented with {kinds_before}, the edit with {kinds_after}"
+        )
 
 
 def assert_compiles(case: EditCase, text: str) -> None:

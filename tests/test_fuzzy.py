@@ -123,7 +123,11 @@ def test_rebase_writes_levels_as_tabs_when_the_file_uses_tabs() -> None:
 
 
 def test_rebase_turns_two_space_levels_into_four_space_levels() -> None:
-    assert rebase(["a", "  b", "    c"], "", "    ", SPACES2, SPACES4) == ["    a", "        b", "            c"]
+    assert rebase(["a", "  b", "    c"], "", "    ", SPACES2, SPACES4) == [
+        "    a",
+        "        b",
+        "            c",
+    ]
 
 
 def test_rebase_moves_lines_shallower_than_the_reference_out_by_whole_levels() -> None:
