@@ -68,7 +68,7 @@ TRAIN = (
 )
 
 CASES: list[EditCase] = [
-    # -- 1 exact -------------------------------------------------------------------------------------------------
+    # -- 1 exact ---------------------------------------------------------------------------------------------
     ok("exact_one_line", "exact", "a = 1\nb = 2\n", "b = 2", "b = 3", "a = 1\nb = 3\n", tools=ALL_TOOLS),
     ok(
         "exact_python_body",
@@ -170,7 +170,7 @@ CASES: list[EditCase] = [
     refuse("exact_identical_strings", "exact", "a = 1\n", "a = 1", "a = 1", "E_EDIT_NO_CHANGE"),
     refuse("exact_empty_old_on_a_file", "exact", "a = 1\n", "", "b = 2", "E_EDIT_EMPTY_OLD"),
     ok("empty_file_takes_new_string", "empty_file", "", "", "print('hi')\n", "print('hi')\n"),
-    # -- 2 trimmed -----------------------------------------------------------------------------------------------
+    # -- 2 trimmed -------------------------------------------------------------------------------------------
     ok(
         "trimmed_blank_lines_around",
         "trimmed",
@@ -228,7 +228,7 @@ CASES: list[EditCase] = [
         "trimming",
     ),
     refuse("trimmed_inner_text_differs", "trimmed", "x = 1\n", "  y = 1  ", "  y = 2", NO_MATCH),
-    # -- 3 per-line whitespace -----------------------------------------------------------------------------------
+    # -- 3 per-line whitespace -------------------------------------------------------------------------------
     ok(
         "line_whitespace_dedented_method",
         "line_whitespace",
@@ -376,7 +376,7 @@ CASES: list[EditCase] = [
         "a = 0",
         NO_MATCH,
     ),
-    # -- 4 tabs and spaces unified -------------------------------------------------------------------------------
+    # -- 4 tabs and spaces unified ---------------------------------------------------------------------------
     ok(
         "tabs_spaces_tab_stop_picks_the_aligned_line",
         "tabs_spaces",
@@ -413,7 +413,7 @@ CASES: list[EditCase] = [
         "tabs read as spaces",
     ),
     refuse("tabs_spaces_tab_is_not_nothing", "tabs_spaces", "a\tb = 1\n", "ab = 1", "ab = 2", NO_MATCH),
-    # -- 5 line endings ------------------------------------------------------------------------------------------
+    # -- 5 line endings --------------------------------------------------------------------------------------
     ok(
         "line_endings_crlf_file_lf_old",
         "line_endings",
@@ -452,7 +452,7 @@ CASES: list[EditCase] = [
     refuse(
         "line_endings_text_differs", "line_endings", "a = 1\r\nb = 2\r\n", "a = 1\nb = 3", "a = 0", NO_MATCH
     ),
-    # -- escapes (kept from before seed 004: a model escaping twice) ---------------------------------------------
+    # -- escapes (kept from before seed 004: a model escaping twice) -----------------------------------------
     ok(
         "escapes_newline_and_quotes",
         "escapes",
@@ -480,7 +480,7 @@ CASES: list[EditCase] = [
         AMBIGUOUS,
         "lines 1, 3",
     ),
-    # -- 6 runs of whitespace collapsed --------------------------------------------------------------------------
+    # -- 6 runs of whitespace collapsed ----------------------------------------------------------------------
     ok(
         "collapsed_runs_of_spaces",
         "collapsed_spaces",
@@ -515,7 +515,8 @@ CASES: list[EditCase] = [
         "def f(xs):\n    total  =  0\n    for x in xs:\n        total += x\n    return total\n",
         "total = 0\nfor x in xs:\n    total += x",
         "total = 0\nfor x in xs:\n    if x > 0:\n        total += x",
-        "def f(xs):\n    total = 0\n    for x in xs:\n        if x > 0:\n            total += x\n    return total\n",
+        "def f(xs):\n    total = 0\n    for x in xs:\n"
+        "        if x > 0:\n            total += x\n    return total\n",
         filename="f.py",
         tools=ALL_TOOLS,
     ),
@@ -559,7 +560,7 @@ CASES: list[EditCase] = [
         TOO_BIG,
         "lines 1-42",
     ),
-    # -- 7 comments ignored --------------------------------------------------------------------------------------
+    # -- 7 comments ignored ----------------------------------------------------------------------------------
     ok(
         "comments_file_comment_kept_on_insert",
         "comments_ignored",
@@ -672,7 +673,7 @@ CASES: list[EditCase] = [
         "lines 1-32",
         filename="f.py",
     ),
-    # -- 8 line-level fuzzy with block anchors -------------------------------------------------------------------
+    # -- 8 line-level fuzzy with block anchors ---------------------------------------------------------------
     ok(
         "block_anchor_one_value_differs",
         "block_anchor_fuzzy",
@@ -713,9 +714,10 @@ CASES: list[EditCase] = [
     ok(
         "block_anchor_tab_file_spaces_model",
         "block_anchor_fuzzy",
-        "func sum(xs []int) int {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn total\n}\n",
-        "func sum(xs []int) int {\n    total := 0\n    for _, x := range xs {\n        total = total + x\n    }\n"
-        "    return total\n}",
+        "func sum(xs []int) int {\n\ttotal := 0\n\tfor _, x := range xs {\n"
+        "\t\ttotal += x\n\t}\n\treturn total\n}\n",
+        "func sum(xs []int) int {\n    total := 0\n    for _, x := range xs {\n"
+        "        total = total + x\n    }\n    return total\n}",
         "func sum(xs []int) int {\n    total := 0\n    for _, x := range xs {\n        if x > 0 {\n"
         "            total += x\n        }\n    }\n    return total\n}",
         "func sum(xs []int) int {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\tif x > 0 {\n\t\t\ttotal += x\n"
@@ -728,7 +730,8 @@ CASES: list[EditCase] = [
         "block_anchor_fuzzy",
         "def mean(xs):\n\tn = len(xs)\n\ttotal = sum(xs)\n\treturn total / n\n",
         "def mean(xs):\n    n = len(xs)\n    total = sum(x for x in xs)\n    return total / n",
-        "def mean(xs):\n    n = len(xs)\n    if n == 0:\n        return 0.0\n    total = sum(xs)\n    return total / n",
+        "def mean(xs):\n    n = len(xs)\n    if n == 0:\n"
+        "        return 0.0\n    total = sum(xs)\n    return total / n",
         "def mean(xs):\n\tn = len(xs)\n\tif n == 0:\n\t\treturn 0.0\n\ttotal = sum(xs)\n\treturn total / n\n",
         filename="mean.py",
         tools=("single",),
@@ -812,7 +815,7 @@ CASES: list[EditCase] = [
         "lines 1-40",
         filename="f.py",
     ),
-    # -- 9 significant tokens only -------------------------------------------------------------------------------
+    # -- 9 significant tokens only ---------------------------------------------------------------------------
     ok(
         "tokens_js_function_squeezed",
         "tokens_only",
@@ -955,7 +958,7 @@ CASES: list[EditCase] = [
     ),
 ]
 
-# -- Python files a wrong indentation would break (each result must compile) ----------------------------------
+# -- Python files a wrong indentation would break (each result must compile) ---------------------------------
 PY_CASES: list[EditCase] = [
     ok(
         "python_tabs_trimmed_new_line_shallower",
@@ -981,8 +984,10 @@ PY_CASES: list[EditCase] = [
         "line_whitespace",
         "class A:\n  @property\n  def x(self):\n    return self._x\n",
         "    @property\n    def x(self):\n        return self._x",
-        "    @property\n    def x(self):\n        if self._x is None:\n            raise ValueError\n        return self._x",
-        "class A:\n  @property\n  def x(self):\n    if self._x is None:\n      raise ValueError\n    return self._x\n",
+        "    @property\n    def x(self):\n        if self._x is None:\n"
+        "            raise ValueError\n        return self._x",
+        "class A:\n  @property\n  def x(self):\n    if self._x is None:\n"
+        "      raise ValueError\n    return self._x\n",
         filename="a.py",
     ),
     ok(
@@ -1038,7 +1043,8 @@ PY_CASES: list[EditCase] = [
         "block_anchor_fuzzy",
         "def total(items):\n  s = 0\n  for it in items:\n    s += it.price\n  return s\n",
         "def total(items):\n    s = 0\n    for it in items:\n        s += it.cost\n    return s",
-        "def total(items):\n    s = 0\n    for it in items:\n        if it.price:\n            s += it.price\n    return s",
+        "def total(items):\n    s = 0\n    for it in items:\n"
+        "        if it.price:\n            s += it.price\n    return s",
         "def total(items):\n  s = 0\n  for it in items:\n    if it.price:\n      s += it.price\n  return s\n",
         filename="t.py",
     ),
@@ -1058,7 +1064,8 @@ PY_CASES: list[EditCase] = [
         "class A:\n\tdef f(self):\n\t\tif self.ok:\n\t\t\treturn 1\n\t\treturn 0\n",
         "\t\tif self.ok:\n\t\t\treturn 1",
         "\t\tif self.ok:\n\t\t\treturn 1\n\t\telif self.maybe:\n\t\t\treturn 2",
-        "class A:\n\tdef f(self):\n\t\tif self.ok:\n\t\t\treturn 1\n\t\telif self.maybe:\n\t\t\treturn 2\n\t\treturn 0\n",
+        "class A:\n\tdef f(self):\n\t\tif self.ok:\n\t\t\treturn 1\n"
+        "\t\telif self.maybe:\n\t\t\treturn 2\n\t\treturn 0\n",
         filename="a.py",
     ),
     refuse(
@@ -1082,7 +1089,7 @@ PY_CASES: list[EditCase] = [
     ),
 ]
 
-# -- more neighbours: unicode, reordering, replace_all in loose passes -----------------------------------------
+# -- more neighbours: unicode, reordering, replace_all in loose passes ---------------------------------------
 MORE_CASES: list[EditCase] = [
     ok("exact_cjk", "exact", "名前 = '太郎'\n", "'太郎'", "'花子'", "名前 = '花子'\n", tools=("single",)),
     ok(
@@ -1173,7 +1180,8 @@ THRESHOLD_CASES: list[EditCase] = [
         "block_anchor_loop_remembered_differently_0_67",
         "block_anchor_fuzzy",
         "def add_all(values):\n    total = 0\n    for v in values:\n        total += v\n    return total\n",
-        "def add_all(values):\n    total = 0\n    for value in values:\n        total = total + value\n    return total",
+        "def add_all(values):\n    total = 0\n    for value in values:\n"
+        "        total = total + value\n    return total",
         "def add_all(values):\n    return sum(values)",
         "def add_all(values):\n    return sum(values)\n",
         filename="s.py",

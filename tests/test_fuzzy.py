@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 
 from hdsp_agent.tools.base import ToolError
-from hdsp_agent.tools.builtin.edit.indentation import IndentStyle, detect_style
 from hdsp_agent.tools.builtin.edit.fuzzy import (
     E_EDIT_AMBIGUOUS,
     E_EDIT_DISPROPORTIONATE,
     E_EDIT_EMPTY_OLD,
     E_EDIT_NO_CHANGE,
     E_EDIT_NO_MATCH,
+    PASS_NOTES,
     PASSES,
     apply_edit,
     rebase,
-    PASS_NOTES,
     unescape,
 )
+from hdsp_agent.tools.builtin.edit.indentation import IndentStyle, detect_style
 
 
 def refused(text: str, old: str, new: str, *, replace_all: bool = False) -> ToolError:
