@@ -1129,6 +1129,14 @@ MORE_CASES: list[EditCase] = [
     ),
     refuse("collapsed_words_reordered", "collapsed_spaces", "a = b + c\n", "a  =  c + b", "a = 0", NO_MATCH),
     refuse(
+        "tokens_word_boundary_at_the_start",
+        "tokens_only",
+        "value_1 = compute(1, 2, 3)\n",
+        "e_1=compute(1,2,3)",
+        "e_1=compute(1,2,4)",
+        NO_MATCH,
+    ),
+    refuse(
         "tokens_reordered",
         "tokens_only",
         "function f() {\n  return a + b;\n}\n",

@@ -58,7 +58,11 @@ def code_of_lines(lines: list[str], syntax: CommentSyntax) -> list[str]:
     """Each line's code with comments removed and its ends trimmed ("" for a comment-only or blank line)."""
     code_lines: list[str] = []
     closer: str | None = None  # set while inside a block comment that began on an earlier line
+    markers = syntax.line + tuple(opener for opener, _ in syntax.block)
     for line in lines:
+        if closer is None and not any(marker in line for marker in markers):
+            code_lines.append(line.strip())  # most lines: no comment can start here, no need to scan
+            continue
         kept: list[str] = []
         position, quote = 0, ""
         while position < len(line):

@@ -13,9 +13,6 @@ from .indentation import STYLE_SAMPLE_LINES, IndentStyle, detect_style, indent_o
 # A significant token: a word (identifier, keyword, number) or one punctuation character. Whitespace between
 # two words still separates them ("int x" is not "intx"); everywhere else it is insignificant.
 TOKEN = re.compile(r"\w+|[^\w\s]")
-_WHITESPACE = re.compile(r"\s+")
-# Joins tokens for searching; a file containing it is not searched by tokens.
-TOKEN_SEPARATOR = "\x00"
 # What the line passes ignore at a line's ends. Not "\r": a CR is a line ending, and a line ending that
 # differs is the line-endings pass's to forgive (which then writes the file's own).
 LINE_BLANKS = " \t\f\v"
@@ -83,27 +80,6 @@ class Document:
     def indent_style(self) -> IndentStyle | None:
         """How the file indents (None: no line is indented)."""
         return detect_style(self.lines[:STYLE_SAMPLE_LINES])
-
-    @functools.cached_property
-    def squeezed(self) -> str:
-        """The text with all whitespace removed: a cheap test before tokenizing the whole file."""
-        return _WHITESPACE.sub("", self.text)
-
-    @functools.cached_property
-    def token_index(self) -> tuple[list[tuple[int, int]], str, list[int]]:
-        """The file's tokens as (start, end) spans; the tokens joined with ``TOKEN_SEPARATOR`` (and one at
-        each end); where each token starts in that joined string."""
-        spans: list[tuple[int, int]] = []
-        words: list[str] = []
-        for found in TOKEN.finditer(self.text):
-            spans.append(found.span())
-            words.append(found.group())
-        joined = TOKEN_SEPARATOR + TOKEN_SEPARATOR.join(words) + TOKEN_SEPARATOR
-        offsets = [
-            1 + before for before in itertools.accumulate((len(word) + 1 for word in words), initial=0)
-        ]
-        del offsets[len(words) :]
-        return spans, joined, offsets
 
     def window_span(self, first: int, last: int) -> tuple[int, int]:
         return self.starts[first], self.starts[last] + len(self.lines[last])

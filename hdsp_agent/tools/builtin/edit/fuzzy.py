@@ -243,8 +243,7 @@ def _closest_hint(doc: Document, old: str) -> str:
     advice = "Read the file again and copy old_string exactly from it (whitespace included)."
     if not old_lines:
         return advice
-    stripped = [line.strip() for line in doc.lines]
-    best = process.extractOne(old_lines[0].strip(), stripped, scorer=fuzz.ratio, score_cutoff=60)
+    best = process.extractOne(old_lines[0].strip(), doc.stripped, scorer=fuzz.ratio, score_cutoff=60)
     if best is None:
         return advice + " No line of the file resembles the first line of old_string."
     _, _, index = best

@@ -80,6 +80,8 @@ def comments_ignored(doc: Document, old: str) -> PassResult:
     wanted = [line for line in old_code if line]
     if sum(len(line) for line in wanted) < COMMENTS_MIN_CODE_CHARS:
         return [], []
+    if wanted[0] not in doc.text:  # a cheap test before every line of the file is read for comments
+        return [], []
     # old_string's comment lines before its first code line and after its last may stand for the file's.
     lead = next(index for index, line in enumerate(old_code) if line)
     trail = next(index for index, line in enumerate(reversed(old_code)) if line)

@@ -7,11 +7,10 @@ replacement lands exactly on what was matched.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import re
 
-from .document import TOKEN, TOKEN_SEPARATOR, Candidate, Document, PassResult, core_lines, max_span_lines
+from .document import TOKEN, Candidate, Document, PassResult, core_lines, max_span_lines
 from .indentation import indent_of
 
 # Token-only matching ignores all whitespace, so it needs evidence: at least this many tokens, of which this
@@ -150,25 +149,38 @@ def collapsed_spaces(doc: Document, old: str) -> PassResult:
 
 
 def tokens_only(doc: Document, old: str) -> PassResult:
-    """old_string's significant tokens, in order, with whitespace anywhere or nowhere between them."""
+    """old_string's significant tokens, in order, with whitespace anywhere or nowhere between them (but
+    always some between two words: "int x" is not "intx")."""
     old_tokens = TOKEN.findall(old)
-    words = sum(1 for token in old_tokens if token[0].isalnum() or token[0] == "_")
-    if len(old_tokens) < TOKENS_MIN_COUNT or words < TOKENS_MIN_WORDS or TOKEN_SEPARATOR in doc.text:
+    words = [_is_word(token) for token in old_tokens]
+    if len(old_tokens) < TOKENS_MIN_COUNT or sum(words) < TOKENS_MIN_WORDS:
         return [], []
-    if "".join(old_tokens) not in doc.squeezed:
-        return [], []
-    spans, joined, offsets = doc.token_index
-    needle = TOKEN_SEPARATOR + TOKEN_SEPARATOR.join(old_tokens) + TOKEN_SEPARATOR
+    # One regular expression for the token sequence: the file is scanned at C speed, never tokenized. It
+    # starts with the first token itself (a lookbehind there would cost re its fast literal search); the
+    # word boundary before it is checked here.
+    parts = [re.escape(old_tokens[0])]
+    for index in range(1, len(old_tokens)):
+        parts.append(r"\s+" if words[index - 1] and words[index] else r"\s*")
+        parts.append(re.escape(old_tokens[index]))
+    pattern = re.compile("".join(parts) + ("(?!\\w)" if words[-1] else ""))
     from_first_line = _from_first_line(old)
     candidates = []
-    for found in find_all(joined, needle):
-        first = bisect.bisect_left(offsets, found + 1)
-        start, end = spans[first][0], spans[first + len(old_tokens) - 1][1]
+    found = pattern.search(doc.text)
+    while found is not None:
+        start, end = found.span()
+        if words[0] and start and _is_word(doc.text[start - 1]):
+            found = pattern.search(doc.text, start + 1)
+            continue
         old_base, file_base = _bases(doc, start, from_first_line, lines_kept=False)
         candidates.append(
             Candidate(start, end, old_base=old_base, file_base=file_base, trim_new=True, by_tokens=True)
         )
+        found = pattern.search(doc.text, end)
     return candidates, []
+
+
+def _is_word(token: str) -> bool:
+    return token[0].isalnum() or token[0] == "_"
 
 
 def merge_by_tokens(span: str, old: str, new: str) -> str | None:
