@@ -5,7 +5,9 @@ Python file still compiles."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import nbformat
 import pytest
 from edit_cases import CASES, EditCase
 from file_tools_harness import Harness, error_code
@@ -115,3 +117,84 @@ async def test_tool_case(tmp_path: Path, tool: str, case: EditCase) -> None:
     assert [request.preview for request in harness.approver.requests] == [result.details["diff"]]
     assert PASS_NOTES[case.pass_name] in result.content
     assert_compiles(case, case.expect)
+
+
+# -- bytes on disk, and notebook cells -----------------------------------------------------------------------
+
+CRLF_BOM_TABS = "def f(x):\r\n\tif x:\r\n\t\treturn 1\r\n\treturn 0\r\n"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("tool", ["single", "multi", "blocks"])
+async def test_a_loose_match_in_a_crlf_bom_tab_file_keeps_its_line_endings_bom_and_tabs(
+    tmp_path: Path, tool: str
+) -> None:
+    target = tmp_path / "f.py"
+    target.write_bytes(b"\xef\xbb\xbf" + CRLF_BOM_TABS.encode("utf-8"))
+    # The model's copy: spaces for tabs, LF for CRLF, no BOM.
+    case = EditCase("crlf", "line_whitespace", "", "if x:\n    return 1", "if x:\n    log(x)\n    return 1")
+    name, arguments = _arguments(tool, case)
+    arguments["filepath"] = "f.py"
+    result = await Harness(tmp_path).call(name, arguments)
+    assert result.status == "ok", result.error
+    expected = "def f(x):\r\n\tif x:\r\n\t\tlog(x)\r\n\t\treturn 1\r\n\treturn 0\r\n"
+    assert target.read_bytes() == b"\xef\xbb\xbf" + expected.encode("utf-8")
+    compile(expected, "f.py", "exec")
+
+
+async def test_edit_cell_re_bases_a_loose_match_onto_the_cells_tabs(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    from test_notebook_tools import Agent, RecordingApprover, ok, write_notebook
+
+    path = write_notebook(jp_root_dir, "nb.ipynb", "def f():\n\tx = 1\n\treturn x")
+    approver = RecordingApprover()
+    agent = Agent(jp_serverapp, jp_root_dir, approver=approver)
+    try:
+        cell_id = nbformat.read(path, as_version=4).cells[0].id
+        ok(await agent.call("read_notebook", path="nb.ipynb"))
+        edited = ok(
+            await agent.call(
+                "edit_cell",
+                path="nb.ipynb",
+                cell_id=cell_id,
+                old_string="  x = 1",
+                new_string="  x = 1\n  y = 2",
+            )
+        )
+        source = nbformat.read(path, as_version=4).cells[0].source
+        assert source == "def f():\n\tx = 1\n\ty = 2\n\treturn x"
+        compile(source, "cell", "exec")
+        assert PASS_NOTES["trimmed"] in edited.content
+        assert approver.requests[-1].preview == edited.details["diff"]  # the user saw what was written
+
+        spaced = await agent.call(
+            "edit_cell", path="nb.ipynb", cell_id=cell_id, old_string="\treturn  x", new_string="\treturn y"
+        )
+        assert spaced.status == "ok"  # collapsed runs of whitespace: one place, so it lands
+        assert nbformat.read(path, as_version=4).cells[0].source.endswith("\n\treturn y")
+    finally:
+        await agent.close()
+
+
+async def test_edit_cell_keeps_a_markdown_heading_out_of_the_comment_pass(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    from test_notebook_tools import Agent, write_notebook
+
+    path = write_notebook(jp_root_dir, "md.ipynb", "# Results\nThe model scores 0.91 on the test set.")
+    agent = Agent(jp_serverapp, jp_root_dir)
+    try:
+        cell_id = nbformat.read(path, as_version=4).cells[0].id
+        # In a markdown cell "#" is a heading, not a comment: a different heading is a different text.
+        refused = await agent.call(
+            "edit_cell",
+            path="md.ipynb",
+            cell_id=cell_id,
+            old_string="# Scores\nThe model scores 0.91 on the test set.",
+            new_string="# Scores\nThe model scores 0.93 on the test set.",
+        )
+        assert refused.status == "error" and refused.error and refused.error.code == "E_EDIT_NO_MATCH"
+        assert nbformat.read(path, as_version=4).cells[0].source.startswith("# Results\n")
+    finally:
+        await agent.close()
