@@ -132,9 +132,9 @@ def _notebook_contents(contents: str, shown_as: str) -> str:
 
 _MATCHING = (
     "old_string should be copied exactly from the file (read it first), with enough surrounding lines to be "
-    "unique. If it does not match exactly, looser matching is tried (whitespace, indentation, escapes, "
-    "first/last lines) and the result says which was used; a match in several places is refused unless "
-    "replace_all is set."
+    "unique. If it does not match exactly, looser matching is tried (whitespace, indentation, line endings, "
+    "comments, first/last lines, tokens) and the result says which was used; a match in several places is "
+    "refused unless replace_all is set."
 )
 
 
