@@ -134,8 +134,12 @@ def test_rebase_moves_lines_shallower_than_the_reference_out_by_whole_levels() -
     assert rebase(["        a", "    b"], "        ", "\t\t", SPACES4, TABS) == ["\t\ta", "\tb"]
 
 
-def test_rebase_keeps_alignment_spaces_after_the_levels() -> None:
-    assert rebase(["x(a,", "  b)"], "", "\t", SPACES4, TABS) == ["\tx(a,", "\t  b)"]
+def test_rebase_keeps_alignment_spaces_in_a_space_file() -> None:
+    assert rebase(["x(a,", "  b)"], "", "  ", SPACES4, SPACES2) == ["  x(a,", "    b)"]
+
+
+def test_rebase_into_tabs_rounds_alignment_to_whole_levels_never_mixing() -> None:
+    assert rebase(["x(a,", "  b)", " c)"], "", "\t", SPACES4, TABS) == ["\tx(a,", "\t\tb)", "\tc)"]
 
 
 def test_detect_style_prefers_tabs_and_reads_the_common_step() -> None:

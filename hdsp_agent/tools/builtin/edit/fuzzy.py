@@ -13,6 +13,7 @@ file, or CRLF in text given to ``apply_edit`` directly, is what the line-endings
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -80,6 +81,7 @@ def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_n
     if candidate.unescape_new:
         new = unescape(new)
     new = new.replace("\r\n", "\n").replace("\r", "\n")
+    as_written = new  # the indentation style is read from new_string as the model wrote it
     if candidate.whole_lines:
         # The span ends before the last line's break, so a final "\n" on either string is implied, not a line.
         _, lead, trail = core_lines(old.removesuffix("\n"))
@@ -91,7 +93,7 @@ def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_n
             new_lines.pop()
             trail -= 1
         _refuse_kept_placeholder(candidate, new_lines)
-        lines = _rebased(new_lines, candidate, doc, old, new)
+        lines = _rebased(new_lines, candidate, doc, old, as_written)
         if candidate.line_map:
             lines = keep_file_comments(doc, candidate, core_lines(old)[0], new_lines, lines)
         span = doc.text[candidate.start : candidate.end]
@@ -104,11 +106,18 @@ def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_n
             return merged
     if candidate.trim_new:
         new = new.strip("\n")
+        if old[: len(old) - len(old.lstrip())] and candidate.old_base is not None:
+            # new_string's first line lands after the file's indentation whatever its own: the lines after
+            # it keep their depth relative to it.
+            first_line = new.split("\n", 1)[0]
+            candidate = dataclasses.replace(
+                candidate, old_base=first_line[: len(first_line) - len(first_line.lstrip())]
+            )
         new = new.lstrip() if old[: len(old) - len(old.lstrip())] else new
         new = new.rstrip() if old[len(old.rstrip()) :] else new
     lines = new.split("\n")
     # The first line continues where the match starts; the others are re-based.
-    lines = lines[:1] + _rebased(lines[1:], candidate, doc, old, new) if len(lines) > 1 else lines
+    lines = lines[:1] + _rebased(lines[1:], candidate, doc, old, as_written) if len(lines) > 1 else lines
     return candidate.newline.join(lines)
 
 

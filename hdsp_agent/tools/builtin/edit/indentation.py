@@ -93,6 +93,9 @@ def rebase(lines: list[str], old_base: str, file_base: str, old: IndentStyle, fi
             continue
         relative = columns_of(indent, old.columns) - old_base_columns
         levels, extra = divmod(relative, old.columns)
+        if file.char == "\t" and extra:
+            # Alignment spaces after tabs would mix the two in one indentation: the nearest whole level.
+            levels, extra = levels + (1 if extra * 2 >= old.columns else 0), 0
         result.append(_indent_from(file_base, levels, extra, file) + body)
     return result
 
