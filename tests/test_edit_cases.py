@@ -4,6 +4,7 @@ Python file still compiles."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,63 @@ async def test_edit_cell_keeps_a_markdown_heading_out_of_the_comment_pass(
         assert nbformat.read(path, as_version=4).cells[0].source.startswith("# Results\n")
     finally:
         await agent.close()
+
+
+# -- generated Python files: every loose match leaves a file that compiles ----------------------------------
+
+
+def _python_block(rng: random.Random, depth: int, unit: str, counter: list[int]) -> list[str]:
+    lines = []
+    for _ in range(rng.randint(1, 3)):
+        counter[0] += 1
+        number = counter[0]
+        if depth < 4 and rng.random() < 0.35:
+            lines.append(f"{unit * depth}if v > {number}:")
+            lines += _python_block(rng, depth + 1, unit, counter)
+        else:
+            lines.append(f"{unit * depth}v = v + {number}")
+    return lines
+
+
+def _restyled(lines: list[str], unit: str, model_unit: str, dedent: bool) -> list[str]:
+    """Lines as a model might copy them: another indentation unit, maybe dedented to the first line."""
+    depths = [(len(line) - len(line.lstrip(" \t"))) // len(unit) for line in lines]
+    base = depths[0] if dedent else 0
+    return [
+        model_unit * max(0, depth - base) + line.strip() for depth, line in zip(depths, lines, strict=True)
+    ]
+
+
+def test_generated_python_edits_compile_and_never_mix_indentation() -> None:
+    """200 functions indented with tabs, 4 or 2 spaces; old_string copied in another unit (sometimes
+    dedented), new_string adding a nested line in the model's unit. An exact match is literal (the model said
+    precisely what to write), so only the loose matches are judged here: all of them."""
+    rng = random.Random(16)
+    loose = 0
+    for _ in range(200):
+        unit = rng.choice(["\t", "    ", "  "])
+        model_unit = rng.choice([candidate for candidate in ["\t", "    ", "  "] if candidate != unit])
+        body = ["def f(v):", *_python_block(rng, 1, unit, [0]), f"{unit}return v"]
+        text = "\n".join(body) + "\n"
+        first = rng.randint(1, len(body) - 2)
+        window = body[first : first + rng.randint(1, 3)]
+        old_lines = _restyled(window, unit, model_unit, dedent=rng.random() < 0.5)
+        last_indent = old_lines[-1][: len(old_lines[-1]) - len(old_lines[-1].lstrip(" \t"))]
+        added = (
+            [f"{last_indent}{model_unit}v = v * 2"]
+            if old_lines[-1].endswith(":")
+            else [f"{last_indent}if v:", f"{last_indent}{model_unit}v = v - 1"]
+        )
+        old, new = "\n".join(old_lines), "\n".join(old_lines + added)
+        try:
+            outcome = apply_edit(text, old, new, filename="gen.py")
+        except ToolError as error:
+            assert error.code == "E_EDIT_AMBIGUOUS", (error.message, text, old)  # repeated lines only
+            continue
+        if outcome.pass_name == "exact":
+            continue
+        loose += 1
+        compile(outcome.text, "gen.py", "exec")
+        assert_indentation_kept(text, outcome.text)
+        assert "v = v * 2" in outcome.text or "v = v - 1" in outcome.text
+    assert loose >= 100
