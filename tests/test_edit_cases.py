@@ -232,14 +232,21 @@ def test_generated_python_edits_compile_and_never_mix_indentation() -> None:
     precisely what to write), so only the loose matches are judged here: all of them."""
     rng = random.Random(16)
     loose = 0
+    passes: set[str] = set()
     for _ in range(200):
         unit = rng.choice(["\t", "    ", "  "])
         model_unit = rng.choice([candidate for candidate in ["\t", "    ", "  "] if candidate != unit])
         body = ["def f(v):", *_python_block(rng, 1, unit, [0]), f"{unit}return v"]
-        text = "\n".join(body) + "\n"
         first = rng.randint(1, len(body) - 2)
         window = body[first : first + rng.randint(1, 3)]
         old_lines = _restyled(window, unit, model_unit, dedent=rng.random() < 0.5)
+        mangle = rng.random()
+        if mangle < 0.3:  # the model's spacing differs inside lines
+            old_lines = [line.replace(" = ", "  =  ") for line in old_lines]
+        elif mangle < 0.6 and len(window) > 1:  # the file has a comment the model did not copy
+            indent = window[1][: len(window[1]) - len(window[1].lstrip(" \t"))]
+            body.insert(first + 1, f"{indent}# checked")
+        text = "\n".join(body) + "\n"
         last_indent = old_lines[-1][: len(old_lines[-1]) - len(old_lines[-1].lstrip(" \t"))]
         added = (
             [f"{last_indent}{model_unit}v = v * 2"]
@@ -255,7 +262,9 @@ def test_generated_python_edits_compile_and_never_mix_indentation() -> None:
         if outcome.pass_name == "exact":
             continue
         loose += 1
+        passes.add(outcome.pass_name)
         compile(outcome.text, "gen.py", "exec")
         assert_indentation_kept(text, outcome.text)
         assert "v = v * 2" in outcome.text or "v = v - 1" in outcome.text
     assert loose >= 100
+    assert len(passes) >= 4, passes

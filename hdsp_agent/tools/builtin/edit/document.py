@@ -36,9 +36,12 @@ class Candidate:
     # Span passes that matched old_string without its surrounding whitespace drop new_string's too.
     trim_new: bool = False
     unescape_new: bool = False
-    # Comments ignored: for each line of old_string (its core lines), the file line its code matched, or -1
-    # for a comment-only line; lets the file's own comments survive the replacement.
+    # Line passes: for each line of old_string (its core lines), the file line it matched (-1: none). The
+    # replacement's lines are re-based on the nearest matched line, so a model whose copy nests lines
+    # differently from the file still gets each line where the file has its neighbour.
     line_map: tuple[int, ...] = ()
+    # Comments ignored: the file's comment lines the model never saw survive the replacement.
+    keep_comments: bool = False
     # Block anchors around a middle that old_string gave only as comments ("# ... the loop ..."): those
     # lines, which new_string must not keep (keeping them would mean "keep the code", which it cannot).
     placeholder: tuple[str, ...] = ()

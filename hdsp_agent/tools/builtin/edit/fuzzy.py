@@ -14,6 +14,7 @@ file, or CRLF in text given to ``apply_edit`` directly, is what the line-endings
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -21,7 +22,7 @@ from rapidfuzz import fuzz, process
 from ...base import ToolError
 from .comments import comment_syntax_for
 from .document import Candidate, Document, core_lines
-from .indentation import IndentStyle, detect_style, rebase
+from .indentation import IndentStyle, detect_style, indent_of, rebase
 from .line_passes import keep_file_comments
 from .match_passes import PASS_NOTES, PASSES
 from .span_passes import merge_by_tokens, unescape
@@ -63,6 +64,36 @@ def _rebased(lines: list[str], candidate: Candidate, doc: Document, old: str, ne
     return rebase(lines, candidate.old_base, candidate.file_base, model_style, file_style)
 
 
+def _rebased_by_lines(
+    new_lines: list[str], old_lines: list[str], candidate: Candidate, doc: Document, old: str, as_written: str
+) -> list[str]:
+    """new_string's lines re-based line by line: a line also in old_string takes the file's indentation of
+    the line it matched; any other line keeps its depth relative to the nearest such line before it (after
+    it, for lines at the start), or to the block's first line. When the model's copy nests its lines as the
+    file does, this is the same as re-basing the block as a whole."""
+    if candidate.old_base is None or candidate.file_base is None:
+        return new_lines
+    references: list[tuple[str, str] | None] = [None] * len(new_lines)
+    matcher = difflib.SequenceMatcher(
+        None, [line.strip() for line in old_lines], [line.strip() for line in new_lines], autojunk=False
+    )
+    for tag, i1, _, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            continue
+        for offset in range(j2 - j1):
+            file_line = candidate.line_map[i1 + offset] if i1 + offset < len(candidate.line_map) else -1
+            if file_line >= 0 and old_lines[i1 + offset].strip():
+                references[j1 + offset] = (indent_of(old_lines[i1 + offset]), indent_of(doc.lines[file_line]))
+    known = [reference for reference in references if reference is not None]
+    current = known[0] if known else (candidate.old_base, candidate.file_base)
+    result = []
+    for line, reference in zip(new_lines, references, strict=True):
+        current = reference or current
+        shifted = dataclasses.replace(candidate, old_base=current[0], file_base=current[1])
+        result += _rebased([line], shifted, doc, old, as_written)
+    return result
+
+
 def _refuse_kept_placeholder(candidate: Candidate, new_lines: list[str]) -> None:
     kept = [line for line in candidate.placeholder if line in {new_line.strip() for new_line in new_lines}]
     if kept:
@@ -93,9 +124,10 @@ def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_n
             new_lines.pop()
             trail -= 1
         _refuse_kept_placeholder(candidate, new_lines)
-        lines = _rebased(new_lines, candidate, doc, old, as_written)
-        if candidate.line_map:
-            lines = keep_file_comments(doc, candidate, core_lines(old)[0], new_lines, lines)
+        old_lines = core_lines(old)[0]
+        lines = _rebased_by_lines(new_lines, old_lines, candidate, doc, old, as_written)
+        if candidate.keep_comments:
+            lines = keep_file_comments(doc, candidate, old_lines, new_lines, lines)
         span = doc.text[candidate.start : candidate.end]
         # Whole lines of a file given with CRLF: written back with its line ending, the last line's CR too.
         newline = "\r\n" if "\r\n" in span or span.endswith("\r") else "\n"
@@ -104,18 +136,27 @@ def _replacement(candidate: Candidate, doc: Document, old: str, new: str, pass_n
         merged = merge_by_tokens(doc.text[candidate.start : candidate.end], old, new)
         if merged is not None:
             return merged
+    first_indent: str | None = None  # new_string's first line's indentation, when the file's replaces it
     if candidate.trim_new:
         new = new.strip("\n")
-        if old[: len(old) - len(old.lstrip())] and candidate.old_base is not None:
-            # new_string's first line lands after the file's indentation whatever its own: the lines after
-            # it keep their depth relative to it.
-            first_line = new.split("\n", 1)[0]
-            candidate = dataclasses.replace(
-                candidate, old_base=first_line[: len(first_line) - len(first_line.lstrip())]
-            )
-        new = new.lstrip() if old[: len(old) - len(old.lstrip())] else new
         new = new.rstrip() if old[len(old.rstrip()) :] else new
+        at_indentation = candidate.old_base is not None and doc.indent_at(candidate.start) is not None
+        if old[: len(old) - len(old.lstrip())] or at_indentation:
+            # The first line lands after the file's indentation whatever its own; the lines after it keep
+            # their depth relative to it.
+            first_line = new.split("\n", 1)[0]
+            first_indent = indent_of(first_line)
+            new = new.lstrip()
+            if candidate.old_base is not None:
+                candidate = dataclasses.replace(candidate, old_base=first_indent)
     lines = new.split("\n")
+    if len(lines) > 1 and candidate.line_map and first_indent is not None:
+        # Lines that correspond to the file's: re-based line by line, the first one landing after the
+        # file's indentation (which the match starts behind).
+        rebased = _rebased_by_lines(
+            [first_indent + lines[0], *lines[1:]], core_lines(old)[0], candidate, doc, old, as_written
+        )
+        return candidate.newline.join([lines[0], *rebased[1:]])
     # The first line continues where the match starts; the others are re-based.
     lines = lines[:1] + _rebased(lines[1:], candidate, doc, old, as_written) if len(lines) > 1 else lines
     return candidate.newline.join(lines)

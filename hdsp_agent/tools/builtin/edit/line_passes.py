@@ -26,10 +26,17 @@ COMMENTS_MIN_CODE_CHARS = 12
 TAB_WIDTHS = (8, 4, 2)
 
 
-def _whole_line_candidate(doc: Document, old_first: str, first: int, last: int) -> Candidate:
+def _whole_line_candidate(
+    doc: Document, old_first: str, first: int, last: int, line_map: tuple[int, ...] = ()
+) -> Candidate:
     start, end = doc.window_span(first, last)
     return Candidate(
-        start, end, whole_lines=True, old_base=indent_of(old_first), file_base=indent_of(doc.lines[first])
+        start,
+        end,
+        whole_lines=True,
+        old_base=indent_of(old_first),
+        file_base=indent_of(doc.lines[first]),
+        line_map=line_map,
     )
 
 
@@ -44,7 +51,8 @@ def _windows(doc: Document, old: str, file_view: list[str], view: Callable[[str]
     candidates = []
     for first in range(len(file_view) - count + 1):
         if file_view[first] == wanted[0] and file_view[first : first + count] == wanted:
-            candidates.append(_whole_line_candidate(doc, old_lines[0], first, first + count - 1))
+            line_map = tuple(range(first, first + count))
+            candidates.append(_whole_line_candidate(doc, old_lines[0], first, first + count - 1, line_map))
     return candidates, []
 
 
@@ -100,8 +108,8 @@ def comments_ignored(doc: Document, old: str) -> PassResult:
             continue
         matched = iter(code_at[position : position + len(wanted)])
         line_map = tuple(next(matched) if line else -1 for line in old_code)
-        candidate = _whole_line_candidate(doc, old_lines[0], first, last)
-        candidates.append(dataclasses.replace(candidate, line_map=line_map))
+        candidate = _whole_line_candidate(doc, old_lines[0], first, last, line_map)
+        candidates.append(dataclasses.replace(candidate, keep_comments=True))
     return candidates, too_big
 
 
@@ -183,7 +191,10 @@ def block_anchor_fuzzy(doc: Document, old: str) -> PassResult:
         if accepted:
             # Several ends fit: the most similar middle, then the size closest to old_string's.
             _, last = max(accepted, key=lambda pair: (pair[0], -abs(pair[1] - first + 1 - count)))
-            candidate = _whole_line_candidate(doc, old_lines[0], first, last)
+            # Lines correspond by position when the block has old_string's length, else only the anchors do.
+            size = last - first + 1
+            line_map = tuple(range(first, last + 1)) if size == count else (first, *[-1] * (count - 2), last)
+            candidate = _whole_line_candidate(doc, old_lines[0], first, last, line_map)
             candidates.append(dataclasses.replace(candidate, placeholder=placeholder))
         elif not plausible_end and far_end is not None:
             too_big.append((first, far_end))

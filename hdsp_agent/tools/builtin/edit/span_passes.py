@@ -135,6 +135,8 @@ def collapsed_spaces(doc: Document, old: str) -> PassResult:
         old_base, file_base = _bases(doc, found.start(), from_first_line, lines_kept=False)
         # Lines squeezed together in old_string: its token changes go into the file's own layout.
         squeezed = last - first + 1 > old_line_count
+        # As many lines as old_string's, starting at a line's indentation: the lines correspond.
+        same_lines = last - first + 1 == old_line_count and doc.indent_at(found.start()) is not None
         candidates.append(
             Candidate(
                 found.start(),
@@ -143,6 +145,7 @@ def collapsed_spaces(doc: Document, old: str) -> PassResult:
                 file_base=file_base,
                 trim_new=True,
                 by_tokens=squeezed,
+                line_map=tuple(range(first, last + 1)) if same_lines else (),
             )
         )
     return candidates, too_big
