@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hdsp_agent.tools.base import ToolError
+from hdsp_agent.tools.builtin.edit.comments import code_of_lines, comment_syntax_for
 from hdsp_agent.tools.builtin.edit.fuzzy import (
     E_EDIT_AMBIGUOUS,
     E_EDIT_DISPROPORTIONATE,
@@ -156,3 +157,19 @@ def test_a_near_block_with_a_different_middle_is_not_called_disproportionate() -
     text = "".join(f"}}\nelse:\n    x{index} = compute({index})\n" for index in range(50))
     error = refused(text, "}\n    totally_different_line_here = 1\n    other = 2\nelse:", "pass")
     assert error.code == E_EDIT_NO_MATCH
+
+
+def test_code_of_lines_skips_strings_and_follows_block_comments_across_lines() -> None:
+    js = comment_syntax_for("a.js")
+    lines = [
+        'const a = "http://x"; // c',
+        "x = 1 /* start",
+        "still",
+        "end */ y = 2",
+        "s = 'it\\'s // no' // yes",
+    ]
+    assert code_of_lines(lines, js) == ['const a = "http://x";', "x = 1", "", "y = 2", "s = 'it\\'s // no'"]
+    assert code_of_lines(['x = "# no"  # yes', "# all"], comment_syntax_for("a.py")) == ['x = "# no"', ""]
+    assert code_of_lines(["a { color: #fff; } /* c */"], comment_syntax_for("s.css")) == [
+        "a { color: #fff; }"
+    ]

@@ -8,6 +8,7 @@ the same way — this is a matcher's view of the code, not a parser.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -54,49 +55,55 @@ def comment_syntax_for(filename: str | None) -> CommentSyntax:
     return _BY_NAME.get(path.name.lower()) or _BY_SUFFIX.get(path.suffix.lower(), UNKNOWN)
 
 
+def _scanner(syntax: CommentSyntax) -> re.Pattern[str]:
+    """One regular expression finding, left to right, a string literal (skipped), a line comment marker or
+    a block comment opener: the scan runs in C, not a Python loop over characters."""
+    # A quoted string up to its closing quote (escapes skipped) or the end of the line.
+    strings = [f"{quote}(?:\\\\.|[^{quote}\\\\])*(?:{quote}|$)" for quote in map(re.escape, syntax.quotes)]
+    markers = [re.escape(marker) for marker in syntax.line]
+    openers = [re.escape(opener) for opener, _ in syntax.block]
+    return re.compile(
+        "|".join(
+            [f"(?P<string>{'|'.join(strings)})"]
+            + ([f"(?P<line>{'|'.join(markers)})"] if markers else [])
+            + ([f"(?P<block>{'|'.join(openers)})"] if openers else [])
+        )
+    )
+
+
 def code_of_lines(lines: list[str], syntax: CommentSyntax) -> list[str]:
     """Each line's code with comments removed and its ends trimmed ("" for a comment-only or blank line)."""
+    scanner = _scanner(syntax)
+    closers = dict(syntax.block)
+    markers = syntax.line + tuple(closers)
     code_lines: list[str] = []
     closer: str | None = None  # set while inside a block comment that began on an earlier line
-    markers = syntax.line + tuple(opener for opener, _ in syntax.block)
     for line in lines:
         if closer is None and not any(marker in line for marker in markers):
             code_lines.append(line.strip())  # most lines: no comment can start here, no need to scan
             continue
         kept: list[str] = []
-        position, quote = 0, ""
-        while position < len(line):
+        position = 0
+        while position <= len(line):
             if closer is not None:
-                found = line.find(closer, position)
-                if found < 0:
-                    position = len(line)
+                found_closer = line.find(closer, position)
+                if found_closer < 0:
                     break
-                position, closer = found + len(closer), None
+                position, closer = found_closer + len(closer), None
                 kept.append(" ")  # a block comment separates what is around it
                 continue
-            char = line[position]
-            if quote:
-                kept.append(char)
-                if char == "\\" and position + 1 < len(line):
-                    kept.append(line[position + 1])
-                    position += 2
-                    continue
-                quote = "" if char == quote else quote
-                position += 1
-                continue
-            if char in syntax.quotes:
-                quote = char
-                kept.append(char)
-                position += 1
-                continue
-            if any(line.startswith(marker, position) for marker in syntax.line):
+            found = scanner.search(line, position)
+            if found is None:
+                kept.append(line[position:])
                 break
-            opener = next((pair for pair in syntax.block if line.startswith(pair[0], position)), None)
-            if opener is not None:
-                closer = opener[1]
-                position += len(opener[0])
+            if found.lastgroup == "string":
+                kept.append(line[position : found.end()])
+                position = found.end()
                 continue
-            kept.append(char)
-            position += 1
+            kept.append(line[position : found.start()])
+            if found.lastgroup == "line":
+                break
+            closer = closers[found.group()]
+            position = found.end()
         code_lines.append("".join(kept).strip())
     return code_lines
