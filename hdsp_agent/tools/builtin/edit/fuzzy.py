@@ -4,8 +4,9 @@ Models misremember whitespace, indentation, line endings, escapes and comments. 
 ``match_passes``) run from strict to loose; the first pass that finds anything decides. A match is accepted
 only when it is unique (or every occurrence is wanted, with ``replace_all``) and when its size is in
 proportion to ``old_string``: a loose pass must never turn a 3-line ``old_string`` into a 40-line
-replacement. After a non-exact match the replacement is re-based as a whole onto the matched lines'
-indentation (``indentation.rebase``), so the file keeps its own style and a block never mixes tabs and spaces.
+replacement. After a non-exact match the replacement is re-based onto the matched lines' indentation
+(``indentation.rebase``; line passes by the nearest matched line), so the file keeps its own style and a block
+never mixes tabs and spaces.
 
 All text here uses ``\\n`` line endings; callers normalize CRLF before and restore it after (a lone CR in the
 file, or CRLF in text given to ``apply_edit`` directly, is what the line-endings pass is for).
