@@ -268,3 +268,33 @@ def test_generated_python_edits_compile_and_never_mix_indentation() -> None:
         assert "v = v * 2" in outcome.text or "v = v - 1" in outcome.text
     assert loose >= 100
     assert len(passes) >= 4, passes
+
+
+def test_generated_block_anchor_edits_compile_and_never_mix_indentation() -> None:
+    """200 more: a 3-4 line window copied in another unit with one middle line misremembered (a number
+    changed), so only the block-anchor pass can match it."""
+    rng = random.Random(1616)
+    matched = 0
+    while matched < 200:
+        unit = rng.choice(["\t", "    ", "  "])
+        model_unit = rng.choice([candidate for candidate in ["\t", "    ", "  "] if candidate != unit])
+        body = ["def f(v):", *_python_block(rng, 1, unit, [0]), f"{unit}return v"]
+        if len(body) < 5:
+            continue
+        first = rng.randint(1, len(body) - 4)
+        window = body[first : first + rng.randint(3, 4)]
+        old_lines = _restyled(window, unit, model_unit, dedent=rng.random() < 0.5)
+        middle = rng.randint(1, len(old_lines) - 2)
+        old_lines[middle] = old_lines[middle].rstrip(":") + ("0:" if old_lines[middle].endswith(":") else "0")
+        last_indent = old_lines[-1][: len(old_lines[-1]) - len(old_lines[-1].lstrip(" \t"))]
+        added = (
+            [f"{last_indent}{model_unit}v = v * 2"]
+            if old_lines[-1].endswith(":")
+            else [f"{last_indent}if v:", f"{last_indent}{model_unit}v = v - 1"]
+        )
+        text = "\n".join(body) + "\n"
+        outcome = apply_edit(text, "\n".join(old_lines), "\n".join(old_lines + added), filename="gen.py")
+        assert outcome.pass_name == "block_anchor_fuzzy"
+        matched += 1
+        compile(outcome.text, "gen.py", "exec")
+        assert_indentation_kept(text, outcome.text)
