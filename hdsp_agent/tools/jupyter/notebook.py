@@ -266,10 +266,20 @@ class EditCellArgs(ToolArgs):
         return self
 
 
-def replace_in_cell(text: str, old: str, new: str) -> tuple[str, str | None]:
+# The name the matcher gets for a cell, for its comment syntax: code cells of the usual kernels (Python, R,
+# Julia) comment with "#"; a markdown cell's "#" is a heading, its comments are HTML's.
+_CELL_NAMES = {"code": "cell.py", "markdown": "cell.md"}
+
+
+def replace_in_cell(text: str, old: str, new: str, cell_type: str = "code") -> tuple[str, str | None]:
     """``text`` with what ``old`` means replaced (the shared fuzzy matcher); a note when it was not exact."""
     # Sources from notebooks written on Windows may carry CRLF; the matcher works on \n.
-    outcome = fuzzy.apply_edit(text.replace("\r\n", "\n"), old.replace("\r\n", "\n"), new)
+    outcome = fuzzy.apply_edit(
+        text.replace("\r\n", "\n"),
+        old.replace("\r\n", "\n"),
+        new.replace("\r\n", "\n"),
+        filename=_CELL_NAMES.get(cell_type),
+    )
     return outcome.text, (None if outcome.pass_name == "exact" else outcome.note)
 
 
@@ -295,11 +305,13 @@ class EditCellTool(NotebookTool[EditCellArgs]):
 
     def permission(self, args: EditCellArgs, ctx: ToolContext) -> PermissionAction:
         path = notebook_path(ctx, args.path)
-        before = self.runtime.seen_source(ctx.session_id, path, args.cell_id)
+        seen = self.runtime.seen_cell(ctx.session_id, path, args.cell_id)
+        before = cell_source(seen) if seen is not None else None
         detail = ""
-        if before is not None:
+        if seen is not None and before is not None:
             try:
-                detail = cell_diff(before, self._new_source(before, args)[0], path, args.cell_id)
+                after = self._new_source(before, args, str(seen.get("cell_type", "code")))[0]
+                detail = cell_diff(before, after, path, args.cell_id)
             except ToolError:
                 detail = ""
         if not detail:
@@ -311,16 +323,16 @@ class EditCellTool(NotebookTool[EditCellArgs]):
         return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
 
     @staticmethod
-    def _new_source(before: str, args: EditCellArgs) -> tuple[str, str | None]:
+    def _new_source(before: str, args: EditCellArgs, cell_type: str) -> tuple[str, str | None]:
         if args.source is not None:
             return args.source, None
-        return replace_in_cell(before, args.old_string or "", args.new_string or "")
+        return replace_in_cell(before, args.old_string or "", args.new_string or "", cell_type)
 
     async def run(self, args: EditCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         _, cell = find_cell(await self.runtime.read(ctx, path, "change"), args.cell_id)
         before = cell_source(cell)
-        after, match_note = self._new_source(before, args)
+        after, match_note = self._new_source(before, args, str(cell.get("cell_type", "code")))
         if after == before:
             raise ToolError(
                 E_EDIT_NO_CHANGE, f"cell {args.cell_id} already has this content; nothing changed"

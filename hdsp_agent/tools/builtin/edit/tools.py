@@ -18,7 +18,9 @@ from pydantic import Field
 
 from ....permissions.paths import display_path, resolve_in_root
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .filestate import DEFAULT_FILE_STATE, FileStateStore
 from .formats import E_EDIT_MALFORMED, has_markers, merge_with_markers, parse_search_replace
+from .fuzzy import apply_edit
 from .pipeline import (
     E_NOTEBOOK_AS_TEXT,
     E_WRITE_FAILED,
@@ -27,8 +29,6 @@ from .pipeline import (
     PlannedEdit,
     write_edit,
 )
-from .filestate import DEFAULT_FILE_STATE, FileStateStore
-from .fuzzy import apply_edit
 from .textfile import as_lf, changed_ranges, preview, unified_diff
 
 E_FILE_EXISTS = "E_FILE_EXISTS"
@@ -132,9 +132,9 @@ def _notebook_contents(contents: str, shown_as: str) -> str:
 
 _MATCHING = (
     "old_string should be copied exactly from the file (read it first), with enough surrounding lines to be "
-    "unique. If it does not match exactly, looser matching is tried (whitespace, indentation, escapes, "
-    "first/last lines) and the result says which was used; a match in several places is refused unless "
-    "replace_all is set."
+    "unique. If it does not match exactly, looser matching is tried (whitespace, indentation, line endings, "
+    "comments, first/last lines, tokens) and the result says which was used; a match in several places is "
+    "refused unless replace_all is set."
 )
 
 
@@ -156,7 +156,11 @@ class SingleFindAndReplaceTool(FileEditTool[SingleFindAndReplaceArgs]):
 
     def plan(self, args: SingleFindAndReplaceArgs, text: str) -> PlannedEdit:
         outcome = apply_edit(
-            text, as_lf(args.old_string), as_lf(args.new_string), replace_all=args.replace_all
+            text,
+            as_lf(args.old_string),
+            as_lf(args.new_string),
+            replace_all=args.replace_all,
+            filename=args.filepath,
         )
         times = "1 occurrence" if outcome.count == 1 else f"{outcome.count} occurrences"
         summary = f"Replaced {times} at {_where(outcome.old_line_ranges)} ({outcome.note})."
@@ -198,6 +202,7 @@ class MultiEditTool(FileEditTool[MultiEditArgs]):
                     as_lf(edit.new_string),
                     replace_all=edit.replace_all,
                     label=label,
+                    filename=args.filepath,
                 )
             except ToolError as error:
                 raise ToolError(
@@ -251,7 +256,7 @@ class SearchAndReplaceInFileTool(FileEditTool[SearchAndReplaceInFileArgs]):
                 parts.append(f"{block.number}: filled the empty file")
                 continue
             try:
-                outcome = apply_edit(text, block.search, block.replace, label=label)
+                outcome = apply_edit(text, block.search, block.replace, label=label, filename=args.filepath)
             except ToolError as error:
                 raise ToolError(
                     error.code, f"{error.message}; no block was applied", error.suggestion
