@@ -76,6 +76,27 @@ class HdspAgentConfig(Configurable):
         help="The mode until the user picks one: 'default' (edits ask), 'accept-edits' (file edits inside the "
         "root run without asking), 'read-only' (only reading tools are offered).",
     )
+    protected_paths_extra = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More paths no tool writes or deletes without the user's approval of that very call (no rule or "
+        "mode lifts it): gitignore-style patterns matched below the project root at any depth (e.g. "
+        "['deploy/', '*.service']) or absolute paths ('/srv/shared', '~/bin').",
+    )
+    denied_paths_extra = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More paths the agent never writes or deletes (same forms as protected_paths_extra).",
+    )
+    sensitive_patterns_extra = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More files that hold secrets: reading one asks, and search, glob, map and index tools skip them. "
+        "Gitignore-style patterns (e.g. ['*.secret', 'config/prod/']) or absolute paths.",
+    )
     permissions_file = Unicode(
         "",
         config=True,

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..tools.base import PermissionAction, PermissionKind, ToolError
+from .protected import is_secret_location
+from .sensitive import matches_secret_patterns
 
 E_PATH_OUTSIDE_ROOT = "E_PATH_OUTSIDE_ROOT"
 E_PATH_INVALID = "E_PATH_INVALID"
@@ -82,34 +84,13 @@ def display_path(path: Path, root: Path) -> str:
     return str(path)
 
 
-# Files whose contents are secrets: reading them needs the user's explicit permission.
-_SENSITIVE_NAMES = (
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    "credentials",
-    "credentials.json",
-    ".pypirc",
-    ".npmrc",
-    ".htpasswd",
-)
-_SENSITIVE_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
-_SENSITIVE_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure")
-
-
 def is_sensitive(path: Path | str) -> bool:
-    # A string is split by hand: building a Path only to look at its parts cost more than the check itself.
-    parts = [part for part in path.split("/") if part] if isinstance(path, str) else path.parts
-    if not parts:
-        return False
-    name = parts[-1]
-    if name.startswith(".env") and name != ".env.example":
+    """Whether ``path`` may hold secrets: by its name (``sensitive.py``: case-insensitive, trailing spaces and
+    dots ignored) or, for an absolute path, by where it is (``protected.is_secret_location``: Jupyter's
+    config, data and runtime directories, configured key files)."""
+    if matches_secret_patterns(path):
         return True
-    if name.startswith(("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")):
-        return True
-    if name in _SENSITIVE_NAMES or name.endswith(_SENSITIVE_SUFFIXES):
-        return True
-    return any(part in _SENSITIVE_DIRS for part in parts[:-1])
+    return os.path.isabs(path) and is_secret_location(path)
 
 
 def read_action(root: Path, user_path: str, memo: dict[str, Path] | None = None) -> PermissionAction | None:
