@@ -1,6 +1,6 @@
-"""Protected paths (permissions/protected.py): what the agent never writes, and what always asks, through every
-writer — the edit tools in every mode, create_rule_block, notebook tools, shell redirects — against allow
-rules, exact rules, session grants and accept-edits mode; the project root being ``$HOME`` (JupyterHub's
+"""Protected paths (permissions/protected.py): what the agent never writes, and what always asks, through
+every writer — the edit tools in every mode, create_rule_block, notebook tools, shell redirects — against
+allow rules, exact rules, session grants and accept-edits mode; the project root being ``$HOME`` (JupyterHub's
 default) included; and ``hdsp-agent policy check`` agreeing with the server's policy.
 
 SAFETY: commands reach the policy only as Python strings (analysed, never run); files are written only

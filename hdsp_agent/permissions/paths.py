@@ -93,6 +93,14 @@ def is_sensitive(path: Path | str) -> bool:
     return os.path.isabs(path) and is_secret_location(path)
 
 
+def is_sensitive_in(root: Path, path: str) -> bool:
+    """Whether ``path`` as a search tool lists it (relative to ``root``, or absolute) may hold secrets: its
+    own components by name (the root's ancestors do not count), and its absolute place."""
+    if matches_secret_patterns(path):
+        return True
+    return is_secret_location(path if os.path.isabs(path) else os.path.join(root, path))
+
+
 def read_action(root: Path, user_path: str, memo: dict[str, Path] | None = None) -> PermissionAction | None:
     """What a read of ``user_path`` needs from the policy: None for an ordinary file inside the root."""
     try:

@@ -318,13 +318,23 @@ def protected_write_finding(
     return protection.finding(verb, given) if protection is not None else None
 
 
-def ripgrep_location_excludes(root: Path) -> list[str]:
-    """Anchored rg globs for the secret locations inside ``root`` (when the root is ``$HOME``, say)."""
+def _secret_places_inside(root: Path) -> list[tuple[str, bool]]:
+    """(path relative to ``root``, is a directory) for each secret location inside ``root``."""
     root_text = str(root)
     places = locations()
-    globs: list[str] = []
-    for place in (*places.secret_dirs, *places.secret_files):
+    found: list[tuple[str, bool]] = []
+    for place, is_dir in [(d, True) for d in places.secret_dirs] + [(f, False) for f in places.secret_files]:
         if place != root_text and _inside(place, root_text):
-            relative = place[len(root_text) :].lstrip("/")
-            globs.append(f"!/{relative}")
-    return globs
+            found.append((place[len(root_text) :].lstrip("/"), is_dir))
+    return found
+
+
+def ripgrep_location_excludes(root: Path) -> list[str]:
+    """Anchored rg globs for the secret locations inside ``root`` (when the root is ``$HOME``, say)."""
+    return [f"!/{relative}" for relative, _ in _secret_places_inside(root)]
+
+
+def ripgrep_location_includes(root: Path) -> list[str]:
+    """The same places as an rg allow-list (to count what a search skipped)."""
+    places = _secret_places_inside(root)
+    return [f"/{relative}/**" if is_dir else f"/{relative}" for relative, is_dir in places]

@@ -154,3 +154,14 @@ def ripgrep_excludes() -> list[str]:
         globs.append("!**/" + "/".join(run))
     globs += [f"!{pattern}" for pattern in _extra.patterns if not pattern.startswith("!")]
     return globs
+
+
+def ripgrep_secret_globs() -> list[str]:
+    """The same names as ``ripgrep_excludes`` as an allow-list (``rg --files`` of only the secret files), a
+    little wider (any trailing dots or spaces): the caller keeps only what ``matches_secret_patterns`` says."""
+    globs = list(SECRET_NAME_GLOBS) + [f"{glob}[. ]*" for glob in SECRET_NAME_GLOBS]
+    globs += [f"**/{directory}/**" for directory in sorted(SECRET_DIRS)]
+    for run in SECRET_SEQUENCES:
+        globs += ["**/" + "/".join(run), "**/" + "/".join(run) + "/**"]
+    globs += [pattern for pattern in _extra.patterns if not pattern.startswith("!")]
+    return globs

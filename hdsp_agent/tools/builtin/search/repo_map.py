@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ....permissions.paths import display_path, is_inside, read_action, resolve_in_root
+from ....permissions.paths import display_path, is_inside, is_sensitive_in, read_action, resolve_in_root
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -145,8 +145,12 @@ def _files(directory: Path, root: Path) -> Iterator[Path]:
         root if is_inside(directory, root) else directory
     )  # a directory outside the root (allowed by policy)
     for path, is_dir in GitignoreWalker(directory, base).walk():
-        if not is_dir and ".hdsp" not in path.relative_to(base).parts:  # our own cache and rules
-            yield path
+        relative = path.relative_to(base)
+        if is_dir or ".hdsp" in relative.parts:  # our own cache and rules
+            continue
+        if is_sensitive_in(base, relative.as_posix()):  # a secret's outline is still its contents
+            continue
+        yield path
 
 
 def build_map(directory: Path, root: Path, budget: int = MAX_MAP_CHARS) -> str:
@@ -182,7 +186,8 @@ class ViewRepoMapArgs(ToolArgs):
 class ViewRepoMapTool(Tool[ViewRepoMapArgs]):
     name = "view_repo_map"
     description = (
-        "Show a map of the whole project: every file (respecting .gitignore) with the top-level definitions "
+        "Show a map of the whole project: every file (respecting .gitignore; files that may hold secrets "
+        "left out) with the top-level definitions "
         "in it "
         "(classes and their methods, functions with signatures, top-level variables; Python and notebooks "
         "parsed "
