@@ -119,11 +119,19 @@ class HdspAgentConfig(Configurable):
         config=True,
         help="API key for the endpoint (kept on the server). Empty: $OPENAI_API_KEY; local servers need none.",
     )
+    api_key_file = Unicode(
+        "",
+        config=True,
+        help="A file holding the API key, read at each request (a rotated key needs no restart). Prefer it to "
+        "api_key or $OPENAI_API_KEY: a key in the server's environment or command line can be read by every "
+        "process the server starts (/proc/<pid>/environ). The agent never reads or writes this file.",
+    )
     models = List(
         Dict(),
         default_value=[],
         config=True,
-        help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, 'context_window'?, "
+        help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, 'api_key_file'?, "
+        "'context_window'?, "
         "'vision'?, 'extra_headers'?}]. The first is the default when 'model' is empty.",
     )
     extra_headers = Dict(

@@ -17,7 +17,7 @@ SETUP_HELP = (
     "No model is configured. Set one in jupyter_server_config.py, e.g.\n"
     "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   # Ollama, LM Studio, llama.cpp, vLLM, a gateway\n"
     "  c.HdspAgentApp.model = 'llama3.1'\n"
-    "  c.HdspAgentApp.api_key = '...'   # if the endpoint needs one (or set OPENAI_API_KEY)\n"
+    "  c.HdspAgentApp.api_key_file = '~/.config/hdsp-agent/key'   # if the endpoint needs a key\n"
     "then restart JupyterLab."
 )
 
@@ -59,7 +59,11 @@ def catalog_from_config(config: Any) -> ModelCatalog:
     if config.model:
         models.append(
             ModelSettings(
-                model=config.model, base_url=config.base_url or None, api_key=config.api_key or None, **common
+                model=config.model,
+                base_url=config.base_url or None,
+                api_key=config.api_key or None,
+                api_key_file=config.api_key_file or None,
+                **common,
             )
         )
     for entry in config.models:
@@ -75,11 +79,18 @@ def catalog_from_config(config: Any) -> ModelCatalog:
                 model=entry["model"],
                 name=entry.get("name", ""),
                 base_url=entry.get("base_url") or config.base_url or None,
-                api_key=entry.get("api_key") or config.api_key or None,
+                **_key_options(entry, config),
                 **options,
             )
         )
     return ModelCatalog(models)
+
+
+def _key_options(entry: dict[str, Any], config: Any) -> dict[str, str | None]:
+    """A model entry's own key or key file; without either, the top-level ones."""
+    if entry.get("api_key") or entry.get("api_key_file"):
+        return {"api_key": entry.get("api_key") or None, "api_key_file": entry.get("api_key_file") or None}
+    return {"api_key": config.api_key or None, "api_key_file": config.api_key_file or None}
 
 
 async def probe_local_servers(
