@@ -330,3 +330,16 @@ def test_policy_check_cli_agrees_with_the_servers_policy(home: Path) -> None:
         assert done.returncode == 0, done.stderr.decode()
         answers = [json.loads(line)["decision"] for line in done.stdout.decode().splitlines()]
         assert answers == expected[tool], tool
+
+
+def test_the_sandbox_gets_the_protected_places_under_the_root(home: Path) -> None:
+    server_policy(home)
+    places = dict(protected.protected_paths_under(home.resolve()))
+    resolved = home.resolve()
+    assert places[resolved / ".jupyter"] == "deny"
+    assert places[resolved / ".local" / "share" / "jupyter" / "runtime"] == "deny"
+    assert places[resolved / "jupyter_server_config.py"] == "deny"
+    for name in (".bashrc", ".hdsp", ".continue", ".ssh", ".zshrc"):  # present or not: none may be created
+        assert places[resolved / name] == "ask", name
+    assert places[resolved / ".git" / "hooks"] == "ask" and places[resolved / ".config" / "fish"] == "ask"
+    assert all(path == resolved or resolved in path.parents for path in places)

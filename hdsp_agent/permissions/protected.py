@@ -338,3 +338,26 @@ def ripgrep_location_includes(root: Path) -> list[str]:
     """The same places as an rg allow-list (to count what a search skipped)."""
     places = _secret_places_inside(root)
     return [f"/{relative}/**" if is_dir else f"/{relative}" for relative, is_dir in places]
+
+
+def protected_paths_under(root: Path) -> list[tuple[Path, Level]]:
+    """The protected places an OS sandbox should keep read-only for a command that runs in ``root``
+    (resolved): Jupyter's and hdsp-agent's places inside it, and the protected names at its top level and in
+    its ``.git`` — whether they exist yet or not (a sandbox must not let a command create ``.bashrc`` either).
+    Deeper copies of protected names are the policy's to catch (a sandbox cannot bind every possible path).
+    """
+    root_text = str(root)
+    places = locations()
+    found: dict[str, Level] = {}
+    for place, _ in (*places.never_dirs, *places.never_files):
+        if place != root_text and _inside(place, root_text):
+            found[place] = "deny"
+    for name in sorted(JUPYTER_CONFIG_NAMES):
+        found.setdefault(os.path.join(root_text, name), "deny")
+    for name in sorted(ASK_DIRS | ASK_NAMES):
+        found.setdefault(os.path.join(root_text, name), "ask")
+    for run in ASK_SEQUENCES:
+        found.setdefault(os.path.join(root_text, *run), "ask")
+    for inside_git in ("config", "hooks"):
+        found.setdefault(os.path.join(root_text, ".git", inside_git), "ask")
+    return [(Path(path), level) for path, level in found.items()]
