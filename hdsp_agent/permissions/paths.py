@@ -9,11 +9,12 @@ import errno
 import functools
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..tools.base import PermissionAction, PermissionKind, ToolError
-from .protected import is_secret_location
+from .protected import is_secret_location, secret_locations
 from .sensitive import matches_secret_patterns
 
 E_PATH_OUTSIDE_ROOT = "E_PATH_OUTSIDE_ROOT"
@@ -96,9 +97,28 @@ def is_sensitive(path: Path | str) -> bool:
 def is_sensitive_in(root: Path, path: str) -> bool:
     """Whether ``path`` as a search tool lists it (relative to ``root``, or absolute) may hold secrets: its
     own components by name (the root's ancestors do not count), and its absolute place."""
-    if matches_secret_patterns(path):
-        return True
-    return is_secret_location(path if os.path.isabs(path) else os.path.join(root, path))
+    return secret_filter(root)(path)
+
+
+def secret_filter(root: Path) -> Callable[[str], bool]:
+    """``is_sensitive_in`` for many paths under one root (a search's results, an index's files): the secret
+    places are looked up once, and those inside the root compared as relative prefixes."""
+    root_text = str(root)
+    places = [*secret_locations()]
+    if any(root_text == place or root_text.startswith(place.rstrip("/") + "/") for place in places):
+        return lambda path: True  # the whole project lies in a secret place (Jupyter's runtime dir, say)
+    prefix = root_text.rstrip("/") + "/"
+    relative = tuple(place[len(prefix) :] for place in places if place.startswith(prefix))
+
+    def check(path: str) -> bool:
+        if matches_secret_patterns(path):
+            return True
+        if os.path.isabs(path):
+            return is_secret_location(path)
+        path = path.removeprefix("./")
+        return any(path == place or path.startswith(place + "/") for place in relative)
+
+    return check
 
 
 def read_action(root: Path, user_path: str, memo: dict[str, Path] | None = None) -> PermissionAction | None:

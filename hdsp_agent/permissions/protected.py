@@ -205,6 +205,12 @@ def _inside(path: str, directory: str) -> bool:
 # -- the questions ------------------------------------------------------------------------------------------
 
 
+def secret_locations() -> tuple[str, ...]:
+    """The absolute places whose contents are secrets (directories and files), resolved."""
+    places = locations()
+    return (*places.secret_dirs, *places.secret_files)
+
+
 def is_secret_location(path: Path | str) -> bool:
     """Whether an absolute, resolved ``path`` is a secret by where it is: Jupyter's config, data and runtime
     directories (the API key, the server token, kernel keys), hdsp-agent's MCP file, configured key files."""

@@ -56,6 +56,7 @@ SECRET_SEQUENCES: tuple[tuple[str, ...], ...] = (
 )
 # fmt: on
 
+_SEQUENCE_STARTS = frozenset(run[0] for run in SECRET_SEQUENCES)
 _NAME_PATTERN = re.compile("|".join(fnmatch.translate(glob) for glob in SECRET_NAME_GLOBS))
 
 
@@ -66,9 +67,10 @@ def normalize_name(name: str) -> str:
 
 
 def normalized_parts(path: PurePath | str) -> list[str]:
-    """The components of ``path`` (a string is split on ``/`` by hand: it is cheaper), normalized."""
-    raw = [part for part in path.split("/") if part] if isinstance(path, str) else list(path.parts)
-    return [normalize_name(part) for part in raw if part != "/"]
+    """The components of ``path``, each as ``normalize_name`` makes it (a string is split on ``/`` by hand:
+    this runs for every file a search returns)."""
+    raw = path.lower().split("/") if isinstance(path, str) else [part.lower() for part in path.parts]
+    return [(part.rstrip(" .") or part) if part[-1] in " ." else part for part in raw if part and part != "/"]
 
 
 def is_secret_name(name: str) -> bool:
@@ -114,11 +116,11 @@ def matches_secret_patterns(path: PurePath | str) -> bool:
     name = parts[-1]
     if name not in NOT_SECRET_NAMES and _NAME_PATTERN.match(name) is not None:
         return True
-    if any(part in SECRET_DIRS for part in parts[:-1]):
+    if not SECRET_DIRS.isdisjoint(parts[:-1]):
         return True
-    if any(_contains_run(parts, run) for run in SECRET_SEQUENCES):
+    if not _SEQUENCE_STARTS.isdisjoint(parts) and any(_contains_run(parts, run) for run in SECRET_SEQUENCES):
         return True
-    return _matches_extra(parts, str(path))
+    return (_extra.spec is not None or bool(_extra.absolute)) and _matches_extra(parts, str(path))
 
 
 def _contains_run(parts: Sequence[str], run: tuple[str, ...]) -> bool:
@@ -157,8 +159,8 @@ def ripgrep_excludes() -> list[str]:
 
 
 def ripgrep_secret_globs() -> list[str]:
-    """The same names as ``ripgrep_excludes`` as an allow-list (``rg --files`` of only the secret files), a
-    little wider (any trailing dots or spaces): the caller keeps only what ``matches_secret_patterns`` says."""
+    """The same names as ``ripgrep_excludes`` as an allow-list (``rg --files`` of only the secret files),
+    a little wider (any trailing dots or spaces): the caller keeps what ``matches_secret_patterns`` says."""
     globs = list(SECRET_NAME_GLOBS) + [f"{glob}[. ]*" for glob in SECRET_NAME_GLOBS]
     globs += [f"**/{directory}/**" for directory in sorted(SECRET_DIRS)]
     for run in SECRET_SEQUENCES:

@@ -6,7 +6,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from ...permissions.paths import is_sensitive_in
+from ...permissions.paths import secret_filter
 from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 E_NOT_A_GIT_REPO = "E_NOT_A_GIT_REPO"
@@ -81,12 +81,13 @@ class ViewDiffTool(Tool[ViewDiffArgs]):
 def hide_secret_patches(diff: str, root: Path) -> str:
     """``diff`` with the patch of every file that may hold secrets replaced by a note (its name and --stat
     line stay: a name is no secret, the changed lines may be)."""
+    is_secret = secret_filter(root)
     blocks = ("\n" + diff).split("\ndiff --git ")
     kept = [blocks[0]]
     for block in blocks[1:]:
         header = block.split("\n", 1)[0]
         old_path, _, new_path = header.partition(" b/")
-        if is_sensitive_in(root, old_path.removeprefix("a/")) or is_sensitive_in(root, new_path):
+        if is_secret(old_path.removeprefix("a/")) or is_secret(new_path):
             block = f"{header}\n[changes not shown: the file may hold secrets; read_file asks the user]"
         kept.append(block)
     return "\ndiff --git ".join(kept)[1:]

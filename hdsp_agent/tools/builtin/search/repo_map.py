@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ....permissions.paths import display_path, is_inside, is_sensitive_in, read_action, resolve_in_root
+from ....permissions.paths import display_path, is_inside, read_action, resolve_in_root, secret_filter
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -144,11 +144,12 @@ def _files(directory: Path, root: Path) -> Iterator[Path]:
     base = (
         root if is_inside(directory, root) else directory
     )  # a directory outside the root (allowed by policy)
+    is_secret = secret_filter(base)
     for path, is_dir in GitignoreWalker(directory, base).walk():
         relative = path.relative_to(base)
         if is_dir or ".hdsp" in relative.parts:  # our own cache and rules
             continue
-        if is_sensitive_in(base, relative.as_posix()):  # a secret's outline is still its contents
+        if is_secret(relative.as_posix()):  # a secret's outline is still its contents
             continue
         yield path
 

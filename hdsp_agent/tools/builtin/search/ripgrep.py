@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from ....permissions.paths import is_sensitive_in
+from ....permissions.paths import secret_filter
 from ....permissions.protected import ripgrep_location_excludes, ripgrep_location_includes
 from ....permissions.sensitive import ripgrep_excludes, ripgrep_secret_globs
 from ...base import ToolError
@@ -56,7 +56,8 @@ async def count_secret_files(root: Path, target: str) -> int:
         listing = await run.read_all()
         await run.finish()
     paths = listing.decode("utf-8", errors="replace").splitlines()
-    return sum(1 for path in paths if is_sensitive_in(root, strip_dot_slash(path)))
+    is_secret = secret_filter(root)
+    return sum(1 for path in paths if is_secret(strip_dot_slash(path)))
 
 
 # Arguments every search starts with: honour .gitignore without requiring a git repository, see dotfiles.
@@ -176,7 +177,8 @@ async def list_files(root: Path, extra_args: Sequence[str] = (), paths: Sequence
         listing = await run.read_all()
         returncode, stderr = await run.finish()
     files = [strip_dot_slash(line) for line in listing.decode("utf-8", errors="replace").splitlines()]
-    files = [path for path in files if not is_sensitive_in(root, path)]
+    is_secret = secret_filter(root)
+    files = [path for path in files if not is_secret(path)]
     if returncode == RG_ERROR and not files:
         raise ToolError("E_SEARCH_FAILED", f"listing files failed: {stderr}", "Check the path and pattern.")
     return files

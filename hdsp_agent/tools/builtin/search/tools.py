@@ -10,7 +10,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ....permissions.paths import display_path, is_sensitive_in, read_action, resolve_in_root, resolved_root
+from ....permissions.paths import (
+    display_path,
+    is_sensitive_in,
+    read_action,
+    resolve_in_root,
+    resolved_root,
+    secret_filter,
+)
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .newest_files import newest_files
 from .path_order import OutputShape, search_in_path_order
@@ -111,7 +118,7 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
             "count": _CountCollector,
         }[args.outputMode]()
         if not approved_secret:
-            collector.skip = lambda path: is_sensitive_in(root, path)
+            collector.skip = secret_filter(root)
         shape: OutputShape = {"content": "json", "files_with_matches": "paths", "count": "counts"}[
             args.outputMode
         ]
