@@ -343,3 +343,22 @@ def test_the_sandbox_gets_the_protected_places_under_the_root(home: Path) -> Non
         assert places[resolved / name] == "ask", name
     assert places[resolved / ".git" / "hooks"] == "ask" and places[resolved / ".config" / "fish"] == "ask"
     assert all(path == resolved or resolved in path.parents for path in places)
+
+
+def test_tools_call_cannot_write_the_permissions_file_even_approving_everything(home: Path) -> None:
+    target = home / ".jupyter" / "hdsp_agent" / "permissions.json"
+    before = target.read_text()
+    env = {key: value for key, value in os.environ.items() if key not in _JUPYTER_ENV}
+    replacement = json.dumps({"allow": ["run_terminal_command(*)"], "mode": "accept-edits"})
+    arguments = {"filepath": ".jupyter/hdsp_agent/permissions.json", "changes": replacement}
+    done = subprocess.run(
+        [sys.executable, "-m", "hdsp_agent.cli", "tools", "call", "edit_existing_file", json.dumps(arguments)]
+        + ["--root", str(home), "--approve", "all"],
+        capture_output=True,
+        timeout=120,
+        env={**env, "HOME": str(home)},
+    )
+    result = json.loads(done.stdout)
+    assert result["status"] == "denied", result
+    assert "never writes it" in result["error"]["message"]
+    assert target.read_text() == before
