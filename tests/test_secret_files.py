@@ -234,3 +234,14 @@ async def test_with_home_as_root_jupyters_token_and_key_are_never_searched(
     assert grep.details["skipped_secret_files"] == 5
     mapped = await call(home, ViewRepoMapTool(), {})
     assert "work.py" in mapped.content and "jupyter" not in mapped.content
+
+
+@pytest.mark.asyncio
+async def test_repo_map_does_not_follow_links_to_secrets_or_outside(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("OUTSIDE_NAME = 1\n")
+    (project / "src" / "linked_out.py").symlink_to(outside)
+    (project / "src" / "linked_secret.py").symlink_to(project / "src" / "secrets.py")
+    result = await call(project, ViewRepoMapTool(), {})
+    assert "OUTSIDE_NAME" not in result.content and "TOKEN" not in result.content
+    assert "linked_out.py" not in result.content and "src/app.py" in result.content

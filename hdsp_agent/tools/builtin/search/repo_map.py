@@ -16,7 +16,14 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ....permissions.paths import display_path, is_inside, read_action, resolve_in_root, secret_filter
+from ....permissions.paths import (
+    display_path,
+    is_inside,
+    is_sensitive,
+    read_action,
+    resolve_in_root,
+    secret_filter,
+)
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -151,7 +158,18 @@ def _files(directory: Path, root: Path) -> Iterator[Path]:
             continue
         if is_secret(relative.as_posix()):  # a secret's outline is still its contents
             continue
+        if path.is_symlink() and _links_away(path, base):
+            continue
         yield path
+
+
+def _links_away(link: Path, base: Path) -> bool:
+    """A link to a file outside ``base`` or to a secret: outlining it would read what the policy guards."""
+    try:
+        target = link.resolve()
+    except (OSError, RuntimeError):
+        return True
+    return not is_inside(target, base.resolve()) or is_sensitive(target)
 
 
 def build_map(directory: Path, root: Path, budget: int = MAX_MAP_CHARS) -> str:
