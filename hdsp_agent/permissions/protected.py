@@ -171,11 +171,12 @@ def _locations_for(environment: tuple[str | None, ...], admin: AdminPaths) -> Lo
         + [(d, "Jupyter's configuration directory (the next server reads it)") for d in config_dirs]
         + [(d, "a Jupyter data directory (extensions, kernels, the notebook secret)") for d in data_dirs]
     )  # fmt: skip
+    # Configured files first, so the specific reasons below win for the default places.
     own = {
+        **{real(path): "a file hdsp-agent's configuration relies on" for path in admin.own_files},
         os.path.join(agent_dir, "permissions.json"): "hdsp-agent's own permission rules",
         os.path.join(agent_dir, "mcp.json"): "hdsp-agent's MCP servers (programs started at the next launch)",
         os.path.join(agent_dir, "trusted_projects.json"): "hdsp-agent's trust decisions",
-        **{real(path): "a file hdsp-agent's configuration relies on" for path in admin.own_files},
     }
     secret_dirs = (*dict.fromkeys(config_dirs), real(jupyter.jupyter_data_dir()), runtime_dir)
 
