@@ -362,3 +362,31 @@ def test_tools_call_cannot_write_the_permissions_file_even_approving_everything(
     assert result["status"] == "denied", result
     assert "never writes it" in result["error"]["message"]
     assert target.read_text() == before
+
+
+# -- a whole agent turn, as the server runs it ---------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_a_turn_in_accept_edits_mode_cannot_touch_the_agents_own_files(home: Path) -> None:
+    from agent_harness import make_manager, make_runtime, of_type, run_turn
+    from scripted_model import ScriptedModel, text, tool_calls
+
+    trust = ".jupyter/hdsp_agent/trusted_projects.json"
+    config = "jupyter_server_config.py"
+    calls = (
+        ("create_new_file", json.dumps({"filepath": trust, "contents": "{}"})),
+        ("create_new_file", json.dumps({"filepath": config, "contents": "c.ServerApp.token = ''"})),
+        ("create_new_file", json.dumps({"filepath": "notes2.md", "contents": "fine\n"})),
+    )
+    with ScriptedModel([tool_calls(*calls), text("done")]) as model:
+        state = FileStateStore()
+        runtime = make_runtime(home, model, [CreateNewFileTool(state)], policy=server_policy(home))
+        session = make_manager(home, runtime, home / "store" / "s.sqlite3").create()
+        events = await run_turn(session, "set things up", context={"mode": "accept-edits"})
+    finals = [
+        e["status"] for e in of_type(events, "tool.status") if e["status"] in ("done", "denied", "errored")
+    ]
+    assert finals == ["denied", "denied", "done"]
+    assert not (home / trust).exists() and not (home / config).exists()
+    assert (home / "notes2.md").read_text() == "fine\n"
