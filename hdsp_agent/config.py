@@ -77,6 +77,27 @@ class HdspAgentConfig(Configurable):
         help="The mode until the user picks one: 'default' (edits ask), 'accept-edits' (file edits inside the "
         "root run without asking), 'read-only' (only reading tools are offered).",
     )
+    protected_paths_extra = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More paths no tool writes or deletes without the user's approval of that very call (no rule or "
+        "mode lifts it): gitignore-style patterns matched below the project root at any depth (e.g. "
+        "['deploy/', '*.service']) or absolute paths ('/srv/shared', '~/bin').",
+    )
+    denied_paths_extra = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More paths the agent never writes or deletes (same forms as protected_paths_extra).",
+    )
+    sensitive_patterns_extra = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More files that hold secrets: reading one asks, and search, glob, map and index tools skip them. "
+        "Gitignore-style patterns (e.g. ['*.secret', 'config/prod/']) or absolute paths.",
+    )
     permissions_file = Unicode(
         "",
         config=True,
@@ -99,11 +120,19 @@ class HdspAgentConfig(Configurable):
         config=True,
         help="API key for the endpoint (kept on the server). Empty: $OPENAI_API_KEY; local servers need none.",
     )
+    api_key_file = Unicode(
+        "",
+        config=True,
+        help="A file holding the API key, read at each request (a rotated key needs no restart). Prefer it to "
+        "api_key or $OPENAI_API_KEY: a key in the server's environment or command line can be read by every "
+        "process the server starts (/proc/<pid>/environ). The agent never reads or writes this file.",
+    )
     models = List(
         Dict(),
         default_value=[],
         config=True,
-        help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, 'context_window'?, "
+        help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, 'api_key_file'?, "
+        "'context_window'?, "
         "'vision'?, 'extra_headers'?}]. The first is the default when 'model' is empty.",
     )
     extra_headers = Dict(

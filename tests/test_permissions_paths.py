@@ -170,9 +170,13 @@ def test_reasons_say_what_is_wrong_with_the_path(layout: tuple[Path, Path]) -> N
     root, _ = layout
     assert _read(root, ".env").reasons == ["reads .env, which may hold secrets"]
     assert _write(root, "../x.py").reasons == ["writes ../x.py, outside the project"]
-    assert _write(root, ".git/config").reasons == [
-        "writes .git/config, inside the repository's .git directory",
+    assert _write(root, ".git/description").reasons == [
+        "writes .git/description, inside the repository's .git directory",
         "create_new_file edits files",
+    ]
+    # git's config is a protected path (test_protected_paths.py): its own reason, and nothing else to lift
+    assert _write(root, ".git/config").reasons == [
+        "writes .git/config: git configuration or hooks (they run commands on the next git call)"
     ]
 
 

@@ -27,6 +27,8 @@ class ModelSettings:
     model: str
     base_url: str | None = None
     api_key: str | None = None
+    # A file holding the key, read at every request (see ``resolved_api_key``).
+    api_key_file: str | None = None
     name: str = ""
     extra_headers: dict[str, str] = field(default_factory=dict)
     timeout: float = 120.0
@@ -52,7 +54,18 @@ class ModelSettings:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
 
     def resolved_api_key(self) -> str:
-        return self.api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+        """The key to send: ``api_key``; else the contents of ``api_key_file``, read now; else
+        ``$OPENAI_API_KEY``; else a placeholder. Raises ``ModelError`` when the key file cannot be read.
+
+        A key file keeps the key out of the server's environment and command line, which any process the
+        server starts (a shell command, a kernel) can read in ``/proc/<pid>/environ`` and ``cmdline``; reading
+        it at each request also picks up a rotated key without a restart.
+        """
+        if self.api_key:
+            return self.api_key
+        if self.api_key_file:
+            return read_api_key_file(self.api_key_file)
+        return os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
 
 
 class ModelError(Exception):
@@ -62,6 +75,24 @@ class ModelError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+E_API_KEY_FILE = "E_API_KEY_FILE"
+
+
+def read_api_key_file(path: str) -> str:
+    """The key in ``path`` (``~`` expanded, surrounding whitespace dropped); ``ModelError`` when it cannot be
+    read or is empty. The message names the file, never its contents."""
+    location = os.path.expanduser(path)
+    try:
+        with open(location, encoding="utf-8") as handle:
+            key = handle.read(64 * 1024).strip()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
+        raise ModelError(E_API_KEY_FILE, f"cannot read the API key file {location}: {reason}") from None
+    if not key:
+        raise ModelError(E_API_KEY_FILE, f"the API key file {location} is empty")
+    return key
 
 
 StreamCallback = Callable[[StepDelta], None]
@@ -74,9 +105,11 @@ class ModelClient:
 
         self.settings = settings
         # trust_env: proxies and CA bundles come from the environment (HTTPS_PROXY, SSL_CERT_FILE, ...).
+        # A key file is read at each request (stream), not once here.
+        initial_key = PLACEHOLDER_API_KEY if settings.api_key_file and not settings.api_key else None
         self._client = openai.AsyncOpenAI(
             base_url=settings.resolved_base_url(),
-            api_key=settings.resolved_api_key(),
+            api_key=initial_key or settings.resolved_api_key(),
             default_headers=settings.extra_headers or None,
             timeout=settings.timeout,
             max_retries=settings.max_retries,
@@ -90,6 +123,8 @@ class ModelClient:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: StreamCallback
     ) -> AssistantMessage:
         """Stream one assistant message, calling ``on_delta`` for each piece; raises ``ModelError``."""
+        if self.settings.api_key_file and not self.settings.api_key:
+            self._client.api_key = self.settings.resolved_api_key()  # the SDK builds the header per request
         request: dict[str, Any] = {"model": self.settings.model, "messages": messages, "stream": True}
         if tools:  # vLLM answers 422 to tool_choice without tools; send neither when there are none
             request["tools"] = tools

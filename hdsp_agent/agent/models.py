@@ -105,7 +105,11 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
     if config.model:
         models.append(
             ModelSettings(
-                model=config.model, base_url=config.base_url or None, api_key=config.api_key or None, **common
+                model=config.model,
+                base_url=config.base_url or None,
+                api_key=config.api_key or None,
+                api_key_file=config.api_key_file or None,
+                **common,
             )
         )
     for entry in config.models:
@@ -121,7 +125,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
                 model=entry["model"],
                 name=entry.get("name", ""),
                 base_url=entry.get("base_url") or config.base_url or None,
-                api_key=entry.get("api_key") or config.api_key or None,
+                **_key_options(entry, config),
                 **options,
             )
         )
@@ -133,6 +137,13 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
             model="", base_url=config.base_url or None, api_key=config.api_key or None, **common
         )
     return ModelCatalog(models, endpoint=endpoint)
+
+
+def _key_options(entry: dict[str, Any], config: Any) -> dict[str, str | None]:
+    """A model entry's own key or key file; without either, the top-level ones."""
+    if entry.get("api_key") or entry.get("api_key_file"):
+        return {"api_key": entry.get("api_key") or None, "api_key_file": entry.get("api_key_file") or None}
+    return {"api_key": config.api_key or None, "api_key_file": config.api_key_file or None}
 
 
 async def probe_local_servers(

@@ -7,6 +7,9 @@ lift it later, in the policy:
   replaces it;
 - a *firm* ``ask`` (a sensitive file, a path outside the root, a command name computed at run time) stands
   against broad allow rules: only a rule naming exactly this subject, or a grant for this session, lifts it;
+- a *protected* ``ask`` (a write to a protected path: ``.hdsp/``, ``.git/hooks``, ``.bashrc``, a secret file)
+  stands against every rule, every mode and a grant for the session: only the user's approval of that very
+  call lifts it;
 - a *firm* ``deny`` (``rm -rf ~``, a write outside the root) stands against everything.
 """
 
@@ -27,6 +30,8 @@ class Finding:
     firm: bool = False
     # A soft ``ask`` for something that only changes files inside the root: accept-edits mode lifts it.
     edit: bool = False
+    # An ``ask`` nothing but the user's approval of this call lifts (``protected.py``).
+    protected: bool = False
 
 
 def allow(reason: str) -> Finding:
@@ -41,6 +46,11 @@ def ask(reason: str, *, edit: bool = False) -> Finding:
 def caution(reason: str) -> Finding:
     """A firm ask: a risk in the arguments that broad allow rules do not lift."""
     return Finding("ask", reason, firm=True)
+
+
+def protect(reason: str) -> Finding:
+    """A protected ask: no rule, mode or session grant lifts it (a write to a protected path)."""
+    return Finding("ask", reason, firm=True, protected=True)
 
 
 def deny(reason: str) -> Finding:

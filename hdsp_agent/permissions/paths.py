@@ -9,10 +9,13 @@ import errno
 import functools
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..tools.base import PermissionAction, PermissionKind, ToolError
+from .protected import is_secret_location, secret_locations
+from .sensitive import matches_secret_patterns
 
 E_PATH_OUTSIDE_ROOT = "E_PATH_OUTSIDE_ROOT"
 E_PATH_INVALID = "E_PATH_INVALID"
@@ -82,34 +85,40 @@ def display_path(path: Path, root: Path) -> str:
     return str(path)
 
 
-# Files whose contents are secrets: reading them needs the user's explicit permission.
-_SENSITIVE_NAMES = (
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    "credentials",
-    "credentials.json",
-    ".pypirc",
-    ".npmrc",
-    ".htpasswd",
-)
-_SENSITIVE_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
-_SENSITIVE_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure")
-
-
 def is_sensitive(path: Path | str) -> bool:
-    # A string is split by hand: building a Path only to look at its parts cost more than the check itself.
-    parts = [part for part in path.split("/") if part] if isinstance(path, str) else path.parts
-    if not parts:
-        return False
-    name = parts[-1]
-    if name.startswith(".env") and name != ".env.example":
+    """Whether ``path`` may hold secrets: by its name (``sensitive.py``: case-insensitive, trailing spaces and
+    dots ignored) or, for an absolute path, by where it is (``protected.is_secret_location``: Jupyter's
+    config, data and runtime directories, configured key files)."""
+    if matches_secret_patterns(path):
         return True
-    if name.startswith(("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")):
-        return True
-    if name in _SENSITIVE_NAMES or name.endswith(_SENSITIVE_SUFFIXES):
-        return True
-    return any(part in _SENSITIVE_DIRS for part in parts[:-1])
+    return os.path.isabs(path) and is_secret_location(path)
+
+
+def is_sensitive_in(root: Path, path: str) -> bool:
+    """Whether ``path`` as a search tool lists it (relative to ``root``, or absolute) may hold secrets: its
+    own components by name (the root's ancestors do not count), and its absolute place."""
+    return secret_filter(root)(path)
+
+
+def secret_filter(root: Path) -> Callable[[str], bool]:
+    """``is_sensitive_in`` for many paths under one root (a search's results, an index's files): the secret
+    places are looked up once, and those inside the root compared as relative prefixes."""
+    root_text = str(root)
+    places = [*secret_locations()]
+    if any(root_text == place or root_text.startswith(place.rstrip("/") + "/") for place in places):
+        return lambda path: True  # the whole project lies in a secret place (Jupyter's runtime dir, say)
+    prefix = root_text.rstrip("/") + "/"
+    relative = tuple(place[len(prefix) :] for place in places if place.startswith(prefix))
+
+    def check(path: str) -> bool:
+        if matches_secret_patterns(path):
+            return True
+        if os.path.isabs(path):
+            return is_secret_location(path)
+        path = path.removeprefix("./")
+        return any(path == place or path.startswith(place + "/") for place in relative)
+
+    return check
 
 
 def read_action(root: Path, user_path: str, memo: dict[str, Path] | None = None) -> PermissionAction | None:

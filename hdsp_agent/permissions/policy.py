@@ -5,7 +5,8 @@ Order of precedence, for each part of a call (a shell command has one part per s
 1. the administrator's floor: tools in ``disabled_tools`` and the admin's deny rules → deny;
 2. what the analysis denies outright (``rm -rf ~``, a write outside the root, a refused URL) → deny;
 3. the user's deny rules → deny; read-only mode denies every tool that is not a read;
-4. the administrator's ask rules → ask (nothing lifts them);
+4. a write to a protected path (``protected.py``: ``.hdsp/``, git hooks, shell start-up files, secrets) and
+   the administrator's ask rules → ask (nothing lifts them but the user's approval of that call);
 5. a grant for this session (the user chose "allow for this session" for this very call) → allow;
 6. the user's ask rules → ask;
 7. allow rules (the user's, then the administrator's, and the URL allow-list) → allow, except that a caution
@@ -20,7 +21,7 @@ allows ``git status; rm -rf ~``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +44,8 @@ from .findings import Finding, allow, caution, deny, strictest
 from .grants import GrantStore, PermissionsFile, UserPermissions, default_permissions_path
 from .modes import MODES, PermissionMode, mode_filter  # re-exported: callers import them from here
 from .paths import inspect_path, resolved_root
+from .protected import admin_paths_from_config, write_protection
+from .protected import configure as configure_protection
 from .rules import Rule, RuleError, Subject, SubjectKind, parse_rules
 from .urls import UrlAllowlist, check_url_syntax
 
@@ -253,7 +256,11 @@ class RulePolicy:
         if facts.problem or facts.resolved is None:
             return [deny(f"{subject_raw!r} is not a usable path: {facts.problem}")]
         if action_kind in (PermissionKind.FILE_WRITE, PermissionKind.FILE_DELETE):
-            verb = "deletes" if action_kind == PermissionKind.FILE_DELETE else "writes"
+            deleting = action_kind == PermissionKind.FILE_DELETE
+            verb = "deletes" if deleting else "writes"
+            protection = write_protection(facts.resolved, resolved_root(root), subject_raw, delete=deleting)
+            if protection is not None and (protection.level == "deny" or facts.inside):
+                return [protection.finding(verb, subject_raw)]
             if not facts.inside:
                 return [deny(f"{verb} {subject_raw}, outside the project")]
             if facts.git_internal:
@@ -302,6 +309,11 @@ class RulePolicy:
             return because("deny", hard)
         if (rule := matching(self.user_rules["deny"])) is not None:
             return _Outcome("deny", [f"{label}denied by your rule {rule.text}"], rule.text)
+        protected = [f for f in unit.findings if f.protected]
+        if protected:
+            # Protected paths (protected.py): no rule, mode or grant lifts this; only the user's approval of
+            # this very call does.
+            return because("ask", protected)
         if (rule := matching(self.admin.ask)) is not None:
             return _Outcome("ask", [f"{label}the administrator's rule {rule.text} always asks"], rule.text)
         if granted:
@@ -392,4 +404,10 @@ def build_policy(
     if permissions_file is None:
         configured = str(getattr(config, "permissions_file", "") or "")
         permissions_file = Path(configured).expanduser() if configured else default_permissions_path()
+    # Protected paths and secret patterns are global to the process (every tool and the shell analyser ask
+    # them); the policy the server or a CLI command builds installs the configured ones, including the
+    # permissions file in use (it decides what the agent may do, so the agent never writes it).
+    admin_paths, sensitive_patterns = admin_paths_from_config(config)
+    admin_paths = replace(admin_paths, own_files=(*admin_paths.own_files, str(permissions_file)))
+    configure_protection(admin_paths, sensitive_patterns)
     return RulePolicy(admin, PermissionsFile(permissions_file), root_dir)

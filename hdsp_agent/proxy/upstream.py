@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from ..agent.llm import ModelSettings
+from ..agent.llm import ModelError, ModelSettings
 from ..agent.models import ModelCatalog
 
 
@@ -49,7 +49,11 @@ class Upstream:
         return settings, body
 
     def _client(self, settings: ModelSettings) -> httpx.AsyncClient:
-        headers = {"Authorization": f"Bearer {settings.resolved_api_key()}", **settings.extra_headers}
+        try:
+            key = settings.resolved_api_key()
+        except ModelError as error:  # an unreadable key file: the caller gets a clear answer, not a crash
+            raise UpstreamError(500, {"error": {"message": error.message, "code": error.code}}) from None
+        headers = {"Authorization": f"Bearer {key}", **settings.extra_headers}
         return httpx.AsyncClient(
             base_url=settings.resolved_base_url().rstrip("/") + "/",
             headers=headers,

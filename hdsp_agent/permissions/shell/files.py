@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..findings import Finding, allow, ask, caution, deny
 from ..paths import critical_path_reason, device_write_problem, inspect_path
+from ..protected import protected_write_finding
 from .words import Word, expand_braces, long_options, positionals, short_flags
 
 # Enough to catch a secret among the matches, few enough to stay fast on a big tree.
@@ -84,6 +85,8 @@ def write_findings(word: Word, scope: ShellScope, verb: str = "writes") -> list[
             device = device_write_problem(str(facts.resolved))
             if device is not None:
                 found.append(deny(device[0]) if device[1] else caution(device[0]))
+        elif (guarded := protected_write_finding(facts.resolved, scope.root, text, verb)) is not None:
+            found.append(guarded)  # protected paths (protected.py): never, or ask whatever the rules say
         elif not facts.inside:
             found.append(caution(f"{verb} {text}, outside the project"))
         elif facts.git_internal:
@@ -108,8 +111,11 @@ def delete_findings(
             continue
         critical = critical_path_reason(facts.resolved, scope.root)
         what = f"everything in {critical}" if covers_contents else critical
+        guarded = protected_write_finding(facts.resolved, scope.root, target, verb, delete=True)
         if critical and recursive:
             found.append(deny(f"{verb} {what} recursively"))
+        elif guarded is not None:
+            found.append(guarded)  # protected paths (protected.py)
         elif critical:
             found.append(caution(f"{verb} {text}, which is {critical}"))
         elif facts.resolved == scope.root.resolve():

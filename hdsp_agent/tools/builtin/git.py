@@ -6,6 +6,7 @@ import asyncio
 import os
 from pathlib import Path
 
+from ...permissions.paths import secret_filter
 from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 E_NOT_A_GIT_REPO = "E_NOT_A_GIT_REPO"
@@ -51,8 +52,8 @@ class ViewDiffTool(Tool[ViewDiffArgs]):
                 )
             raise ToolError(E_GIT_FAILED, f"git failed: {error}", "Check that git is installed and working.")
         # Before the first commit, --cached compares with the empty tree: staged files show as new.
-        staged = await _checked(root, "diff", "--cached", *_DIFF_ARGS)
-        unstaged = await _checked(root, "diff", *_DIFF_ARGS)
+        staged = hide_secret_patches(await _checked(root, "diff", "--cached", *_DIFF_ARGS), root)
+        unstaged = hide_secret_patches(await _checked(root, "diff", *_DIFF_ARGS), root)
         untracked = (await _checked(root, "ls-files", "--others", "--exclude-standard")).splitlines()
         sections: list[str] = []
         if staged.strip():
@@ -75,6 +76,21 @@ class ViewDiffTool(Tool[ViewDiffArgs]):
         if not sections:
             return ToolOutput("No uncommitted changes: the working tree matches HEAD.", details=details)
         return ToolOutput("\n\n".join(sections), details=details)
+
+
+def hide_secret_patches(diff: str, root: Path) -> str:
+    """``diff`` with the patch of every file that may hold secrets replaced by a note (its name and --stat
+    line stay: a name is no secret, the changed lines may be)."""
+    is_secret = secret_filter(root)
+    blocks = ("\n" + diff).split("\ndiff --git ")
+    kept = [blocks[0]]
+    for block in blocks[1:]:
+        header = block.split("\n", 1)[0]
+        old_path, _, new_path = header.partition(" b/")
+        if is_secret(old_path.removeprefix("a/")) or is_secret(new_path):
+            block = f"{header}\n[changes not shown: the file may hold secrets; read_file asks the user]"
+        kept.append(block)
+    return "\ndiff --git ".join(kept)[1:]
 
 
 async def _checked(root: Path, *args: str) -> str:

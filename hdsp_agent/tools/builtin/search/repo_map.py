@@ -16,7 +16,14 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ....permissions.paths import display_path, is_inside, read_action, resolve_in_root
+from ....permissions.paths import (
+    display_path,
+    is_inside,
+    is_sensitive,
+    read_action,
+    resolve_in_root,
+    secret_filter,
+)
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -144,9 +151,25 @@ def _files(directory: Path, root: Path) -> Iterator[Path]:
     base = (
         root if is_inside(directory, root) else directory
     )  # a directory outside the root (allowed by policy)
+    is_secret = secret_filter(base)
     for path, is_dir in GitignoreWalker(directory, base).walk():
-        if not is_dir and ".hdsp" not in path.relative_to(base).parts:  # our own cache and rules
-            yield path
+        relative = path.relative_to(base)
+        if is_dir or ".hdsp" in relative.parts:  # our own cache and rules
+            continue
+        if is_secret(relative.as_posix()):  # a secret's outline is still its contents
+            continue
+        if path.is_symlink() and _links_away(path, base):
+            continue
+        yield path
+
+
+def _links_away(link: Path, base: Path) -> bool:
+    """A link to a file outside ``base`` or to a secret: outlining it would read what the policy guards."""
+    try:
+        target = link.resolve()
+    except (OSError, RuntimeError):
+        return True
+    return not is_inside(target, base.resolve()) or is_sensitive(target)
 
 
 def build_map(directory: Path, root: Path, budget: int = MAX_MAP_CHARS) -> str:
@@ -182,7 +205,8 @@ class ViewRepoMapArgs(ToolArgs):
 class ViewRepoMapTool(Tool[ViewRepoMapArgs]):
     name = "view_repo_map"
     description = (
-        "Show a map of the whole project: every file (respecting .gitignore) with the top-level definitions "
+        "Show a map of the whole project: every file (respecting .gitignore; files that may hold secrets "
+        "left out) with the top-level definitions "
         "in it "
         "(classes and their methods, functions with signatures, top-level variables; Python and notebooks "
         "parsed "

@@ -2,7 +2,7 @@
 
 Shared by ``grep_search``, ``file_glob_search`` and the ``codebase`` index, so all three see the same files:
 .gitignore respected even outside a git repository, hidden files included, ``.git/`` and secret files left
-out.
+out (by case-insensitive globs, and again in Python on what rg returns).
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from ....permissions.paths import secret_filter
+from ....permissions.protected import ripgrep_location_excludes, ripgrep_location_includes
+from ....permissions.sensitive import ripgrep_excludes, ripgrep_secret_globs
 from ...base import ToolError
 
 E_RIPGREP_MISSING = "E_RIPGREP_MISSING"
@@ -24,31 +27,39 @@ RG_ERROR = 2
 _LINE_LIMIT = 64 * 1024 * 1024
 _CHUNK = 1 << 16
 
-# Files whose contents are secrets never show up in search results (an explicit file path still works, and the
-# policy asks before such a path is read). Kept in line with ``permissions.paths.is_sensitive``.
-SECRET_EXCLUDES = (
-    "!.git/",
-    "!.env",
-    "!.env.*",
-    "!*.pem",
-    "!*.key",
-    "!*.p12",
-    "!*.pfx",
-    "!id_rsa*",
-    "!id_ed25519*",
-    "!id_ecdsa*",
-    "!.ssh/",
-    "!.aws/",
-    "!.gnupg/",
-    "!.kube/",
-    "!.docker/",
-    "!.netrc",
-    "!.git-credentials",
-    "!.pgpass",
-    "!credentials",
-    "!credentials.json",
-    "!.hdsp/cache/",
-)
+# Never searched or listed: git's internals and our own index.
+ALWAYS_EXCLUDED = ("!.git/", "!.hdsp/cache/")
+
+
+def exclusion_args(root: Path, *, secrets: bool = True) -> list[str]:
+    """``--iglob`` exclusions (case-insensitive) for git's internals, our index and, with ``secrets``, every
+    file that may hold secrets (``permissions/sensitive.py``, plus Jupyter's config and runtime directories
+    when they lie inside ``root``). Put them last: rg lets the last matching glob win.
+
+    rg is the first filter; callers drop secret paths from its output again in Python (``is_sensitive_in``),
+    which also catches what a glob cannot say (``.env.example`` is not a secret, trailing dots).
+    """
+    globs = list(ALWAYS_EXCLUDED)
+    if secrets:
+        globs += ripgrep_excludes() + ripgrep_location_excludes(root)
+    return [arg for glob in globs for arg in ("--iglob", glob)]
+
+
+async def count_secret_files(root: Path, target: str) -> int:
+    """How many files under ``target`` a search skipped because they may hold secrets (rg lists them with
+    the secret globs as an allow-list; the exact test is ``is_sensitive_in``)."""
+    args = [*BASE_ARGS, "--files"]
+    for glob in ripgrep_secret_globs() + ripgrep_location_includes(root):
+        args += ["--iglob", glob]
+    args += ["--iglob", "!.git/", "--", target]
+    async with RipgrepRun(args, root) as run:
+        listing = await run.read_all()
+        await run.finish()
+    paths = listing.decode("utf-8", errors="replace").splitlines()
+    is_secret = secret_filter(root)
+    return sum(1 for path in paths if is_secret(strip_dot_slash(path)))
+
+
 # Arguments every search starts with: honour .gitignore without requiring a git repository, see dotfiles.
 BASE_ARGS = ("--no-require-git", "--hidden", "--no-config", "--color", "never")
 
@@ -161,11 +172,13 @@ class RipgrepRun:
 async def list_files(root: Path, extra_args: Sequence[str] = (), paths: Sequence[str] = (".",)) -> list[str]:
     """Every file rg would search under ``paths`` (relative to ``root``), .gitignore and secret files
     excluded."""
-    args = [*BASE_ARGS, "--files", *extra_args, *glob_args(SECRET_EXCLUDES), "--", *paths]
+    args = [*BASE_ARGS, "--files", *extra_args, *exclusion_args(root), "--", *paths]
     async with RipgrepRun(args, root) as run:
         listing = await run.read_all()
         returncode, stderr = await run.finish()
     files = [strip_dot_slash(line) for line in listing.decode("utf-8", errors="replace").splitlines()]
+    is_secret = secret_filter(root)
+    files = [path for path in files if not is_secret(path)]
     if returncode == RG_ERROR and not files:
         raise ToolError("E_SEARCH_FAILED", f"listing files failed: {stderr}", "Check the path and pattern.")
     return files

@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from ....permissions.paths import display_path, read_action, resolve_in_root, resolved_root
+from ....permissions.paths import (
+    display_path,
+    is_sensitive_in,
+    read_action,
+    resolve_in_root,
+    resolved_root,
+    secret_filter,
+)
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .newest_files import newest_files
 from .path_order import OutputShape, search_in_path_order
-from .ripgrep import BASE_ARGS, RG_ERROR, SECRET_EXCLUDES, glob_args, strip_dot_slash
+from .ripgrep import (
+    ALWAYS_EXCLUDED,
+    BASE_ARGS,
+    RG_ERROR,
+    count_secret_files,
+    exclusion_args,
+    glob_args,
+    strip_dot_slash,
+)
 
 MAX_MATCHES = 100
 MAX_OUTPUT_CHARS = 7_500
@@ -23,8 +39,10 @@ MAX_CONTEXT_LINES = 10
 MAX_LINE_CHARS = 400
 E_INVALID_REGEX = "E_INVALID_REGEX"
 E_SEARCH_FAILED = "E_SEARCH_FAILED"
-# Never listed by file_glob_search: git's internals and our own index.
-_GLOB_EXCLUDES = ("!.git/", "!.hdsp/cache/")
+# Never listed by file_glob_search: git's internals and our own index. Secret files are listed by name (a
+# name is no secret, ls shows it too, and the model learns the file exists so it can ask the user about it);
+# no tool returns what is in them without the user's approval.
+_GLOB_EXCLUDES = ALWAYS_EXCLUDED
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 
@@ -60,7 +78,8 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
     description = (
         "Search file contents in the project with ripgrep (regular expressions). Use it to find where "
         "something is "
-        "defined or used. Files ignored by .gitignore and secret files (.env, keys) are skipped. Returns "
+        "defined or used. Files ignored by .gitignore and files that may hold secrets (.env, .npmrc, keys, "
+        "credentials) are never searched. Returns "
         "matching "
         "lines grouped by file ('12:' marks a match, '13-' a context line), with paths relative to the "
         "project "
@@ -80,8 +99,12 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
     async def run(self, args: GrepSearchArgs, ctx: ToolContext) -> ToolOutput:
         root = resolved_root(ctx.root_dir)
         target = _search_target(root, args.path, ctx.resolved_paths)
+        # A path that is itself a secret was asked about (read_action) and approved for this call: search it.
+        # Anywhere else secret files are skipped, by rg's globs and again here.
+        approved_secret = is_sensitive_in(root, target)
         rg_args = [*BASE_ARGS, "--max-filesize", "20M", *_case_flag(args.caseSensitive)]
-        rg_args += glob_args(([args.filePattern] if args.filePattern else []) + list(SECRET_EXCLUDES))
+        rg_args += glob_args([args.filePattern] if args.filePattern else [])
+        rg_args += exclusion_args(root, secrets=not approved_secret)
         if args.outputMode == "content":
             rg_args += ["--json", "--context", str(args.contextLines)]
         elif args.outputMode == "files_with_matches":
@@ -94,6 +117,8 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
             "files_with_matches": _FilesCollector,
             "count": _CountCollector,
         }[args.outputMode]()
+        if not approved_secret:
+            collector.skip = secret_filter(root)
         shape: OutputShape = {"content": "json", "files_with_matches": "paths", "count": "counts"}[
             args.outputMode
         ]
@@ -102,10 +127,12 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
             raise _rg_error(stderr, args.query)
         where = f" in {args.path}" if args.path not in ("", ".") else ""
         if not collector.total_lines:
+            skipped = 0 if approved_secret else await count_secret_files(root, target)
             return ToolOutput(
-                f"No matches for /{args.query}/{where}.", details={"total_matches": 0, "total_files": 0}
+                f"No matches for /{args.query}/{where}." + _skipped_note(skipped, "\n"),
+                details={"total_matches": 0, "total_files": 0, "skipped_secret_files": skipped},
             )
-        text = collector.render()
+        text = collector.render() + _skipped_note(collector.skipped_files, "\n")
         if stderr:  # e.g. an unreadable file: results are still useful, but say what was skipped
             text += f"\n[rg reported: {stderr.splitlines()[0]}]"
         return ToolOutput(
@@ -116,6 +143,16 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
                 "cut": collector.cut,
             },
         )
+
+
+def _skipped_note(count: int, separator: str) -> str:
+    if not count:
+        return ""
+    files = "file that may hold secrets was" if count == 1 else "files that may hold secrets were"
+    return (
+        f"{separator}[{count:,} {files} not searched (.env, .npmrc, keys, credentials...); "
+        "read one with read_file, which asks the user.]"
+    )
 
 
 def _search_target(root: Path, user_path: str, memo: dict[str, Path] | None) -> str:
@@ -152,6 +189,9 @@ class _Collector:
     """Turns rg's output into text within the caps, counting everything it does not show."""
 
     shown: list[str] = field(default_factory=list)
+    # Paths (as rg prints them) left out of the results: files that may hold secrets.
+    skip: Callable[[str], bool] = field(default=lambda path: False)
+    skipped_files: int = 0
     shown_chars: int = 0
     shown_items: int = 0
     total_lines: int = 0
@@ -185,20 +225,29 @@ class _ContentCollector(_Collector):
     def __init__(self) -> None:
         super().__init__()
         self._last_line_number: int | None = None
+        self._skipping = False
+        self._skipped_lines = 0
 
     def feed(self, line: bytes) -> None:
-        if self.cut and line.startswith((b'{"type":"match"', b'{"type":"context"')):
+        if (self.cut or self._skipping) and line.startswith((b'{"type":"match"', b'{"type":"context"')):
             return  # past the caps only the summary matters: skip parsing the rest
         message: dict[str, Any] = json.loads(line)
         kind, payload = message.get("type"), message.get("data", {})
         if kind == "summary":
-            self.total_lines = payload["stats"]["matched_lines"]
-            self.total_files = payload["stats"]["searches_with_match"]
+            self.total_lines = payload["stats"]["matched_lines"] - self._skipped_lines
+            self.total_files = payload["stats"]["searches_with_match"] - self.skipped_files
         elif kind == "begin":
             path = strip_dot_slash(_text_of(payload["path"]))
             self._last_line_number = None
-            self._show(("\n" if self.shown else "") + path)
-        elif kind in ("match", "context"):
+            self._skipping = self.skip(path)
+            if self._skipping:
+                self.skipped_files += 1
+            else:
+                self._show(("\n" if self.shown else "") + path)
+        elif kind == "end" and self._skipping:
+            self._skipped_lines += payload.get("stats", {}).get("matched_lines", 0)
+            self._skipping = False
+        elif kind in ("match", "context") and not self._skipping:
             self._add_line(kind, payload)
 
     def _add_line(self, kind: str, payload: dict[str, Any]) -> None:
@@ -239,6 +288,9 @@ class _FilesCollector(_Collector):
             path = raw.decode("utf-8", errors="replace").strip("\n")
             if not path:
                 continue
+            if self.skip(strip_dot_slash(path)):
+                self.skipped_files += 1
+                continue
             self.total_files += 1
             self.total_lines += 1
             self._show_item(strip_dot_slash(path))
@@ -257,6 +309,9 @@ class _FilesCollector(_Collector):
 class _CountCollector(_Collector):
     def feed(self, line: bytes) -> None:
         raw_path, _, raw_count = line.rstrip(b"\n").partition(b"\0")
+        if self.skip(strip_dot_slash(raw_path.decode("utf-8", errors="replace"))):
+            self.skipped_files += 1
+            return
         count = int(raw_count or 0)
         self.total_files += 1
         self.total_lines += count
