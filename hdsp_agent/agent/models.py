@@ -134,7 +134,11 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
     if not models and base_url:
         # base_url stays None for OPENAI_BASE_URL: it is read when used, like the model client does.
         endpoint = ModelSettings(
-            model="", base_url=config.base_url or None, api_key=config.api_key or None, **common
+            model="",
+            base_url=config.base_url or None,
+            api_key=config.api_key or None,
+            api_key_file=config.api_key_file or None,
+            **common,
         )
     return ModelCatalog(models, endpoint=endpoint)
 
