@@ -18,6 +18,7 @@ from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
+from .sandbox import sandbox_from_config
 from .web.routes import build_handlers
 from .web.bridge import build_bridge_handlers
 from .web.mcp import build_mcp_handlers
@@ -38,8 +39,10 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     def initialize_settings(self) -> None:
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
-        self.registry = default_registry(self)
-        self.policy = build_policy(self, self.root_dir)
+        # One sandbox for the policy (run modes) and the tools (running in it): they must agree.
+        self.sandbox = sandbox_from_config(self)
+        self.registry = default_registry(self, self.sandbox)
+        self.policy = build_policy(self, self.root_dir, sandbox=self.sandbox.status)
         self.runtime = AgentRuntime(
             registry=self.registry,
             policy=self.policy,
@@ -59,6 +62,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
+        self.log.info("hdsp-agent sandbox: %s (%s)", self.sandbox.status.layer, self.sandbox.status.reason)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(build_handlers())

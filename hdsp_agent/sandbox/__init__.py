@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from .runner import PreparedCommand, Sandbox, SandboxUnavailable
+from .runner import PreparedCommand, Sandbox, SandboxUnavailable, sandbox_from_config, settings_from_config
 from .status import RUN_MODES, Layer, RunMode, SandboxLimits, SandboxSettings, SandboxStatus
 
 __all__ = [
@@ -23,4 +23,6 @@ __all__ = [
     "SandboxSettings",
     "SandboxStatus",
     "SandboxUnavailable",
+    "sandbox_from_config",
+    "settings_from_config",
 ]

@@ -12,7 +12,8 @@ Mount order matters (later mounts cover earlier ones):
    create it (bwrap makes the mount point; the caller removes it afterwards if it is still empty);
 5. masked paths (Jupyter's config, data and runtime dirs, system secrets, the administrator's list) covered by
    an empty read-only tmpfs or ``/dev/null``;
-6. the scratch ``$HOME`` (inside the private ``/tmp``) and the real-home paths the administrator lists, read-only.
+6. the scratch ``$HOME`` (inside the private ``/tmp``) and, read-only, the real-home paths the
+   administrator lists.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 bubblewrap needs the ``bwrap`` binary and user namespaces (or root); both are checked by running a trivial
 sandbox, because a container's seccomp profile can block what ``/proc/sys/user/max_user_namespaces`` allows.
-Landlock needs Linux >= 5.13 with Landlock enabled: ``landlock_create_ruleset(NULL, 0, VERSION)`` gives its ABI.
+Landlock needs Linux >= 5.13 with Landlock enabled: ``landlock_create_ruleset(NULL, 0, VERSION)`` gives its
+ABI.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from .status import LayerChoice, SandboxStatus
 # The smallest sandbox with every namespace the real ones use: it must print "ok".
 _TRIAL = ("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-all", "--die-with-parent")
 _TRIAL_SECONDS = 10.0
-INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; RHEL/Fedora: dnf install bubblewrap)"
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; RHEL/Fedora: dnf install bubblewrap)"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,12 +59,16 @@ def detect(choice: LayerChoice = "auto", required: bool = False) -> SandboxStatu
         return SandboxStatus("none", "the sandbox is turned off (HdspAgentApp.sandbox = 'none')", required)
     bwrap_problem = bubblewrap_problem() if choice in ("auto", "bubblewrap") else None
     if choice in ("auto", "bubblewrap") and bwrap_problem is None:
-        return SandboxStatus("bubblewrap", "bubblewrap: namespaces for filesystem, network and processes", required)
+        return SandboxStatus(
+            "bubblewrap", "bubblewrap: namespaces for filesystem, network and processes", required
+        )
     abi = landlock_abi() if choice in ("auto", "landlock") else 0
     if abi >= 1:
         network = "TCP blocked" if abi >= 4 else "network NOT blocked (Landlock ABI < 4)"
         why = f"; bubblewrap unusable: {bwrap_problem}" if bwrap_problem else ""
-        return SandboxStatus("landlock", f"Landlock ABI {abi}: filesystem allowlist, {network}{why}", required)
+        return SandboxStatus(
+            "landlock", f"Landlock ABI {abi}: filesystem allowlist, {network}{why}", required
+        )
     reasons = []
     if bwrap_problem:
         reasons.append(bwrap_problem)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 # Inside the project: what would change the agent's own behaviour (rules, MCP servers, editor tasks) or run
 # code the next time someone uses git or opens a shell. Always guarded, existing or not.
-GUARDED_IN_PROJECT = (".hdsp", ".continue", ".vscode", ".idea", ".git/config", ".git/hooks", ".envrc")
+GUARDED_IN_PROJECT = (".hdsp", ".continue", ".vscode", ".idea", ".git/config", ".git/hooks")
 # Guarded when they exist (and, when the project root is the home directory, also when they do not).
 HOME_FILES = (
+    ".envrc",
     ".bashrc",
     ".bash_profile",
     ".bash_login",

@@ -23,7 +23,7 @@ from .detect import detect
 from .environment import sandbox_environment
 from .landlock_rules import landlock_rules
 from .protect import GuardedPath, masked_paths, protected_paths
-from .status import RunMode, SandboxSettings, SandboxStatus
+from .status import RunMode, SandboxLimits, SandboxSettings, SandboxStatus
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 
@@ -44,7 +44,8 @@ class PreparedCommand:
     _scratch: str | None = None
 
     def cleanup(self) -> None:
-        """Remove the mount points bwrap had to create for guarded paths (when still empty) and scratch dirs."""
+        """Remove the mount points bwrap had to create for guarded paths (when still empty) and the
+        scratch dirs."""
         for item in self._created:
             path = Path(item.path)
             with contextlib.suppress(OSError):
@@ -67,9 +68,16 @@ class Sandbox:
         return detect(self.settings.layer, self.settings.required)
 
     def prepare(
-        self, command: str, cwd: Path, root: Path, mode: RunMode, base_env: Mapping[str, str]
+        self,
+        command: str,
+        cwd: Path,
+        root: Path,
+        mode: RunMode,
+        base_env: Mapping[str, str],
+        extra_env: Mapping[str, str] | None = None,
     ) -> PreparedCommand:
-        """``command`` (for ``bash -c``) ready to start in ``mode`` ("sandboxed" or "network")."""
+        """``command`` (for ``bash -c``) ready to start in ``mode`` ("sandboxed" or "network"): the
+        allowlisted part of ``base_env`` plus ``extra_env`` (the caller's own settings, never secrets)."""
         status = self.status
         if not status.active:
             raise SandboxUnavailable(status.reason)
@@ -89,7 +97,7 @@ class Sandbox:
         scratch: str | None = None
         created: list[GuardedPath] = []
         if status.layer == "bubblewrap":
-            env = sandbox_environment(base_env, root, SCRATCH_HOME, "/tmp")
+            env = {**sandbox_environment(base_env, root, SCRATCH_HOME, "/tmp"), **(extra_env or {})}
             plan = BwrapPlan(
                 root=str(root),
                 cwd=str(cwd),
@@ -110,7 +118,7 @@ class Sandbox:
             home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
             os.mkdir(home)
             os.mkdir(tmp)
-            env = sandbox_environment(base_env, root, home, tmp)
+            env = {**sandbox_environment(base_env, root, home, tmp), **(extra_env or {})}
             extra = [os.path.expanduser(path) for path in self.settings.home_paths]
             rules = landlock_rules(root, (home, tmp), guarded, masked, extra)
             spec["argv"] = ["bash", "-c", command]
@@ -127,3 +135,25 @@ class Sandbox:
                 continue
             pairs.append((str(real), f"{SCRATCH_HOME}/{real.relative_to(home)}"))
         return tuple(pairs)
+
+
+def settings_from_config(config: object) -> SandboxSettings:
+    """The administrator's ``HdspAgentApp.sandbox*`` traits (defaults for what a config object lacks)."""
+    defaults = SandboxSettings()
+    limits = SandboxLimits(
+        max_processes=int(getattr(config, "sandbox_max_processes", defaults.limits.max_processes)),
+        max_file_bytes=int(getattr(config, "sandbox_max_file_bytes", defaults.limits.max_file_bytes)),
+        cpu_seconds=int(getattr(config, "sandbox_cpu_seconds", defaults.limits.cpu_seconds)),
+    )
+    return SandboxSettings(
+        layer=getattr(config, "sandbox", defaults.layer),
+        required=bool(getattr(config, "sandbox_required", False)),
+        read_only_paths=tuple(getattr(config, "sandbox_read_only_paths", ())),
+        masked_paths=tuple(getattr(config, "sandbox_masked_paths", ())),
+        home_paths=tuple(getattr(config, "sandbox_home_paths", ())),
+        limits=limits,
+    )
+
+
+def sandbox_from_config(config: object) -> Sandbox:
+    return Sandbox(settings_from_config(config))

@@ -1,4 +1,5 @@
-"""What the sandbox is and how a command runs: the layer in force, the run modes, the administrator's settings.
+"""What the sandbox is and how a command runs: the layer in force, the run modes, the administrator's
+settings.
 
 Plain data shared by detection, the policy, the terminal tool, the CLI and ``GET /hdsp-agent/info``.
 """

@@ -17,7 +17,7 @@ import re
 import signal
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -135,10 +135,14 @@ class OutputCapture:
 
 async def spawn_shell(command: str, cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
     """``bash -c command`` in its own process group, stdin closed, stdout and stderr on one pipe."""
+    return await spawn_argv(["bash", "-c", command], cwd, env)
+
+
+async def spawn_argv(argv: list[str], cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
+    """``argv`` (a shell, or the sandbox supervisor around one) in its own process group, stdin closed,
+    stdout and stderr on one pipe."""
     return await asyncio.create_subprocess_exec(
-        "bash",
-        "-c",
-        command,
+        *argv,
         cwd=cwd,
         env=dict(env),
         stdin=asyncio.subprocess.DEVNULL,
@@ -224,6 +228,8 @@ class BackgroundProcess:
     first_output: list[str] = field(default_factory=list)
     pump: asyncio.Task[None] | None = None
     first_output_seen: asyncio.Event = field(default_factory=asyncio.Event)
+    # Called once the process has exited (the sandbox's scratch directories and mount points go away).
+    on_exit: Callable[[], None] | None = None
 
     @property
     def pid(self) -> int:
@@ -263,17 +269,37 @@ class ProcessTracker:
         self._ids = itertools.count(1)
 
     async def start(
-        self, command: str, cwd: Path, env: Mapping[str, str], session_id: str, log_path: Path
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        session_id: str,
+        log_path: Path,
+        *,
+        argv: list[str] | None = None,
+        on_exit: Callable[[], None] | None = None,
     ) -> BackgroundProcess:
+        """Start ``argv`` (default: ``bash -c command``) in the background."""
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        process = await spawn_shell(command, cwd, env)
-        entry = BackgroundProcess(f"bg-{next(self._ids)}", session_id, command, process, log_path)
+        process = await spawn_argv(argv or ["bash", "-c", command], cwd, env)
+        entry = BackgroundProcess(
+            f"bg-{next(self._ids)}", session_id, command, process, log_path, on_exit=on_exit
+        )
         entry.pump = asyncio.ensure_future(self._pump(entry))
         self._processes[entry.process_id] = entry
         return entry
 
     async def _pump(self, entry: BackgroundProcess) -> None:
         """Copy the process's output to its log as it comes, keeping the first lines for the model."""
+        try:
+            await self._copy_output(entry)
+            await entry.process.wait()
+            entry.first_output_seen.set()
+        finally:
+            if entry.on_exit is not None:
+                entry.on_exit()
+
+    async def _copy_output(self, entry: BackgroundProcess) -> None:
         assert entry.process.stdout is not None
         decoder = TextDecoder()
         kept = 0
@@ -289,8 +315,6 @@ class ProcessTracker:
                     entry.first_output_seen.set()
                 if not chunk:
                     break
-        await entry.process.wait()
-        entry.first_output_seen.set()
 
     def get(self, process_id: str) -> BackgroundProcess | None:
         return self._processes.get(process_id)

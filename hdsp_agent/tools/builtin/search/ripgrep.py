@@ -11,7 +11,7 @@ import asyncio
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -51,6 +51,15 @@ SECRET_EXCLUDES = (
 )
 # Arguments every search starts with: honour .gitignore without requiring a git repository, see dotfiles.
 BASE_ARGS = ("--no-require-git", "--hidden", "--no-config", "--color", "never")
+
+
+# The only names rg gets from the server's environment: no RIPGREP_CONFIG_PATH (a config can add --pre, a
+# program run on every file), no keys or tokens.
+_RG_ENV = frozenset({"PATH", "LANG", "TZ"})
+
+
+def ripgrep_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    return {name: value for name, value in environ.items() if name in _RG_ENV or name.startswith("LC_")}
 
 
 def find_rg() -> str:
@@ -94,7 +103,7 @@ class RipgrepRun:
         self._stderr_task: asyncio.Task[bytes] | None = None
 
     async def __aenter__(self) -> RipgrepRun:
-        env = {key: value for key, value in os.environ.items() if key != "RIPGREP_CONFIG_PATH"}
+        env = ripgrep_environment(os.environ)
         self._process = await asyncio.create_subprocess_exec(
             *self.args,
             cwd=self.cwd,
