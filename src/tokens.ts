@@ -83,7 +83,10 @@ export interface IServerInfo {
   name: string;
   version: string;
   tools: IToolInfo[];
-  sandbox: ISandboxInfo;
+  /**
+   * Always sent by this version; optional so the handshake still types an older server's reply.
+   */
+  sandbox?: ISandboxInfo;
 }
 
 /**
