@@ -31,7 +31,12 @@ _TERM_GRACE_SECONDS = 0.5
 
 def _descendants(root_pid: int) -> list[int]:
     """Every process below ``root_pid`` (from /proc's parent links), nearest first."""
-    children: dict[int, list[int]] = {}
+    return [pid for pid, _name in _descendants_named(root_pid)]
+
+
+def _descendants_named(root_pid: int) -> list[tuple[int, bytes]]:
+    """(pid, command name) of every process below ``root_pid``."""
+    children: dict[int, list[tuple[int, bytes]]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -40,28 +45,31 @@ def _descendants(root_pid: int) -> list[int]:
                 text = stat.read()
         except OSError:
             continue
+        name = text[text.find(b"(") + 1 : text.rfind(b")")]
         fields = text[text.rfind(b")") + 2 :].split()
         if len(fields) > 1 and fields[0] not in (b"Z", b"X"):
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found: list[int] = []
+            children.setdefault(int(fields[1]), []).append((int(entry), name))
+    found: list[tuple[int, bytes]] = []
     frontier = [root_pid]
     while frontier:
         pid = frontier.pop()
         for child in children.get(pid, ()):
             found.append(child)
-            frontier.append(child)
+            frontier.append(child[0])
     return found
 
 
 def _stop_all(me: int) -> int:
     """SIGSTOP then SIGKILL everything below ``me`` until nothing is left (a fork flood cannot outrun it:
-    stopped processes do not fork). Returns how many processes were found."""
+    stopped processes do not fork). Returns how many of the command's processes were found (bubblewrap's own
+    processes, still winding down, are not counted)."""
     seen: set[int] = set()
     for _round in range(50):
-        pids = _descendants(me)
-        if not pids:
+        named = _descendants_named(me)
+        if not named:
             break
-        seen.update(pids)
+        pids = [pid for pid, _name in named]
+        seen.update(pid for pid, name in named if name != b"bwrap")
         for signum in (signal.SIGSTOP, signal.SIGKILL):
             for pid in pids:
                 try:
@@ -104,7 +112,10 @@ def _start(spec: dict) -> int:
     if pid:
         return pid
     try:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # Python ignores SIGPIPE and SIGXFSZ; an ignored signal stays ignored across exec, and the command
+        # must die of them as it would in a shell (``yes | head``, the file size limit).
+        for signum in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(signum, signal.SIG_DFL)
         if landlock_spec is not None:
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I left it out
             import landlock  # beside this script
