@@ -40,9 +40,9 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
         # One sandbox for the policy (run modes) and the tools (running in it): they must agree.
-        self.sandbox = sandbox_from_config(self)
-        self.registry = default_registry(self, self.sandbox)
-        self.policy = build_policy(self, self.root_dir, sandbox=self.sandbox.status)
+        self.os_sandbox = sandbox_from_config(self)
+        self.registry = default_registry(self, self.os_sandbox)
+        self.policy = build_policy(self, self.root_dir, sandbox=self.os_sandbox.status)
         self.runtime = AgentRuntime(
             registry=self.registry,
             policy=self.policy,
@@ -62,7 +62,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
-        self.log.info("hdsp-agent sandbox: %s (%s)", self.sandbox.status.layer, self.sandbox.status.reason)
+        self.log.info("hdsp-agent sandbox: %s (%s)", self.os_sandbox.status.layer, self.os_sandbox.status.reason)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(build_handlers())

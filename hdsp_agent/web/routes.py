@@ -75,7 +75,7 @@ class InfoHandler(_AgentHandler):
                 "name": NAMESPACE,
                 "version": __version__,
                 "tools": [to_summary(tool) for tool in self.agent.catalog()],
-                "sandbox": self.agent.sandbox.status.public(),
+                "sandbox": self.agent.os_sandbox.status.public(),
             }
         )
 
