@@ -62,7 +62,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
-        self.log.info("hdsp-agent sandbox: %s (%s)", self.os_sandbox.status.layer, self.os_sandbox.status.reason)
+        status = self.os_sandbox.status
+        self.log.info("hdsp-agent sandbox: %s (%s)", status.layer, status.reason)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(build_handlers())
