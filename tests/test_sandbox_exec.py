@@ -196,6 +196,26 @@ def test_home_is_an_empty_scratch_directory(sandbox: Sandbox, project: Path) -> 
     assert not set(real_entries) & set(shown)
 
 
+@pytest.mark.parametrize("layer", LAYERS)
+def test_only_the_listed_home_paths_are_visible(
+    layer: str, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = hdsp-listed-marker\n")
+    (home / ".secret-token").write_text("hdsp-unlisted-marker\n")
+    monkeypatch.setenv("HOME", str(home))
+    sandbox = Sandbox(SandboxSettings(layer=layer, home_paths=("~/.gitconfig",), limits=LIMITS))  # type: ignore[arg-type]
+    if sandbox.status.layer != layer:
+        pytest.skip(f"SANDBOX LAYER {layer.upper()} NOT AVAILABLE HERE: {sandbox.status.reason}")
+    done = run(
+        sandbox, project, f'cat "$HOME/.gitconfig"; cat {home}/.secret-token; echo "x" >> "$HOME/.gitconfig"'
+    )
+    assert "hdsp-listed-marker" in done.stdout
+    assert "hdsp-unlisted-marker" not in done.stdout
+    assert (home / ".gitconfig").read_text().count("\n") == 2  # shown read-only
+
+
 def test_the_environment_has_no_secrets(
     sandbox: Sandbox, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -107,7 +107,7 @@ class Sandbox:
                 real_home=os.path.realpath(os.path.expanduser("~")),
                 guarded=tuple(guarded),
                 masked=tuple(masked),
-                home_paths=self._home_paths(),
+                home_paths=tuple((real, f"{SCRATCH_HOME}/{rel}") for real, rel in self._home_paths()),
                 tmpfs_bytes=limits.tmpfs_bytes,
                 bwrap=shutil.which("bwrap") or "bwrap",
             )
@@ -119,22 +119,28 @@ class Sandbox:
             os.mkdir(home)
             os.mkdir(tmp)
             env = {**sandbox_environment(base_env, root, home, tmp), **(extra_env or {})}
-            extra = [os.path.expanduser(path) for path in self.settings.home_paths]
+            extra = []
+            for real, rel in self._home_paths():  # shown in the scratch home as links, readable only
+                link = Path(home) / rel
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(real)
+                extra.append(real)
             rules = landlock_rules(root, (home, tmp), guarded, masked, extra)
             spec["argv"] = ["bash", "-c", command]
             spec["landlock"] = {"rules": rules, "deny_tcp": mode != "network"}
         argv = [sys.executable, "-I", "-S", str(SUPERVISOR), json.dumps(spec)]
         return PreparedCommand(argv, env, root, status.layer, created, scratch)
 
-    def _home_paths(self) -> tuple[tuple[str, str], ...]:
+    def _home_paths(self) -> list[tuple[str, str]]:
+        """(real path, path relative to the home) for each existing ``home_paths`` entry inside the home."""
         home = Path(os.path.expanduser("~")).resolve()
         pairs: list[tuple[str, str]] = []
         for text in self.settings.home_paths:
             real = Path(os.path.expanduser(text)).resolve()
-            if real == home or home not in real.parents:
+            if real == home or home not in real.parents or not real.exists():
                 continue
-            pairs.append((str(real), f"{SCRATCH_HOME}/{real.relative_to(home)}"))
-        return tuple(pairs)
+            pairs.append((str(real), str(real.relative_to(home))))
+        return pairs
 
 
 def settings_from_config(config: object) -> SandboxSettings:
