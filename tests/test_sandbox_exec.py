@@ -26,6 +26,7 @@ from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest
 from hdsp_agent.permissions.policy import AdminFloor, RulePolicy
 from hdsp_agent.sandbox import RunMode, Sandbox, SandboxLimits, SandboxSettings
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
+from hdsp_agent.tools.builtin import processes
 from hdsp_agent.tools.builtin.processes import ProcessTracker
 from hdsp_agent.tools.builtin.terminal import RunTerminalCommandTool
 from hdsp_agent.tools.executor import ToolExecutor
@@ -338,3 +339,18 @@ async def test_background_commands_run_sandboxed_and_die_with_their_session(
             break
         await asyncio.sleep(0.05)
     assert processes_with(f"sleep {marker}") == []
+
+
+@pytest.mark.asyncio
+async def test_an_endless_writer_to_stdout_does_not_fill_the_disk(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(processes, "MAX_LOG_CHARS", 200_000)
+    sandbox = (
+        make_sandbox("bubblewrap") if Sandbox().status.layer == "bubblewrap" else make_sandbox("landlock")
+    )
+    result = await call_terminal(sandbox, project, RecordingApprover(), command="yes hdsp-marker", timeout=2)
+    log_path = Path(result.details["log_path"])
+    assert result.details["timed_out"]
+    assert log_path.stat().st_size < 200_000 + 100_000  # the cap plus at most one read and the note
+    assert log_path.read_text().endswith("MiB of output]\n")

@@ -26,6 +26,9 @@ from typing import IO
 _ANSI_PATTERN = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 READ_CHUNK_BYTES = 64 * 1024
 KILL_GRACE_SECONDS = 5.0
+# A command's saved log stops growing here: an endless writer to stdout (``yes``) must not fill the disk.
+MAX_LOG_CHARS = 64 * 1024 * 1024
+_LOG_FULL_NOTE = f"\n[... the log stops here: more than {MAX_LOG_CHARS // (1024 * 1024)} MiB of output]\n"
 
 
 def strip_ansi(text: str) -> str:
@@ -104,8 +107,8 @@ class OutputCapture:
             self._everything.append(text)
             if self.total_chars > self.limit:
                 self._spill()
-        elif self._log is not None:
-            self._log.write(text)
+        elif self._log is not None and self.total_chars - len(text) < MAX_LOG_CHARS:
+            self._log.write(text if self.total_chars < MAX_LOG_CHARS else text + _LOG_FULL_NOTE)
 
     def _spill(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -302,13 +305,15 @@ class ProcessTracker:
     async def _copy_output(self, entry: BackgroundProcess) -> None:
         assert entry.process.stdout is not None
         decoder = TextDecoder()
-        kept = 0
+        kept = written = 0
         with open(entry.log_path, "w", encoding="utf-8") as log:
             while True:
                 chunk = await entry.process.stdout.read(READ_CHUNK_BYTES)
                 text = decoder.feed(chunk, final=not chunk)
-                log.write(text)
-                log.flush()
+                if written < MAX_LOG_CHARS:  # past it, output is still read (and dropped) so the pipe drains
+                    written += len(text)
+                    log.write(text if written < MAX_LOG_CHARS else text + _LOG_FULL_NOTE)
+                    log.flush()
                 if kept < self.FIRST_OUTPUT_CHARS and text:
                     entry.first_output.append(text[: self.FIRST_OUTPUT_CHARS - kept])
                     kept += len(entry.first_output[-1])
