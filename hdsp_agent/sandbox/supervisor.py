@@ -26,6 +26,10 @@ import time
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _POLL_SECONDS = 0.05
+# A full count walks all of /proc (milliseconds); between counts, the system-wide task total from
+# /proc/loadavg bounds how much the command can have grown, so a full count is needed only when that bound
+# could pass the limit, or once a second (other processes may have exited while the command's grew).
+_FULL_COUNT_SECONDS = 1.0
 _TERM_GRACE_SECONDS = 0.5
 
 
@@ -57,6 +61,34 @@ def _descendants_named(root_pid: int) -> list[tuple[int, bytes]]:
             found.append(child)
             frontier.append(child[0])
     return found
+
+
+def _system_tasks() -> int:
+    """Every process and thread on the machine (the "T" of /proc/loadavg's "R/T"): one cheap read."""
+    try:
+        with open("/proc/loadavg", "rb") as loadavg:
+            return int(loadavg.read().split()[3].split(b"/")[1])
+    except (OSError, IndexError, ValueError):
+        return 1 << 30  # unknown: always count in full
+
+
+class _Watchdog:
+    """Whether the command has more than ``limit`` processes, counting in full only when it might."""
+
+    def __init__(self, me: int, limit: int) -> None:
+        self.me = me
+        self.limit = limit
+        self.count = 0
+        self.total = _system_tasks()
+        self.counted_at = 0.0
+
+    def over_limit(self) -> bool:
+        total = _system_tasks()
+        now = time.monotonic()
+        if self.count + (total - self.total) <= self.limit and now - self.counted_at < _FULL_COUNT_SECONDS:
+            return False
+        self.count, self.total, self.counted_at = len(_descendants(self.me)), total, now
+        return self.count > self.limit
 
 
 def _stop_all(me: int) -> int:
@@ -116,6 +148,7 @@ def _start(spec: dict) -> int:
         # must die of them as it would in a shell (``yes | head``, the file size limit).
         for signum in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])  # the mask survives exec
         if landlock_spec is not None:
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I left it out
             import landlock  # beside this script
@@ -140,7 +173,10 @@ def main() -> int:
     terminating: list[float] = []
     signal.signal(signal.SIGTERM, lambda _signum, _frame: terminating.append(time.monotonic()))
     me = os.getpid()
+    # SIGCHLD blocked and waited for: the loop wakes the moment a child exits, not at the next tick.
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
     main_pid = _start(spec)
+    watchdog = _Watchdog(me, limits["max_processes"])
     main_status: int | None = None
     note = ""
     while main_status is None:
@@ -152,7 +188,7 @@ def main() -> int:
             _stop_all(me)
             main_status = _killed_by(signal.SIGTERM)
             break
-        if len(_descendants(me)) > limits["max_processes"]:
+        if watchdog.over_limit():
             _stop_all(me)
             note = (
                 f"[sandbox: the command started more than {limits['max_processes']} processes; "
@@ -160,7 +196,7 @@ def main() -> int:
             )
             main_status = _killed_by(signal.SIGKILL)
             break
-        time.sleep(_POLL_SECONDS)
+        signal.sigtimedwait([signal.SIGCHLD], _POLL_SECONDS)
     left = _stop_all(me)
     if left and not note:
         note = f"[sandbox: {left} process(es) the command left running were stopped]"
