@@ -58,8 +58,9 @@ def plan(**overrides: object) -> BwrapPlan:
 
 def test_bwrap_argv_isolates_everything_and_ends_with_the_command() -> None:
     argv = bwrap_argv(plan())
-    for flag in ("--die-with-parent", "--new-session", "--unshare-all", "--clearenv"):
+    for flag in ("--die-with-parent", "--new-session", "--unshare-all", "--clearenv", "--disable-userns"):
         assert flag in argv
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
     assert "--share-net" not in argv
     assert argv[-3:] == ["bash", "-c", "ls -la"]
     assert ("/", "/") in pairs(argv, "--ro-bind")

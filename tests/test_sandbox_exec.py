@@ -135,11 +135,15 @@ def test_a_sandboxed_command_cannot_write_protected_paths(sandbox: Sandbox, proj
         "echo marker > .git/hooks/pre-commit",
         "printf '[core]\\n\\tfsmonitor = touch marker\\n' >> .git/config",
         "mkdir -p .vscode && echo '{}' > .vscode/tasks.json",
+        # Undoing the read-only mounts: with capabilities, or in a new user namespace.
+        "umount .git/hooks; umount -l .git/hooks; echo marker > .git/hooks/post-merge",
+        "unshare -Urm sh -c 'umount -l .git/hooks; echo marker > .git/hooks/post-rewrite'",
     ]
     run(sandbox, project, "; ".join(attempts))
     assert not (project / ".hdsp" / "rules").exists()
     assert not (project / ".continue" / "rules").exists()
-    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    for hook in ("pre-commit", "post-merge", "post-rewrite"):
+        assert not (project / ".git" / "hooks" / hook).exists()
     assert not (project / ".vscode" / "tasks.json").exists()
     assert (project / ".git" / "config").read_text() == config_before
     # The mount points bwrap needed for paths that did not exist are gone again.

@@ -2,6 +2,7 @@
 
 Mount order matters (later mounts cover earlier ones):
 
+0. no capabilities, and no user namespace can be created inside (so no mount can be undone);
 1. ``/`` read-only; fresh ``/dev``, a fresh ``/proc`` of the new PID namespace (the server's processes are not
    in it), a private size-limited ``/tmp``;
 2. homes hidden (``/home``, ``/root``, the real ``$HOME``) and ``/run`` (sockets of system services) replaced
@@ -43,13 +44,19 @@ class BwrapPlan:
     # (real path, path inside the scratch home) pairs, shown read-only.
     home_paths: tuple[tuple[str, str], ...] = ()
     tmpfs_bytes: int = 512 * 1024 * 1024
+    # ``--unshare-user --disable-userns``: no user namespace can be created inside (where bwrap supports it).
+    disable_userns: bool = True
     bwrap: str = "bwrap"
     shell: tuple[str, ...] = field(default=("bash", "-c"))
 
 
 def bwrap_argv(plan: BwrapPlan) -> list[str]:
     """The full argv (``bwrap … bash -c COMMAND``) for ``plan``."""
-    argv = [plan.bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
+    # --cap-drop ALL: run by root, bwrap would otherwise leave the command every capability in its namespaces,
+    # enough to unmount the read-only binds over protected paths.
+    argv = [plan.bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
+    if plan.disable_userns:
+        argv += ["--unshare-user", "--disable-userns"]
     if plan.network:
         argv.append("--share-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

@@ -49,6 +49,36 @@ def bubblewrap_problem() -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
+def bubblewrap_disables_userns() -> bool:
+    """Whether ``--unshare-user --disable-userns`` works here (bwrap >= 0.8 with user namespaces); without it
+    the command keeps no capabilities either, but could still create a (powerless) user namespace."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False
+    try:
+        trial = subprocess.run(
+            [
+                bwrap,
+                *_TRIAL,
+                "--unshare-user",
+                "--disable-userns",
+                "--cap-drop",
+                "ALL",
+                "/bin/sh",
+                "-c",
+                "echo ok",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=_TRIAL_SECONDS,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return trial.returncode == 0 and trial.stdout.strip() == "ok"
+
+
+@functools.lru_cache(maxsize=1)
 def landlock_abi() -> int:
     return abi_version() if sys.platform.startswith("linux") else 0
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bwrap import SCRATCH_HOME, BwrapPlan, bwrap_argv
-from .detect import detect
+from .detect import bubblewrap_disables_userns, detect
 from .environment import sandbox_environment
 from .landlock_rules import landlock_rules
 from .protect import GuardedPath, masked_paths, protected_paths
@@ -109,6 +109,7 @@ class Sandbox:
                 masked=tuple(masked),
                 home_paths=tuple((real, f"{SCRATCH_HOME}/{rel}") for real, rel in self._home_paths()),
                 tmpfs_bytes=limits.tmpfs_bytes,
+                disable_userns=bubblewrap_disables_userns(),
                 bwrap=shutil.which("bwrap") or "bwrap",
             )
             spec["argv"] = bwrap_argv(plan)
