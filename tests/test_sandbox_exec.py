@@ -150,6 +150,13 @@ def test_a_sandboxed_command_cannot_write_protected_paths(sandbox: Sandbox, proj
     assert not (project / ".hdsp").exists() and not (project / ".continue").exists()
 
 
+def test_a_sandboxed_command_has_no_capabilities(sandbox: Sandbox, project: Path) -> None:
+    # Giving a file away needs CAP_CHOWN, which root has outside the sandbox (CI runs as root).
+    done = run(sandbox, project, "chown 54321 src/app.py; echo status=$?")
+    assert "status=0" not in done.stdout
+    assert (project / "src" / "app.py").stat().st_uid == os.getuid()
+
+
 def test_a_project_without_git_cannot_get_a_repository_with_hooks(sandbox: Sandbox, tmp_path: Path) -> None:
     root = tmp_path / "plain"
     root.mkdir()

@@ -16,6 +16,10 @@ _SYS_RESTRICT_SELF = 446
 _CREATE_RULESET_VERSION = 1 << 0
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAP_LAST_CAP_GUESS = 63
 
 # Filesystem rights, by the ABI that introduced them.
 FS_EXECUTE = 1 << 0
@@ -118,6 +122,17 @@ def restrict_self(rules: list[tuple[str, int]], *, deny_tcp: bool, abi: int | No
     finally:
         os.close(int(ruleset))
     return abi
+
+
+def drop_capabilities() -> None:
+    """Empty the capability bounding and ambient sets, so whatever this process execs — even as root — starts
+    with no capabilities (no loading kernel modules, raw sockets, chown, reboot...). Landlock alone confines
+    the filesystem, not what root's capabilities allow. Errors (no CAP_SETPCAP: not root) are ignored: a
+    process without capabilities has nothing to drop."""
+    libc = _libc()
+    for capability in range(_CAP_LAST_CAP_GUESS + 1):
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # EINVAL past the kernel's last capability
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 
 
 def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:

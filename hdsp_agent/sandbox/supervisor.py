@@ -154,6 +154,7 @@ def _start(spec: dict) -> int:
             import landlock  # beside this script
 
             rules = [(path, int(rights)) for path, rights in landlock_spec["rules"]]
+            landlock.drop_capabilities()
             landlock.restrict_self(rules, deny_tcp=landlock_spec["deny_tcp"])
         os.chdir(spec["cwd"])
         os.execvpe(spec["argv"][0], spec["argv"], dict(os.environ))
