@@ -123,7 +123,9 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         "read_file_range. For servers and watchers use waitForCompletion=false: the command keeps running in "
         "the "
         "background (stopped when the chat session ends) and you get its id, first output and log path. "
-        "Prefer grep_search, file_glob_search and read_file over shell equivalents."
+        "Prefer grep_search, file_glob_search and read_file over shell equivalents. "
+        "Commands run in an OS sandbox unless the user approved otherwise: no network, only the project is "
+        "writable (not .git/hooks, .git/config, .hdsp/), $HOME is an empty scratch directory."
     )
     args_model = RunTerminalCommandArgs
     read_only = False
