@@ -365,3 +365,30 @@ async def test_an_endless_writer_to_stdout_does_not_fill_the_disk(
     assert result.details["timed_out"]
     assert log_path.stat().st_size < 200_000 + 100_000  # the cap plus at most one read and the note
     assert log_path.read_text().endswith("MiB of output]\n")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_project_that_is_the_home_directory_keeps_its_rc_files_and_jupyter_dirs(
+    layer: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JupyterHub's default: the project root is $HOME, so rc files and Jupyter's dirs are inside it."""
+    home = tmp_path / "home"
+    runtime = home / ".local" / "share" / "jupyter" / "runtime"
+    runtime.mkdir(parents=True)
+    (runtime / "jpserver-1.json").write_text('{"token": "hdsp-fake-token"}')
+    (home / ".bashrc").write_text("export EDITOR=vi\n")
+    (home / "work").mkdir()
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    sandbox = make_sandbox(layer)
+    done = run(
+        sandbox,
+        home,
+        "cat .local/share/jupyter/runtime/jpserver-1.json; echo 'touch marker' >> .bashrc; "
+        "echo x > .profile; touch work/ok",
+    )
+    assert "hdsp-fake-token" not in done.stdout
+    assert (home / ".bashrc").read_text() == "export EDITOR=vi\n"
+    assert not (home / ".profile").exists()  # neither written nor left behind as a mount point
+    assert (home / "work" / "ok").exists()
