@@ -392,3 +392,12 @@ def test_a_project_that_is_the_home_directory_keeps_its_rc_files_and_jupyter_dir
     assert (home / ".bashrc").read_text() == "export EDITOR=vi\n"
     assert not (home / ".profile").exists()  # neither written nor left behind as a mount point
     assert (home / "work" / "ok").exists()
+
+
+def test_a_git_worktree_whose_git_is_a_file(sandbox: Sandbox, tmp_path: Path) -> None:
+    root = tmp_path / "worktree"
+    (root / "src").mkdir(parents=True)
+    (root / ".git").write_text("gitdir: /elsewhere/.git/worktrees/w\n")
+    done = run(sandbox, root, "echo gitdir: /tmp/evil > .git; touch src/ok")
+    assert (root / ".git").read_text() == "gitdir: /elsewhere/.git/worktrees/w\n"
+    assert (root / "src" / "ok").exists(), done.stderr  # the sandbox started and the project is writable

@@ -69,8 +69,10 @@ def protected_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:
     """The guarded paths inside ``root`` (resolved, absolute), each with what is there now."""
     home = Path(os.path.expanduser("~")).resolve()
     names = list(GUARDED_IN_PROJECT)
-    if not (root / ".git").exists():
-        names.append(".git")  # a repository the command creates would carry its own hooks and config
+    if not (root / ".git").is_dir():
+        # No repository here: none may be planted (with its own hooks and config). A worktree's or
+        # submodule's ``.git`` file, naming the real git dir, may not be pointed elsewhere either.
+        names.append(".git")
     guarded: list[GuardedPath] = []
     candidates = [root / name for name in names]
     candidates += [root / name for name in HOME_FILES if root == home or (root / name).exists()]
@@ -78,8 +80,8 @@ def protected_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:
     for path in dict.fromkeys(candidates):
         if not _beneath(path, root) or path == root:
             continue
-        if not path.parent.exists() and not path.exists():
-            continue  # its parent is guarded (``.git``) or absent: nothing to mount on
+        if not path.parent.is_dir():
+            continue  # its parent is guarded (``.git``), absent or a file: nothing to mount on
         exists = path.exists() or path.is_symlink()
         is_dir = path.is_dir() if exists else path.name not in _FILE_NAMES
         guarded.append(GuardedPath(str(path), is_dir, exists))
