@@ -76,26 +76,26 @@ class HdspAgentConfig(Configurable):
         help="The mode until the user picks one: 'default' (edits ask), 'accept-edits' (file edits inside the "
         "root run without asking), 'read-only' (only reading tools are offered).",
     )
-    # -- the OS sandbox (docs/permissions.md, "Sandbox") ---------------------------------------------------------
+    # -- the OS sandbox (docs/permissions.md, "Sandbox") -----------------------------------------------------
     sandbox = Enum(
         ["auto", "bubblewrap", "landlock", "none"],
         default_value="auto",
         config=True,
-        help="The OS sandbox for shell commands: 'auto' (bubblewrap, else Landlock, else none), one layer, or "
-        "'none'. Without a sandbox only inert commands run without asking.",
+        help="The OS sandbox for shell commands: 'auto' (bubblewrap, else Landlock, else none), one layer, "
+        "or 'none'. Without a sandbox only inert commands run without asking.",
     )
     sandbox_required = Bool(
         False,
         config=True,
-        help="True: a shell command never runs outside the sandbox (no 'unsandboxed' approvals); with no sandbox "
-        "available, run_terminal_command is refused with the reason.",
+        help="True: a shell command never runs outside the sandbox (no 'unsandboxed' approvals); with no "
+        "sandbox available, run_terminal_command is refused with the reason.",
     )
     sandbox_read_only_paths = List(
         Unicode(),
         default_value=[],
         config=True,
-        help="More paths a sandboxed command may read but never write or create (relative to the project root, or "
-        "absolute), besides .hdsp, .continue, .vscode, .git/config and .git/hooks.",
+        help="More paths a sandboxed command may read but never write or create (relative to the project "
+        "root, or absolute), besides .hdsp, .continue, .vscode, .git/config and .git/hooks.",
     )
     sandbox_masked_paths = List(
         Unicode(),
@@ -108,8 +108,8 @@ class HdspAgentConfig(Configurable):
         Unicode(),
         default_value=[],
         config=True,
-        help="Paths of the real home shown read-only in a sandboxed command's scratch home (e.g. '~/.gitconfig'); "
-        "nothing else of the home is visible.",
+        help="Paths of the real home shown read-only in a sandboxed command's scratch home (e.g. "
+        "'~/.gitconfig'); nothing else of the home is visible.",
     )
     sandbox_max_processes = Int(
         256, config=True, help="A sandboxed command with more processes than this at once is stopped."

@@ -30,8 +30,8 @@ class PolicyDecision:
     reasons: list[str] = field(default_factory=list)
     # The rule that decided, as written (e.g. "run_terminal_command(git status*)"), or None for a default.
     rule: str | None = None
-    # How a shell command runs if it runs (``sandbox.status.RunMode``): "sandboxed" for what is allowed without
-    # asking, the mode shown in the approval card for what asks; None for tools that run no shell command.
+    # How a shell command runs if it runs (``sandbox.status.RunMode``): "sandboxed" for what is allowed
+    # without asking, the mode shown in the approval card for what asks; None for tools with no shell command.
     run_mode: RunMode | None = None
 
     @property

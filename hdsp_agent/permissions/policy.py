@@ -29,7 +29,6 @@ from pydantic import BaseModel
 
 from ..sandbox.status import SandboxStatus
 from ..tools.base import PermissionAction, PermissionKind, Tool, ToolContext
-from .shell.analyser import analyze_command
 from .decision import PolicyDecision
 from .defaults import (
     EDIT_TOOLS,
@@ -46,7 +45,7 @@ from .modes import MODES, PermissionMode, mode_filter  # re-exported: callers im
 from .paths import inspect_path, resolved_root
 from .rules import Rule, RuleError, Subject, SubjectKind, parse_rules
 from .run_mode import with_run_mode
-from .shell.analyser import CommandAnalysis
+from .shell.analyser import CommandAnalysis, analyze_command
 from .urls import UrlAllowlist, check_url_syntax
 
 
@@ -89,7 +88,7 @@ class RulePolicy:
         sandbox: SandboxStatus | None = None,
     ) -> None:
         self.admin = admin
-        # The OS sandbox in force: decides shell commands' run modes, and with none only inert ones are allowed.
+        # The OS sandbox in force: decides shell commands' run modes; with none, only inert ones are allowed.
         self.sandbox = sandbox
         self.root_dir = root_dir
         self.permissions_file = permissions_file
