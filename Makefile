@@ -12,7 +12,7 @@ LAB_PORT ?= 8888
 # Tools the build calls by name (jupyter-builder, jupyter) come from the virtual env.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup lab test test-python test-js test-ui lint browser bench soak clean
+.PHONY: setup lab test test-python test-js test-ui lint browser sandbox bench soak clean
 
 setup: $(VENV)/.installed
 
@@ -34,9 +34,9 @@ $(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue
 lab: setup
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) $(ROOT_FLAG)
 
-test: setup browser test-python test-js test-ui
+test: setup browser sandbox test-python test-js test-ui
 
-test-python: setup
+test-python: setup sandbox
 	$(PY) -m pytest -q
 
 test-js: setup
@@ -52,6 +52,12 @@ browser:
 	@test -x $(CHROMIUM) || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "Install Debian's chromium package (sudo apt-get install chromium) for the UI tests" >&2; exit 1; fi; }
+
+# Shell commands run in bubblewrap (docs/permissions.md, "Sandbox"); the sandbox tests need it.
+sandbox:
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+	  else echo "Install bubblewrap (sudo apt-get install bubblewrap) for the sandbox tests" >&2; exit 1; fi; }
 
 lint: setup
 	$(BIN)/ruff check hdsp_agent tests

@@ -22,6 +22,7 @@ from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
+from .sandbox import sandbox_from_config
 from .web.routes import build_handlers
 from .web.bridge import build_bridge_handlers
 from .web.mcp import build_mcp_handlers
@@ -46,9 +47,11 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.admin_problems = apply_admin_settings(self, load_admin_settings(), self.log)
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
-        self.registry = default_registry(self)
+        # One sandbox for the policy (run modes) and the tools (running in it): they must agree.
+        self.os_sandbox = sandbox_from_config(self)
+        self.registry = default_registry(self, self.os_sandbox)
         self.user_models = UserModelFile()
-        self.policy = build_policy(self, self.root_dir)
+        self.policy = build_policy(self, self.root_dir, sandbox=self.os_sandbox.status)
         self.runtime = AgentRuntime(
             registry=self.registry,
             policy=self.policy,
@@ -76,6 +79,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
+        status = self.os_sandbox.status
+        self.log.info("hdsp-agent sandbox: %s (%s)", status.layer, status.reason)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(build_handlers())

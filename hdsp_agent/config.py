@@ -98,6 +98,50 @@ class HdspAgentConfig(Configurable):
         help="More files that hold secrets: reading one asks, and search, glob, map and index tools skip them. "
         "Gitignore-style patterns (e.g. ['*.secret', 'config/prod/']) or absolute paths.",
     )
+    # -- the OS sandbox (docs/permissions.md, "Sandbox") -----------------------------------------------------
+    sandbox = Enum(
+        ["auto", "bubblewrap", "landlock", "none"],
+        default_value="auto",
+        config=True,
+        help="The OS sandbox for shell commands: 'auto' (bubblewrap, else Landlock, else none), one layer, "
+        "or 'none'. Without a sandbox only inert commands run without asking.",
+    )
+    sandbox_required = Bool(
+        False,
+        config=True,
+        help="True: a shell command never runs outside the sandbox (no 'unsandboxed' approvals); with no "
+        "sandbox available, run_terminal_command is refused with the reason.",
+    )
+    sandbox_read_only_paths = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="More paths a sandboxed command may read but never write or create (relative to the project "
+        "root, or absolute), besides .hdsp, .continue, .vscode, .git/config and .git/hooks.",
+    )
+    sandbox_masked_paths = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Existing paths a sandboxed command cannot see (an empty directory or file stands in), besides "
+        "Jupyter's config, data and runtime directories.",
+    )
+    sandbox_home_paths = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="Paths of the real home shown read-only in a sandboxed command's scratch home (e.g. "
+        "'~/.gitconfig'); nothing else of the home is visible.",
+    )
+    sandbox_max_processes = Int(
+        256, config=True, help="A sandboxed command with more processes than this at once is stopped."
+    )
+    sandbox_max_file_bytes = Int(
+        1024**3, config=True, help="Largest file a sandboxed command may write (RLIMIT_FSIZE), in bytes."
+    )
+    sandbox_cpu_seconds = Int(
+        3600, config=True, help="CPU seconds each process of a sandboxed command may use (RLIMIT_CPU)."
+    )
     permissions_file = Unicode(
         "",
         config=True,

@@ -2,7 +2,7 @@
  * Events the server sends over a conversation's WebSocket: mirrors of `hdsp_agent/events.py`,
  * discriminated by `type`, each with its place (`seq`) in the conversation's log.
  */
-import type { IClientContext, SessionStatus } from './tokens';
+import type { IClientContext, RunMode, SessionStatus } from './tokens';
 
 export type ToolStatus =
   | 'generating'
@@ -73,6 +73,10 @@ export interface IApprovalRequest {
   preview?: string | null;
   action_kind?: string | null;
   action_target?: string | null;
+  /**
+   * How the command will run if approved (shell tools); null for other tools.
+   */
+  run_mode?: RunMode | null;
 }
 
 /**

@@ -56,12 +56,40 @@ export interface IToolInfo {
 }
 
 /**
- * The reply of `GET /hdsp-agent/info`: the server version for the handshake and the tool catalog.
+ * How an approved shell command runs: in the OS sandbox, in it with network access, or outside it.
+ */
+export type RunMode = 'sandboxed' | 'network' | 'unsandboxed';
+
+/**
+ * The OS sandbox in force on the server (`GET /hdsp-agent/info` → `sandbox`).
+ */
+export interface ISandboxInfo {
+  layer: 'bubblewrap' | 'landlock' | 'none';
+  /**
+   * False when `layer` is "none": only inert commands run without asking.
+   */
+  active: boolean;
+  /**
+   * Why this layer (and, when none, why no sandbox works here).
+   */
+  reason: string;
+  /**
+   * The administrator requires the sandbox: no command runs outside it.
+   */
+  required: boolean;
+}
+
+/**
+ * The reply of `GET /hdsp-agent/info`: the server version for the handshake, the tool catalog and the sandbox.
  */
 export interface IServerInfo {
   name: string;
   version: string;
   tools: IToolInfo[];
+  /**
+   * Always sent by this version; optional so the handshake still types an older server's reply.
+   */
+  sandbox?: ISandboxInfo;
 }
 
 /**

@@ -51,7 +51,7 @@ def check(root: Path, env: dict[str, str], tool: str, arguments: dict[str, Any])
     done = hdsp_agent("policy", "check", tool, json.dumps(arguments), "--root", str(root), env=env)
     assert done.returncode == 0, done.stderr.decode()
     answer: dict[str, Any] = json.loads(done.stdout)
-    assert set(answer) == {"decision", "level", "reasons", "rule"}
+    assert set(answer) == {"decision", "level", "reasons", "rule", "run_mode", "sandbox"}
     return answer
 
 
@@ -258,10 +258,12 @@ def test_check_can_try_a_mode_and_another_rules_file(
     rules = root.parent / "team-rules.json"
     rules.write_text(json.dumps({"deny": ["create_new_file(src/**)"]}))
     _, out, _ = run_main(monkeypatch, capsys, env, *base, "--permissions-file", str(rules))
-    assert json.loads(out) | {"reasons": []} == {
+    assert json.loads(out) | {"reasons": [], "sandbox": None} == {
         "decision": "deny",
         "level": "disabled",
         "reasons": [],
         "rule": "create_new_file(src/**)",
+        "run_mode": None,
+        "sandbox": None,
     }
     assert not (Path(env["JUPYTER_CONFIG_DIR"]) / "hdsp_agent").exists(), "checking writes nothing"

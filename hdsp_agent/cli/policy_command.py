@@ -1,10 +1,11 @@
 """``hdsp-agent policy check`` and ``hdsp-agent policy show``: the permission policy from a shell.
 
 ``check TOOL ARGS_JSON`` prints the decision the server would make for that call, as one JSON object
-(``decision``, ``level``, ``reasons``, ``rule``); without ARGS_JSON it reads JSON Lines of arguments from
-stdin and prints one decision per line. Tools that are not registered here are still decided, from their name
-and arguments (the defaults table in ``permissions/defaults.py``). ``show`` prints the rules in force and
-where each comes from.
+(``decision``, ``level``, ``reasons``, ``rule``, ``run_mode`` — how a shell command would run, null for
+other tools — and ``sandbox``, the OS sandbox layer in force); without ARGS_JSON it reads JSON Lines of
+arguments from stdin and prints one decision per line. Tools that are not registered here are still decided,
+from their name and arguments (the defaults table in ``permissions/defaults.py``). ``show`` prints the rules
+in force and where each comes from.
 
 Exit codes: 0 decided (whatever the decision), 2 a usage error (invalid JSON, unreadable rules, bad --root).
 """
@@ -145,6 +146,8 @@ def decide(
         "level": decision.level,
         "reasons": decision.reasons,
         "rule": decision.rule,
+        "run_mode": decision.run_mode,
+        "sandbox": policy.sandbox.layer if policy.sandbox is not None else None,
     }
 
 
@@ -163,6 +166,7 @@ def show_policy(args: argparse.Namespace) -> int:
     report = {
         "mode": policy.mode,
         "mode_source": "user file" if policy.user.mode in MODES else "admin default (permission_mode)",
+        "sandbox": policy.sandbox.public() if policy.sandbox is not None else None,
         "permissions_file": str(file_path) if file_path else None,
         "permissions_file_exists": bool(file_path and file_path.is_file()),
         "rules": policy.effective_rules(),
@@ -186,10 +190,18 @@ def _table_tools() -> set[str]:
     }
 
 
+def _sandbox_line(sandbox: dict[str, Any] | None) -> str:
+    if sandbox is None:
+        return "Sandbox: unknown"
+    required = ", required by the administrator" if sandbox["required"] else ""
+    return f"Sandbox: {sandbox['layer']}{required} — {sandbox['reason']}"
+
+
 def _as_text(report: dict[str, Any]) -> str:
     exists = "" if report["permissions_file_exists"] else " (not created yet)"
     lines = [
         f"Mode: {report['mode']} (from the {report['mode_source']})",
+        _sandbox_line(report["sandbox"]),
         f"User rules file: {report['permissions_file']}{exists}",
         "",
         "Rules, in order of precedence (admin floor, then deny, ask, allow):",

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..config import HdspAgentConfig, load_cli_config
 from ..permissions.policy import build_policy
+from ..sandbox import sandbox_from_config
 from ..tools.base import ToolCall, ToolContext, ToolResult
 from ..tools.defaults import default_registry
 from ..tools.definitions import EXPORT_FORMATS, export
@@ -94,11 +95,13 @@ def call_tool(args: argparse.Namespace) -> int:
     if root is None:
         return 2
     config = load_cli_config()
-    registry = default_registry(config)
+    # The same sandbox as the server's (same traits, same detection): policy and tools agree on it.
+    sandbox = sandbox_from_config(config)
+    registry = default_registry(config, sandbox)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     executor = ToolExecutor(
         registry,
-        policy=build_policy(config, root),
+        policy=build_policy(config, root, sandbox=sandbox.status),
         approver=approver_for(args.approve),
         settings=config.executor_settings(),
     )

@@ -22,6 +22,9 @@ class ApprovalRequest(BaseModel):
     preview: str | None = None
     action_kind: str | None = None
     action_target: str | None = None
+    # How an approved shell command will run: "sandboxed", "network" (sandboxed with network access) or
+    # "unsandboxed"; None for tools that start no shell command. An approval is for this mode.
+    run_mode: Literal["sandboxed", "network", "unsandboxed"] | None = None
 
 
 class ApprovalReply(BaseModel):

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from ..tools.base import PermissionAction, Tool, ToolContext
 
 DecisionKind = Literal["allow", "ask", "deny"]
+RunMode = Literal["sandboxed", "network", "unsandboxed"]
 
 # Continue's names for the three levels, used in rules and settings.
 LEVEL_FOR_DECISION: dict[DecisionKind, str] = {
@@ -29,6 +30,9 @@ class PolicyDecision:
     reasons: list[str] = field(default_factory=list)
     # The rule that decided, as written (e.g. "run_terminal_command(git status*)"), or None for a default.
     rule: str | None = None
+    # How a shell command runs if it runs (``sandbox.status.RunMode``): "sandboxed" for what is allowed
+    # without asking, the mode shown in the approval card for what asks; None for tools with no shell command.
+    run_mode: RunMode | None = None
 
     @property
     def level(self) -> str:

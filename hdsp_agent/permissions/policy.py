@@ -28,8 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..sandbox.status import SandboxStatus
 from ..tools.base import PermissionAction, PermissionKind, Tool, ToolContext
-from .shell.analyser import analyze_command
 from .decision import PolicyDecision
 from .defaults import (
     EDIT_TOOLS,
@@ -47,6 +47,8 @@ from .paths import inspect_path, resolved_root
 from .protected import admin_paths_from_config, write_protection
 from .protected import configure as configure_protection
 from .rules import Rule, RuleError, Subject, SubjectKind, parse_rules
+from .run_mode import with_run_mode
+from .shell.analyser import CommandAnalysis, analyze_command
 from .urls import UrlAllowlist, check_url_syntax
 
 
@@ -82,9 +84,15 @@ class RulePolicy:
     """Implements ``PermissionPolicy``: the executor calls ``decide`` for every call."""
 
     def __init__(
-        self, admin: AdminFloor, permissions_file: PermissionsFile | None = None, root_dir: Path | None = None
+        self,
+        admin: AdminFloor,
+        permissions_file: PermissionsFile | None = None,
+        root_dir: Path | None = None,
+        sandbox: SandboxStatus | None = None,
     ) -> None:
         self.admin = admin
+        # The OS sandbox in force: decides shell commands' run modes; with none, only inert ones are allowed.
+        self.sandbox = sandbox
         self.root_dir = root_dir
         self.permissions_file = permissions_file
         self.grants = GrantStore(permissions_file, on_saved=self.reload)
@@ -188,7 +196,7 @@ class RulePolicy:
         if mode == "read-only" and not is_read_tool(name, read_only):
             return PolicyDecision("deny", [f"read-only mode: {name} may change things"]), subject_raw
         kind = subject_kind(action, field_name, name)
-        units = self._units(name, kind, subject_raw, arguments, action, root, read_only)
+        units, analysis = self._units(name, kind, subject_raw, arguments, action, root, read_only)
         whole = Subject(kind, subject_raw) if kind is not None and subject_raw is not None else None
         granted = subject_raw is not None and self.grants.sessions.allows(session_id, name, subject_raw)
         outcomes = [self._settle(name, unit, whole, granted, mode) for unit in units]
@@ -197,7 +205,10 @@ class RulePolicy:
         rule = next(
             (outcome.rule for outcome in outcomes if outcome.decision == final and outcome.rule), None
         )
-        return PolicyDecision(final, list(dict.fromkeys(reasons)), rule), subject_raw
+        decision = PolicyDecision(final, list(dict.fromkeys(reasons)), rule)
+        if kind == "command":
+            decision = with_run_mode(decision, analysis, self.sandbox, granted=granted)
+        return decision, subject_raw
 
     def _units(
         self,
@@ -208,16 +219,18 @@ class RulePolicy:
         action: PermissionAction | None,
         root: Path,
         read_only: bool | None,
-    ) -> list[_Unit]:
+    ) -> tuple[list[_Unit], CommandAnalysis | None]:
         if kind == "command" and subject_raw is not None:
             return self._command_units(subject_raw, arguments, root)
         level, why = default_level(name, read_only)
         editing = (action is not None and action.kind == PermissionKind.FILE_WRITE) or name in EDIT_TOOLS
         findings = [Finding(level, why, edit=editing and level == "ask")]
         findings += self._action_findings(name, kind, subject_raw, action, root)
-        return [_Unit(make_subject(kind, subject_raw, root), findings)]
+        return [_Unit(make_subject(kind, subject_raw, root), findings)], None
 
-    def _command_units(self, command: str, arguments: dict[str, Any], root: Path) -> list[_Unit]:
+    def _command_units(
+        self, command: str, arguments: dict[str, Any], root: Path
+    ) -> tuple[list[_Unit], CommandAnalysis]:
         units: list[_Unit] = []
         cwd = None
         working_directory = arguments.get("workingDirectory")
@@ -236,7 +249,7 @@ class RulePolicy:
         for part in analysis.parts:
             subject = Subject("command", part.text.strip(), part.argv or None)
             units.append(_Unit(subject, list(part.findings), part.text.strip()))
-        return units
+        return units, analysis
 
     def _action_findings(
         self,
@@ -378,7 +391,10 @@ class RulePolicy:
 
 
 def build_policy(
-    config: Any, root_dir: Path | None = None, permissions_file: Path | None = None
+    config: Any,
+    root_dir: Path | None = None,
+    permissions_file: Path | None = None,
+    sandbox: SandboxStatus | None = None,
 ) -> RulePolicy:
     """The policy the server and the CLI use, from an ``HdspAgentConfig`` (the administrator's traits) and the
     user's permissions file (``permissions_file``, else the ``permissions_file`` trait, else the default
@@ -410,4 +426,8 @@ def build_policy(
     admin_paths, sensitive_patterns = admin_paths_from_config(config)
     admin_paths = replace(admin_paths, own_files=(*admin_paths.own_files, str(permissions_file)))
     configure_protection(admin_paths, sensitive_patterns)
-    return RulePolicy(admin, PermissionsFile(permissions_file), root_dir)
+    if sandbox is None:
+        from ..sandbox.runner import sandbox_from_config
+
+        sandbox = sandbox_from_config(config).status
+    return RulePolicy(admin, PermissionsFile(permissions_file), root_dir, sandbox)

@@ -188,6 +188,9 @@ class ToolContext:
     # Paths resolved during this call (the permission check's, reused by ``run``): fresh for every call, None
     # outside one, so no resolution outlives the call that judged it.
     resolved_paths: dict[str, Path] | None = field(default=None, repr=False)
+    # How a shell command runs ("sandboxed", "network", "unsandboxed"), as the policy decided and the user saw
+    # when approving; set by the executor for each call, never by the model. None: no policy decided.
+    run_mode: Literal["sandboxed", "network", "unsandboxed"] | None = None
 
     def for_call(self, call_id: str) -> ToolContext:
         # A shallow copy by hand (dataclasses.replace re-runs __init__, copy.copy goes through __reduce_ex__):
@@ -196,6 +199,7 @@ class ToolContext:
         ctx.__dict__.update(self.__dict__)
         ctx.call_id = call_id
         ctx.resolved_paths = {}
+        ctx.run_mode = None
         return ctx
 
 

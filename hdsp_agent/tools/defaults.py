@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..sandbox import Sandbox, sandbox_from_config
 from .base import Tool
 from .builtin import builtin_tools
 from .builtin.processes import ProcessTracker
@@ -12,12 +13,14 @@ from .jupyter import notebook_tools
 from .registry import ToolRegistry
 
 
-def default_tools(config: Any = None) -> list[Tool[Any]]:
+def default_tools(config: Any = None, sandbox: Sandbox | None = None) -> list[Tool[Any]]:
     """Every built-in tool; ``config`` (an ``HdspAgentConfig``) sets the ones that take settings and adds the
-    tools it declares (custom Python tools, entry points, HTTP tools)."""
+    tools it declares (custom Python tools, entry points, HTTP tools). ``sandbox``: the OS sandbox shell
+    commands run in (default: the one ``config`` describes; the server passes the one its policy knows)."""
     if config is None:
-        return [*builtin_tools(), *notebook_tools()]
+        return [*builtin_tools(sandbox=sandbox), *notebook_tools()]
     builtins = builtin_tools(
+        sandbox=sandbox or sandbox_from_config(config),
         url_allowlist=list(config.url_allowlist),
         search_backend_url=config.search_backend_url or None,
         process_tracker=ProcessTracker(),
@@ -26,5 +29,5 @@ def default_tools(config: Any = None) -> list[Tool[Any]]:
     return [*builtins, *notebook_tools(), *declared_tools(config)]
 
 
-def default_registry(config: Any = None) -> ToolRegistry:
-    return ToolRegistry(default_tools(config))
+def default_registry(config: Any = None, sandbox: Sandbox | None = None) -> ToolRegistry:
+    return ToolRegistry(default_tools(config, sandbox))

@@ -172,6 +172,8 @@ class ToolExecutor:
         except ToolError as error:
             raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
         trail.decided(decision)
+        # The mode is the policy's (and, when it asks, the one the user approves): never the model's.
+        ctx.run_mode = getattr(decision, "run_mode", None)
         if decision.decision == "allow":
             return
         if decision.decision == "deny":
@@ -220,6 +222,7 @@ class ToolExecutor:
             action_kind=action.kind.value if action else None,
             action_target=action.target if action else None,
             preview=action.detail if action and action.detail else None,
+            run_mode=decision.run_mode,
         )
         self._emit_status(ctx, tool.name, ToolStatus.AWAITING_APPROVAL, arguments=arguments)
         ctx.emit(ApprovalRequestEvent(request=request))

@@ -65,7 +65,8 @@ class _AgentHandler(_AgentMixin, APIHandler):
 
 
 class InfoHandler(_AgentHandler):
-    """``GET /hdsp-agent/info``: the server's version (for the frontend's handshake) and the tool catalog."""
+    """``GET /hdsp-agent/info``: the server's version (for the frontend's handshake), the tool catalog and the
+    OS sandbox in force (``layer``, ``active``, ``reason``, ``required``) for the sidebar's banner."""
 
     @tornado.web.authenticated
     def get(self) -> None:
@@ -74,6 +75,7 @@ class InfoHandler(_AgentHandler):
                 "name": NAMESPACE,
                 "version": __version__,
                 "tools": [to_summary(tool) for tool in self.agent.catalog()],
+                "sandbox": self.agent.os_sandbox.status.public(),
             }
         )
 

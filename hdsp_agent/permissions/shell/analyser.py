@@ -73,6 +73,14 @@ class CommandAnalysis:
         return strictest((part.decision for part in self.parts), default="ask")
 
     @property
+    def inert(self) -> bool:
+        """Allowed, and proven to do nothing but what its text says (``inert.py``): what may run without
+        asking when no OS sandbox is available."""
+        from .inert import is_inert
+
+        return self.parsed and self.decision == "allow" and is_inert(self.command)
+
+    @property
     def reasons(self) -> list[str]:
         """Human-readable, one line per reason per part, strictest parts first (for the approval dialog)."""
         ordered = sorted(self.parts, key=lambda part: -["allow", "ask", "deny"].index(part.decision))

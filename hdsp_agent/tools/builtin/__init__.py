@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...sandbox import Sandbox
 from ..base import Tool
 from .search.codebase import CodebaseTool
 from .edit.tools import (
@@ -32,6 +33,7 @@ def builtin_tools(
     search_backend_url: str | None = None,
     process_tracker: ProcessTracker | None = None,
     extra_secret_names: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
 ) -> list[Tool[Any]]:
     """Every built-in tool; the keyword arguments carry the administrator's settings for those that take any."""
     return [
@@ -48,9 +50,11 @@ def builtin_tools(
         FileGlobSearchTool(),
         ViewSubdirectoryTool(),
         ViewRepoMapTool(),
-        ViewDiffTool(),
+        ViewDiffTool(sandbox=sandbox),
         CodebaseTool(),
-        RunTerminalCommandTool(tracker=process_tracker, extra_secret_names=extra_secret_names),
+        RunTerminalCommandTool(
+            tracker=process_tracker, extra_secret_names=extra_secret_names, sandbox=sandbox
+        ),
         FetchUrlTool(allowlist=url_allowlist),
         SearchWebTool(search_backend_url),
         CreateRuleBlockTool(),

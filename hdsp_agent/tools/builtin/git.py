@@ -1,12 +1,23 @@
-"""``view_diff``: the uncommitted changes of the project's git repository (Continue's name, no parameters)."""
+"""``view_diff``: the uncommitted changes of the project's git repository (Continue's name, no parameters).
+
+It runs without asking, so a hostile repository must not make git run code: the repository's config can name
+programs (``core.fsmonitor``, ``diff.external``, ``diff.<driver>.textconv``/``command``,
+``filter.<driver>.clean``/``process``, ``core.pager``). Every git call gets ``-c`` overrides that switch those
+off (filter drivers found by name first), ``--no-ext-diff --no-textconv``, an environment without ``GIT_*``
+variables and secrets, and — when an OS sandbox works here — runs inside it (no network, read-only outside the
+project).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 from ...permissions.paths import secret_filter
+from ...sandbox import PreparedCommand, Sandbox
 from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 E_NOT_A_GIT_REPO = "E_NOT_A_GIT_REPO"
@@ -15,8 +26,19 @@ E_GIT_FAILED = "E_GIT_FAILED"
 MAX_DIFF_BYTES = 2 * 1024 * 1024
 MAX_UNTRACKED_LISTED = 100
 _GIT_ENV = {"GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+# The only names kept from the server's environment (GIT_CEILING_DIRECTORIES only narrows the search).
+_KEPT_ENV = frozenset({"PATH", "HOME", "LANG", "TZ", "GIT_CEILING_DIRECTORIES"})
+# Config that would make git run a program, switched off for every call.
+_SAFE_CONFIG = (
+    "core.quotepath=off",
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "diff.external=",
+    "core.untrackedCache=false",
+)
 # --relative: paths relative to the project root, and only changes under it (the root may be a subdirectory).
-_DIFF_ARGS = ("--no-color", "--no-ext-diff", "--relative", "--stat", "--patch")
+_DIFF_ARGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--relative", "--stat", "--patch")
 
 
 class ViewDiffArgs(ToolArgs):
@@ -39,9 +61,13 @@ class ViewDiffTool(Tool[ViewDiffArgs]):
     timeout = 60.0
     paging_hint = "read the changed files with read_file, or run `git diff -- PATH` for one file"
 
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+
     async def run(self, args: ViewDiffArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.root_dir.resolve()
-        code, _top, error = await _git(root, "rev-parse", "--show-toplevel")
+        git = _Git(root, self.sandbox)
+        code, _top, error = await git.run("rev-parse", "--show-toplevel")
         if code != 0:
             if "not a git repository" in error.lower():
                 raise ToolError(
@@ -52,9 +78,10 @@ class ViewDiffTool(Tool[ViewDiffArgs]):
                 )
             raise ToolError(E_GIT_FAILED, f"git failed: {error}", "Check that git is installed and working.")
         # Before the first commit, --cached compares with the empty tree: staged files show as new.
-        staged = hide_secret_patches(await _checked(root, "diff", "--cached", *_DIFF_ARGS), root)
-        unstaged = hide_secret_patches(await _checked(root, "diff", *_DIFF_ARGS), root)
-        untracked = (await _checked(root, "ls-files", "--others", "--exclude-standard")).splitlines()
+        await git.disable_filters()
+        staged = hide_secret_patches(await git.checked("diff", "--cached", *_DIFF_ARGS), root)
+        unstaged = hide_secret_patches(await git.checked("diff", *_DIFF_ARGS), root)
+        untracked = (await git.checked("ls-files", "--others", "--exclude-standard")).splitlines()
         sections: list[str] = []
         if staged.strip():
             sections.append("## Staged changes\n" + staged.rstrip())
@@ -93,20 +120,63 @@ def hide_secret_patches(diff: str, root: Path) -> str:
     return "\ndiff --git ".join(kept)[1:]
 
 
-async def _checked(root: Path, *args: str) -> str:
-    code, output, error = await _git(root, *args)
-    if code != 0:
-        raise ToolError(
-            E_GIT_FAILED, f"git {args[0]} failed: {error}", "Check the repository's state with git."
+class _Git:
+    """git in ``root``, hardened (module docstring), in the sandbox when one works."""
+
+    def __init__(self, root: Path, sandbox: Sandbox | None) -> None:
+        self.root = root
+        self.sandbox = sandbox if sandbox is not None and sandbox.status.active else None
+        self.config = list(_SAFE_CONFIG)
+
+    async def disable_filters(self) -> None:
+        """Neutralise every filter driver the repository's config names (``filter.<name>.clean`` etc.)."""
+        code, names, _error = await self.run("config", "--name-only", "--get-regexp", r"^filter\.")
+        drivers = (
+            {name.rsplit(".", 1)[0] for name in names.splitlines() if name.count(".") >= 2}
+            if code == 0
+            else set()
         )
-    return output
+        for driver in sorted(drivers):
+            self.config += [
+                f"{driver}.clean=",
+                f"{driver}.smudge=",
+                f"{driver}.process=",
+                f"{driver}.required=false",
+            ]
+
+    async def checked(self, *args: str) -> str:
+        code, output, error = await self.run(*args)
+        if code != 0:
+            raise ToolError(
+                E_GIT_FAILED, f"git {args[0]} failed: {error}", "Check the repository's state with git."
+            )
+        return output
+
+    async def run(self, *args: str) -> tuple[int, str, str]:
+        """Run git; stdout is capped at ``MAX_DIFF_BYTES`` (with a note) and the process reaped."""
+        argv = ["git", *(item for pair in self.config for item in ("-c", pair)), *args]
+        prepared = self._prepare(argv)
+        try:
+            return await _collect(prepared)
+        finally:
+            prepared.cleanup()
+
+    def _prepare(self, argv: list[str]) -> PreparedCommand:
+        env = _git_environment(os.environ)
+        if self.sandbox is None:
+            return PreparedCommand(argv, env, self.root, "none")
+        own = {name: value for name, value in env.items() if name.startswith("GIT_") or name == "LC_ALL"}
+        return self.sandbox.prepare(shlex.join(argv), self.root, self.root, "sandboxed", env, own)
 
 
-async def _git(root: Path, *args: str) -> tuple[int, str, str]:
-    """Run git in ``root``; stdout is capped at ``MAX_DIFF_BYTES`` (with a note) and the process reaped."""
-    env = {**os.environ, **_GIT_ENV}
+def _git_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    env = {name: value for name, value in environ.items() if name in _KEPT_ENV or name.startswith("LC_")}
+    return {**env, **_GIT_ENV}
+
+
+async def _collect(prepared: PreparedCommand) -> tuple[int, str, str]:
     try:
-        process = await _spawn_git(root, env, args)
+        process = await _spawn(prepared)
     except FileNotFoundError:
         raise ToolError(
             E_GIT_FAILED, "git is not installed on the server", "Compare files with read_file."
@@ -142,14 +212,11 @@ async def _read_capped(stream: asyncio.StreamReader, limit: int) -> tuple[bytes,
     return b"".join(chunks)[:limit], True
 
 
-async def _spawn_git(root: Path, env: dict[str, str], args: tuple[str, ...]) -> asyncio.subprocess.Process:
+async def _spawn(prepared: PreparedCommand) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        "git",
-        "-c",
-        "core.quotepath=off",
-        *args,
-        cwd=root,
-        env=env,
+        *prepared.argv,
+        cwd=prepared.cwd,
+        env=prepared.env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

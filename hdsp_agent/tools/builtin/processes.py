@@ -17,7 +17,7 @@ import re
 import signal
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -26,6 +26,9 @@ from typing import IO
 _ANSI_PATTERN = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 READ_CHUNK_BYTES = 64 * 1024
 KILL_GRACE_SECONDS = 5.0
+# A command's saved log stops growing here: an endless writer to stdout (``yes``) must not fill the disk.
+MAX_LOG_CHARS = 64 * 1024 * 1024
+_LOG_FULL_NOTE = f"\n[... the log stops here: more than {MAX_LOG_CHARS // (1024 * 1024)} MiB of output]\n"
 
 
 def strip_ansi(text: str) -> str:
@@ -104,8 +107,8 @@ class OutputCapture:
             self._everything.append(text)
             if self.total_chars > self.limit:
                 self._spill()
-        elif self._log is not None:
-            self._log.write(text)
+        elif self._log is not None and self.total_chars - len(text) < MAX_LOG_CHARS:
+            self._log.write(text if self.total_chars < MAX_LOG_CHARS else text + _LOG_FULL_NOTE)
 
     def _spill(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,10 +138,14 @@ class OutputCapture:
 
 async def spawn_shell(command: str, cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
     """``bash -c command`` in its own process group, stdin closed, stdout and stderr on one pipe."""
+    return await spawn_argv(["bash", "-c", command], cwd, env)
+
+
+async def spawn_argv(argv: list[str], cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
+    """``argv`` (a shell, or the sandbox supervisor around one) in its own process group, stdin closed,
+    stdout and stderr on one pipe."""
     return await asyncio.create_subprocess_exec(
-        "bash",
-        "-c",
-        command,
+        *argv,
         cwd=cwd,
         env=dict(env),
         stdin=asyncio.subprocess.DEVNULL,
@@ -224,6 +231,8 @@ class BackgroundProcess:
     first_output: list[str] = field(default_factory=list)
     pump: asyncio.Task[None] | None = None
     first_output_seen: asyncio.Event = field(default_factory=asyncio.Event)
+    # Called once the process has exited (the sandbox's scratch directories and mount points go away).
+    on_exit: Callable[[], None] | None = None
 
     @property
     def pid(self) -> int:
@@ -263,34 +272,54 @@ class ProcessTracker:
         self._ids = itertools.count(1)
 
     async def start(
-        self, command: str, cwd: Path, env: Mapping[str, str], session_id: str, log_path: Path
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        session_id: str,
+        log_path: Path,
+        *,
+        argv: list[str] | None = None,
+        on_exit: Callable[[], None] | None = None,
     ) -> BackgroundProcess:
+        """Start ``argv`` (default: ``bash -c command``) in the background."""
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        process = await spawn_shell(command, cwd, env)
-        entry = BackgroundProcess(f"bg-{next(self._ids)}", session_id, command, process, log_path)
+        process = await spawn_argv(argv or ["bash", "-c", command], cwd, env)
+        entry = BackgroundProcess(
+            f"bg-{next(self._ids)}", session_id, command, process, log_path, on_exit=on_exit
+        )
         entry.pump = asyncio.ensure_future(self._pump(entry))
         self._processes[entry.process_id] = entry
         return entry
 
     async def _pump(self, entry: BackgroundProcess) -> None:
         """Copy the process's output to its log as it comes, keeping the first lines for the model."""
+        try:
+            await self._copy_output(entry)
+            await entry.process.wait()
+            entry.first_output_seen.set()
+        finally:
+            if entry.on_exit is not None:
+                entry.on_exit()
+
+    async def _copy_output(self, entry: BackgroundProcess) -> None:
         assert entry.process.stdout is not None
         decoder = TextDecoder()
-        kept = 0
+        kept = written = 0
         with open(entry.log_path, "w", encoding="utf-8") as log:
             while True:
                 chunk = await entry.process.stdout.read(READ_CHUNK_BYTES)
                 text = decoder.feed(chunk, final=not chunk)
-                log.write(text)
-                log.flush()
+                if written < MAX_LOG_CHARS:  # past it, output is still read (and dropped) so the pipe drains
+                    written += len(text)
+                    log.write(text if written < MAX_LOG_CHARS else text + _LOG_FULL_NOTE)
+                    log.flush()
                 if kept < self.FIRST_OUTPUT_CHARS and text:
                     entry.first_output.append(text[: self.FIRST_OUTPUT_CHARS - kept])
                     kept += len(entry.first_output[-1])
                     entry.first_output_seen.set()
                 if not chunk:
                     break
-        await entry.process.wait()
-        entry.first_output_seen.set()
 
     def get(self, process_id: str) -> BackgroundProcess | None:
         return self._processes.get(process_id)

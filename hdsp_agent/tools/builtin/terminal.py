@@ -1,9 +1,12 @@
 """``run_terminal_command``: a shell command in the project root (Continue's name and parameters).
 
-Whether a command may run is the policy's call (it analyses the command); this module only runs it safely:
-``bash -c`` in its own process group, no stdin, the server's secrets removed from its environment, a timeout
-that
-stops the whole group, and output kept within budget with the full log saved for paging.
+Whether a command may run, and how (its run mode), is the policy's call: the executor hands the decided mode
+over on ``ToolContext.run_mode`` and the model cannot pick it. This module runs the command accordingly:
+"sandboxed" and "network" through the OS sandbox (``hdsp_agent.sandbox``: allowlisted environment, scratch
+home, read-only filesystem but the project, own PID namespace, limits); "unsandboxed" (only after an approval
+that said so) as ``bash -c`` with the server's secrets removed from its environment. Either way: its own
+process group, no stdin, a timeout that stops the whole group, and output kept within budget with the full
+log saved for paging.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ...permissions.paths import display_path, resolve_in_root
+from ...sandbox import PreparedCommand, RunMode, Sandbox, SandboxUnavailable
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .processes import (
     KILL_GRACE_SECONDS,
@@ -29,7 +33,7 @@ from .processes import (
     ProcessTracker,
     TextDecoder,
     group_alive,
-    spawn_shell,
+    spawn_argv,
     terminate_group,
     wait_for_exit,
 )
@@ -119,7 +123,9 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         "read_file_range. For servers and watchers use waitForCompletion=false: the command keeps running in "
         "the "
         "background (stopped when the chat session ends) and you get its id, first output and log path. "
-        "Prefer grep_search, file_glob_search and read_file over shell equivalents."
+        "Prefer grep_search, file_glob_search and read_file over shell equivalents. "
+        "Commands run in an OS sandbox unless the user approved otherwise: no network, only the project is "
+        "writable (not .git/hooks, .git/config, .hdsp/), $HOME is an empty scratch directory."
     )
     args_model = RunTerminalCommandArgs
     read_only = False
@@ -130,10 +136,13 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         tracker: ProcessTracker | None = None,
         extra_secret_names: Iterable[str] = (),
         *,
+        sandbox: Sandbox | None = None,
         startup_seconds: float = BACKGROUND_STARTUP_SECONDS,
     ) -> None:
         self.tracker = tracker or ProcessTracker()
         self.extra_secret_names = tuple(extra_secret_names)
+        # None: no sandbox configured (a tool built by hand); the server and the CLI always pass theirs.
+        self.sandbox = sandbox
         self.startup_seconds = startup_seconds
 
     def time_limit(self, args: RunTerminalCommandArgs) -> float | None:
@@ -149,11 +158,50 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         if not args.command.strip():
             raise ToolError("E_EMPTY_COMMAND", "the command is empty", "Send the command to run.")
         cwd = self._working_directory(args, ctx)
-        env = self._environment()
+        mode = self.run_mode(ctx)
+        prepared = self._prepare(args.command, cwd, ctx.root_dir, mode)
         log_path = session_logs_dir(ctx) / f"{ctx.call_id or 'call'}-{uuid.uuid4().hex[:8]}.log"
         if not args.waitForCompletion:
-            return await self._run_in_background(args, ctx, cwd, env, log_path)
-        return await self._run_to_completion(args, cwd, env, log_path)
+            return await self._run_in_background(args, ctx, cwd, prepared, log_path, mode)
+        try:
+            return await self._run_to_completion(args, cwd, prepared, log_path, mode)
+        finally:
+            prepared.cleanup()
+
+    def run_mode(self, ctx: ToolContext) -> RunMode:
+        """The mode the policy decided for this call; without one (a tool called outside the executor's
+        policy), sandboxed when a sandbox is configured and works. Refused when the mode cannot be
+        honoured."""
+        status = self.sandbox.status if self.sandbox is not None else None
+        mode = ctx.run_mode
+        if mode is None:
+            if status is None or (not status.active and not status.required):
+                return "unsandboxed"
+            mode = "sandboxed"
+        if mode == "unsandboxed":
+            if status is not None and status.required:
+                raise ToolError(
+                    "E_SANDBOX_REQUIRED",
+                    "the administrator requires every command to run in the sandbox",
+                    "Run a command that works inside the sandbox.",
+                )
+            return mode
+        if status is None or not status.active:
+            why = status.reason if status is not None else "no sandbox is configured"
+            raise ToolError(
+                "E_SANDBOX_UNAVAILABLE",
+                f"the command was to run in the sandbox, and none is available: {why}",
+                "Ask the user; the administrator can install bubblewrap.",
+            )
+        return mode
+
+    def _prepare(self, command: str, cwd: Path, root: Path, mode: RunMode) -> PreparedCommand:
+        if mode == "unsandboxed" or self.sandbox is None:
+            return PreparedCommand(["bash", "-c", command], self._environment(), cwd, "none")
+        try:
+            return self.sandbox.prepare(command, cwd, root, mode, os.environ)
+        except SandboxUnavailable as error:
+            raise ToolError("E_SANDBOX_UNAVAILABLE", f"no sandbox is available: {error}") from None
 
     def _working_directory(self, args: RunTerminalCommandArgs, ctx: ToolContext) -> Path:
         if not args.workingDirectory:
@@ -173,10 +221,15 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         return env
 
     async def _run_to_completion(
-        self, args: RunTerminalCommandArgs, cwd: Path, env: dict[str, str], log_path: Path
+        self,
+        args: RunTerminalCommandArgs,
+        cwd: Path,
+        prepared: PreparedCommand,
+        log_path: Path,
+        mode: RunMode,
     ) -> ToolOutput:
         capture = OutputCapture(log_path, OUTPUT_LIMIT_CHARS)
-        process = await spawn_shell(args.command, cwd, env)
+        process = await spawn_argv(prepared.argv, prepared.cwd, prepared.env)
         reader = asyncio.ensure_future(_read_into(process, capture))
         timed_out = left_behind = False
         try:
@@ -197,12 +250,27 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             raise
         finally:
             capture.close()
-        return _report(args, cwd, process.returncode, capture, timed_out, left_behind)
+        output = _report(args, cwd, process.returncode, capture, timed_out, left_behind)
+        return _with_sandbox_note(output, prepared, mode)
 
     async def _run_in_background(
-        self, args: RunTerminalCommandArgs, ctx: ToolContext, cwd: Path, env: dict[str, str], log_path: Path
+        self,
+        args: RunTerminalCommandArgs,
+        ctx: ToolContext,
+        cwd: Path,
+        prepared: PreparedCommand,
+        log_path: Path,
+        mode: RunMode,
     ) -> ToolOutput:
-        entry = await self.tracker.start(args.command, cwd, env, ctx.session_id, log_path)
+        entry = await self.tracker.start(
+            args.command,
+            prepared.cwd,
+            prepared.env,
+            ctx.session_id,
+            log_path,
+            argv=prepared.argv,
+            on_exit=prepared.cleanup,
+        )
         await _first_moments(entry, self.startup_seconds)
         first_output = "".join(entry.first_output).rstrip("\n") or "(no output yet)"
         state = "is running in the background" if entry.running else f"exited with code {entry.returncode}"
@@ -212,7 +280,23 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             f"Log file (read it with read_file_range): {entry.log_path}\n"
             f"First output:\n{first_output}"
         )
-        return ToolOutput(text, details=entry.summary())
+        details = {**entry.summary(), "run_mode": mode, "sandbox": prepared.layer}
+        return ToolOutput(text, details=details)
+
+
+def _with_sandbox_note(output: ToolOutput, prepared: PreparedCommand, mode: RunMode) -> ToolOutput:
+    """Record how the command ran; after a failure in the sandbox, tell the model what the sandbox forbids (it
+    cannot choose another mode: the user approves one when the policy asks)."""
+    output.details["run_mode"] = mode
+    output.details["sandbox"] = prepared.layer
+    if mode != "unsandboxed" and output.details.get("exit_code") not in (0, None):
+        network = "with network" if mode == "network" else "without network"
+        output.content += (
+            f"\n[Ran in the OS sandbox ({prepared.layer}, {network}): only the project is writable, except "
+            "protected paths such as .git/hooks and .hdsp; $HOME is an empty scratch directory; processes "
+            "and file sizes are limited. If it failed for that reason, tell the user what it needs.]"
+        )
+    return output
 
 
 def _report(

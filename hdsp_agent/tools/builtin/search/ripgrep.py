@@ -11,7 +11,7 @@ import asyncio
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -64,6 +64,15 @@ async def count_secret_files(root: Path, target: str) -> int:
 BASE_ARGS = ("--no-require-git", "--hidden", "--no-config", "--color", "never")
 
 
+# The only names rg gets from the server's environment: no RIPGREP_CONFIG_PATH (a config can add --pre, a
+# program run on every file), no keys or tokens.
+_RG_ENV = frozenset({"PATH", "LANG", "TZ"})
+
+
+def ripgrep_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    return {name: value for name, value in environ.items() if name in _RG_ENV or name.startswith("LC_")}
+
+
 def find_rg() -> str:
     """The rg binary: the one installed beside this Python (the ``ripgrep`` wheel), else one on PATH."""
     beside_python = Path(sys.executable).parent / ("rg.exe" if os.name == "nt" else "rg")
@@ -105,7 +114,7 @@ class RipgrepRun:
         self._stderr_task: asyncio.Task[bytes] | None = None
 
     async def __aenter__(self) -> RipgrepRun:
-        env = {key: value for key, value in os.environ.items() if key != "RIPGREP_CONFIG_PATH"}
+        env = ripgrep_environment(os.environ)
         self._process = await asyncio.create_subprocess_exec(
             *self.args,
             cwd=self.cwd,

@@ -1,0 +1,166 @@
+"""Turning a shell command into the process that runs it sandboxed: argv, environment, and what to clean up.
+
+``Sandbox`` is built once from the administrator's settings and shared by the policy (which needs its status),
+the terminal tool and other tools that start programs. ``prepare`` does the filesystem look-ups for one
+command; the argv itself comes from the pure builders in ``bwrap.py`` and ``landlock_rules.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .bwrap import SCRATCH_HOME, BwrapPlan, bwrap_argv
+from .detect import bubblewrap_disables_userns, detect
+from .environment import sandbox_environment
+from .landlock_rules import landlock_rules
+from .protect import GuardedPath, masked_paths, protected_paths
+from .status import RunMode, SandboxLimits, SandboxSettings, SandboxStatus
+
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
+
+
+class SandboxUnavailable(Exception):
+    """A command was to run sandboxed and no sandbox layer works here."""
+
+
+@dataclass
+class PreparedCommand:
+    """What to start: ``argv`` in ``cwd`` with exactly ``env``; call ``cleanup`` once it has ended."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    layer: str
+    _created: list[GuardedPath] = field(default_factory=list)
+    _scratch: str | None = None
+
+    def cleanup(self) -> None:
+        """Remove the mount points bwrap had to create for guarded paths (when still empty) and the
+        scratch dirs."""
+        for item in self._created:
+            path = Path(item.path)
+            with contextlib.suppress(OSError):
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()  # fails, harmlessly, when something is inside
+                elif path.is_file() and path.stat().st_size == 0:
+                    path.unlink()
+        self._created = []
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+
+class Sandbox:
+    def __init__(self, settings: SandboxSettings | None = None) -> None:
+        self.settings = settings or SandboxSettings()
+
+    @functools.cached_property
+    def status(self) -> SandboxStatus:
+        return detect(self.settings.layer, self.settings.required)
+
+    def prepare(
+        self,
+        command: str,
+        cwd: Path,
+        root: Path,
+        mode: RunMode,
+        base_env: Mapping[str, str],
+        extra_env: Mapping[str, str] | None = None,
+    ) -> PreparedCommand:
+        """``command`` (for ``bash -c``) ready to start in ``mode`` ("sandboxed" or "network"): the
+        allowlisted part of ``base_env`` plus ``extra_env`` (the caller's own settings, never secrets)."""
+        status = self.status
+        if not status.active:
+            raise SandboxUnavailable(status.reason)
+        root = root.resolve()
+        guarded = protected_paths(root, self.settings.read_only_paths)
+        masked = masked_paths(root, self.settings.masked_paths)
+        limits = self.settings.limits
+        spec: dict[str, object] = {
+            "cwd": str(cwd),
+            "limits": {
+                "max_processes": limits.max_processes,
+                "max_file_bytes": limits.max_file_bytes,
+                "cpu_seconds": limits.cpu_seconds,
+            },
+            "landlock": None,
+        }
+        scratch: str | None = None
+        created: list[GuardedPath] = []
+        if status.layer == "bubblewrap":
+            env = {**sandbox_environment(base_env, root, SCRATCH_HOME, "/tmp"), **(extra_env or {})}
+            plan = BwrapPlan(
+                root=str(root),
+                cwd=str(cwd),
+                command=command,
+                env=env,
+                network=mode == "network",
+                real_home=os.path.realpath(os.path.expanduser("~")),
+                guarded=tuple(guarded),
+                masked=tuple(masked),
+                home_paths=tuple((real, f"{SCRATCH_HOME}/{rel}") for real, rel in self._home_paths()),
+                tmpfs_bytes=limits.tmpfs_bytes,
+                disable_userns=bubblewrap_disables_userns(),
+                bwrap=shutil.which("bwrap") or "bwrap",
+            )
+            spec["argv"] = bwrap_argv(plan)
+            created = [item for item in guarded if not item.exists]
+        else:
+            scratch = tempfile.mkdtemp(prefix="hdsp-sandbox-")
+            home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
+            os.mkdir(home)
+            os.mkdir(tmp)
+            env = {**sandbox_environment(base_env, root, home, tmp), **(extra_env or {})}
+            extra = []
+            for real, rel in self._home_paths():  # shown in the scratch home as links, readable only
+                link = Path(home) / rel
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(real)
+                extra.append(real)
+            rules = landlock_rules(root, (home, tmp), guarded, masked, extra)
+            spec["argv"] = ["bash", "-c", command]
+            spec["landlock"] = {"rules": rules, "deny_tcp": mode != "network"}
+        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), json.dumps(spec)]
+        return PreparedCommand(argv, env, root, status.layer, created, scratch)
+
+    def _home_paths(self) -> list[tuple[str, str]]:
+        """(real path, path relative to the home) for each existing ``home_paths`` entry inside the home."""
+        home = Path(os.path.expanduser("~")).resolve()
+        pairs: list[tuple[str, str]] = []
+        for text in self.settings.home_paths:
+            real = Path(os.path.expanduser(text)).resolve()
+            if real == home or home not in real.parents or not real.exists():
+                continue
+            pairs.append((str(real), str(real.relative_to(home))))
+        return pairs
+
+
+def settings_from_config(config: object) -> SandboxSettings:
+    """The administrator's ``HdspAgentApp.sandbox*`` traits (defaults for what a config object lacks)."""
+    defaults = SandboxSettings()
+    limits = SandboxLimits(
+        max_processes=int(getattr(config, "sandbox_max_processes", defaults.limits.max_processes)),
+        max_file_bytes=int(getattr(config, "sandbox_max_file_bytes", defaults.limits.max_file_bytes)),
+        cpu_seconds=int(getattr(config, "sandbox_cpu_seconds", defaults.limits.cpu_seconds)),
+    )
+    return SandboxSettings(
+        layer=getattr(config, "sandbox", defaults.layer),
+        required=bool(getattr(config, "sandbox_required", False)),
+        read_only_paths=tuple(getattr(config, "sandbox_read_only_paths", ())),
+        masked_paths=tuple(getattr(config, "sandbox_masked_paths", ())),
+        home_paths=tuple(getattr(config, "sandbox_home_paths", ())),
+        limits=limits,
+    )
+
+
+def sandbox_from_config(config: object) -> Sandbox:
+    return Sandbox(settings_from_config(config))
