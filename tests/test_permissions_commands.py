@@ -97,10 +97,17 @@ def test_find_exec_and_xargs_commands_are_analysed(project: Path) -> None:
 
 
 def test_unparseable_input_asks_and_says_why(project: Path) -> None:
-    analysis = analyze_command("case $x in a) rm -rf ~;; esac", project)
+    analysis = analyze_command("case $x in a) ls;; esac", project)
     assert analysis.decision == "ask"
     assert not analysis.parsed
     assert "cannot be checked" in analysis.reasons[0]
+
+
+def test_unparseable_input_with_a_destructive_part_is_denied(project: Path) -> None:
+    analysis = analyze_command("case $x in a) rm -rf ~;; esac", project)
+    assert analysis.decision == "deny"
+    assert not analysis.parsed
+    assert any("cannot be parsed" in reason and "home directory" in reason for reason in analysis.reasons)
 
 
 def test_symlink_in_the_project_pointing_at_a_secret_is_a_secret(tmp_path: Path) -> None:
@@ -124,8 +131,10 @@ def test_working_directory_changes_what_relative_paths_mean(tmp_path: Path) -> N
     assert analyze_command("cat app.py", root, cwd=root / "src").decision == "allow"
 
 
-def test_a_very_long_command_is_not_allowed(project: Path) -> None:
-    assert analyze_command("echo " + "a" * 30_000, project).decision == "ask"
+def test_a_very_long_command_is_denied_with_the_reason(project: Path) -> None:
+    analysis = analyze_command("echo " + "a" * 30_000, project)
+    assert analysis.decision == "deny"
+    assert "too long to analyse" in analysis.reasons[0]
 
 
 @settings(max_examples=150, deadline=None)
