@@ -509,7 +509,7 @@ ALLOW: list[str] = [
     "printf '%s' 'sudo reboot'",
 ]
 
-# -- issue 15: where the analyser did not look, and disguises -------------------------------------------------
+# -- issue 15: where the analyser did not look, and disguises ---------------------------------------------
 # Each class below was allowed (or only asked, for the disguised disasters) before the analyser was fixed.
 
 DENY += [
@@ -676,7 +676,7 @@ ASK += [
     "a[$(touch marker)]=1",
     "export 'a[$(touch marker)]=1'",
     "eval 'touch marker'",
-    "eval \"\\$(touch marker)\"",
+    'eval "\\$(touch marker)"',
     "source ./run.sh",
     ". run.sh",
     "cat <(touch marker)",

@@ -18,6 +18,7 @@ it may be (``ShellScope``), never narrowed.
 
 from __future__ import annotations
 
+import glob
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -124,6 +125,17 @@ def analyze_command(command: str, root: Path, cwd: Path | None = None) -> Comman
     return CommandAnalysis(command, tuple(analyser.parts))
 
 
+def _globbed_process_file(word: Word) -> str | None:
+    """``/pro?/self/environ``, ``/*/self/environ``: the pattern matches a process's files."""
+    if not word.glob or not word.text.startswith("/") or word.dynamic:
+        return None
+    for match in glob.glob(word.text)[:50]:
+        problem = process_file_problem(match)
+        if problem:
+            return problem
+    return None
+
+
 def _has_code(command: str) -> bool:
     """Whether anything but blank lines and comments is there (bashlex fails on comment-only input)."""
     return any(line.strip() and not line.strip().startswith("#") for line in command.splitlines())
@@ -205,7 +217,9 @@ class _Analyser:
                 # A cd late in a loop body moves where its first parts run on the next pass: go through the
                 # loop once to learn where it may go, then judge it from there too (and from anywhere
                 # later passes go: unknown).
-                probe = _Analyser(self.source, self.scope, self.depth, frozenset(self.functions), self.variables)
+                probe = _Analyser(
+                    self.source, self.scope, self.depth, frozenset(self.functions), self.variables
+                )
                 probe.literal_heredocs = self.literal_heredocs
                 for part in node.parts:
                     if part.kind not in ("reservedword", "word", "assignment"):
@@ -340,7 +354,7 @@ class _Analyser:
         program = argv[0]
         name = command_name(program)
         for word in argv:
-            problem = process_file_problem(word.text)
+            problem = process_file_problem(word.text) or _globbed_process_file(word)
             if problem:
                 findings.append(deny(problem))
                 break
@@ -370,7 +384,9 @@ class _Analyser:
             outer_scope = self.scope
             if classification.directory is not None:
                 moved = resolve_directory(classification.directory, self.scope)
-                self.scope = self.scope.moved_to(moved[0] if moved and len(moved) == 1 else None, certain=True)
+                self.scope = self.scope.moved_to(
+                    moved[0] if moved and len(moved) == 1 else None, certain=True
+                )
             try:
                 for inner in classification.commands:
                     self.nested(inner, upstream if name == "xargs" else ())
@@ -380,6 +396,8 @@ class _Analyser:
                 findings += self.stdin_findings(name, redirects, upstream)
             if name in _DIRECTORY_CHANGERS:
                 self.change_directory(name, argv[1:])
+            elif name in ("source", "."):
+                self.scope = self.scope.moved_to(None, certain=False)  # the script may cd anywhere
         self.add(text, tuple(word.text for word in argv), findings)
 
     def change_directory(self, name: str, args: list[Word]) -> None:
@@ -405,12 +423,16 @@ class _Analyser:
             trial = classify([Word(candidate, candidate), *argv[1:]], self.scope)
             denials = [f for f in trial.findings if f.decision == "deny"]
             if denials:
-                return [deny(f"a command known only at run time, with the arguments of {candidate}: "
-                             f"{denials[0].reason}")]
+                return [
+                    deny(
+                        f"a command known only at run time, with the arguments of {candidate}: "
+                        f"{denials[0].reason}"
+                    )
+                ]
         return []
 
     def resolved_denials(self, argv: list[Word]) -> list[Finding]:
-        """With the variables assigned earlier in the command put in (``x=/; rm -rf $x``), is it a disaster?"""
+        """With the variables the command assigned put in (``x=/; rm -rf $x``), is it a disaster?"""
         if not self.variables or not any(word.dynamic for word in argv) or self.depth >= MAX_DEPTH:
             return []
         resolved: list[Word] = []
@@ -516,7 +538,9 @@ class _Analyser:
     def add(self, text: str, argv: tuple[str, ...], findings: list[Finding]) -> None:
         if len(self.parts) >= MAX_PARTS:
             if not self.parts[-1].text.startswith("..."):
-                reason = f"more than {MAX_PARTS} parts: too many to analyse (write a script file and run that)"
+                reason = (
+                    f"more than {MAX_PARTS} parts: too many to analyse (write a script file and run that)"
+                )
                 self.parts.append(CommandPart("...", (), (deny(reason),)))
             return
         unique = tuple(dict.fromkeys(findings)) or (ask("nothing is known about this command"),)

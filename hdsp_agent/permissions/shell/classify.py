@@ -42,10 +42,10 @@ from .tables import (
     HARMLESS_SET_FLAGS,
     HARMLESS_VARIABLE_PREFIXES,
     HARMLESS_VARIABLES,
-    LOADER_VARIABLE_PARTS,
-    LOADER_VARIABLE_PREFIXES,
     INFO_COMMANDS,
     INTERPRETERS,
+    LOADER_VARIABLE_PARTS,
+    LOADER_VARIABLE_PREFIXES,
     NETWORK_COMMANDS,
     PACKAGE_MANAGERS,
     PATTERN_FIRST,
@@ -108,6 +108,8 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
         return Classification(verdict.findings, commands=verdict.nested)
     if name == "git":
         return Classification(classify_git(args, scope).findings)
+    if name == "jq" and any("env" in word.text or "$ENV" in word.text for word in args):
+        return Classification([ask("jq reads the environment, which may hold secrets")])
     if name in READ_COMMANDS:
         return Classification(_read_command(name, args, scope) + _chdir_findings(args, scope))
     if name in INFO_COMMANDS:
@@ -195,7 +197,12 @@ def _has_option(args: list[Word], option: str) -> bool:
             return False
         if arg.text == option or arg.text.startswith(option + "="):
             return True
-        if len(option) == 2 and not option.startswith("--") and arg.is_option and not arg.text.startswith("--"):
+        if (
+            len(option) == 2
+            and not option.startswith("--")
+            and arg.is_option
+            and not arg.text.startswith("--")
+        ):
             if option[1] in arg.text[1:]:
                 return True
     return False
@@ -258,9 +265,11 @@ def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
     for option in sorted(WRITING_OPTIONS.get(name, frozenset())):
         if _has_option(args, option):
             return [ask(f"{name} {option} writes files or runs commands"), *option_findings]
-    values = READ_COMMANDS[name] | (
-        frozenset({"-e", "--regexp", "-f", "--file"}) if name in PATTERN_FIRST else frozenset()
-    ) | FILE_READ_OPTIONS.get(name, frozenset())
+    values = (
+        READ_COMMANDS[name]
+        | (frozenset({"-e", "--regexp", "-f", "--file"}) if name in PATTERN_FIRST else frozenset())
+        | FILE_READ_OPTIONS.get(name, frozenset())
+    )
     paths = positionals(args, values)
     if name in PATTERN_FIRST and not any(arg.text in ("-e", "--regexp", "-f", "--file") for arg in args):
         paths = paths[1:]
@@ -300,6 +309,8 @@ def _searches_hidden_recursively(name: str, args: list[Word]) -> bool:
 
 
 def _info_command(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:
+    if name == "pushd" and not [word for word in args if not word.text.startswith(("+", "-"))]:
+        return [caution("pushd without a directory goes back to one known only at run time")]
     if name in ("cd", "pushd"):
         targets = positionals(args)
         if not targets or targets[0].text in ("~", "-"):
@@ -460,13 +471,17 @@ def _environment_builtin(name: str, args: list[Word]) -> Classification:
         flags = short_flags(args)
         if flags & {"n", "i", "a", "A"} and name != "unset":
             return Classification(
-                [caution(f"{name} -{''.join(sorted(flags & {'n', 'i', 'a', 'A'}))} makes later assignments "
-                         "evaluate names or arithmetic, which can run commands")]
+                [
+                    caution(
+                        f"{name} -{''.join(sorted(flags & {'n', 'i', 'a', 'A'}))} makes later assignments "
+                        "evaluate names or arithmetic, which can run commands"
+                    )
+                ]
             )
         exported = name == "export" or "x" in flags
-        findings = [
-            f for arg in positionals(args) for f in assignment_findings(arg.text, exported=exported)
-        ]
+        if name != "unset" and (not positionals(args) or "p" in flags):
+            return Classification([ask(f"{name} prints shell variables, which may hold secrets")])
+        findings = [f for arg in positionals(args) for f in assignment_findings(arg.text, exported=exported)]
         return Classification(findings or [allow(f"{name} sets shell variables")])
     return Classification([ask(f"changes shell settings ({name})")])
 
@@ -521,6 +536,8 @@ def _eval(args: list[Word]) -> Classification:
         return Classification([deny("evaluates text downloaded or decoded at run time")])
     if any(arg.dynamic for arg in args):
         return Classification([caution("evaluates text built at run time")])
+    if not args:
+        return Classification([allow("eval with nothing to evaluate")])
     return Classification(
         [allow("evaluates the given text (checked as a command)")], [" ".join(a.text for a in args)]
     )

@@ -258,6 +258,8 @@ def tree_has_secrets(word: Word, scope: ShellScope) -> bool:
     facts = inspect_path(scope.root, word.text, scope.cwd)
     if scope.others or scope.cwd_unknown:
         return True  # the directory searched depends on a cd: assume the worst
+    if not facts.inside:
+        return False  # reading outside the project asks already; no walk over someone else's tree
     if facts.resolved is None or not facts.resolved.is_dir():
         return facts.sensitive
     seen = 0
@@ -430,9 +432,7 @@ def classify_find(args: list[Word], scope: ShellScope) -> FileVerdict:
             verdict.findings.append(ask("writes the list of files found to a file", edit=True))
             index += 1
         index += 1
-    destroys = any(
-        command_name_of(inner) in _DESTROYERS for inner in verdict.nested
-    )
+    destroys = any(command_name_of(inner) in _DESTROYERS for inner in verdict.nested)
     for start in starts or [Word(".", ".")]:
         if destroys and _is_critical(start, scope):
             verdict.findings.append(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..findings import Finding, allow, ask, caution, deny
-from .files import ShellScope, read_findings, resolve_directory, write_findings
+from .files import ShellScope, read_findings, resolve_directory, tree_has_secrets, write_findings
 from .tables import (
     CODE_OPTIONS,
     GIT_ASK_REASONS,
@@ -126,11 +126,18 @@ def classify_git(args: list[Word], scope: ShellScope) -> ProgramVerdict:
 def _git_paths(name: str, rest: list[Word], scope: ShellScope) -> list[Finding]:
     """Files a read-only git subcommand reads outside the repository: ``diff --no-index A B``, ``grep -f F``,
     ``config -f F``, ``--output=F`` (checked as a write)."""
-    texts = [word.text for word in rest]
     findings: list[Finding] = []
-    if name == "diff" and "--no-index" in texts:
-        for word in positionals(rest):
+    if name in _GIT_PATH_READERS:
+        # Paths and ``REV:path`` blobs: ``git diff --no-index /etc/passwd x`` (outside a repository every
+        # ``git diff`` is one), ``git show HEAD:.env``.
+        for word in positionals(rest, _GIT_VALUE_OPTIONS):
             findings += read_findings(word, scope)
+            if ":" in word.text and not word.dynamic:
+                path = word.text.split(":", 1)[1]
+                if path:
+                    findings += [f for f in read_findings(Word(path, path), scope) if "secrets" in f.reason]
+    if name == "grep" and tree_has_secrets(Word(".", "."), scope):
+        findings.append(caution("git grep searches tracked files, including files that may hold secrets"))
     for index, word in enumerate(rest):
         following = rest[index + 1] if index + 1 < len(rest) else None
         option, _, value = word.text.partition("=")
@@ -143,6 +150,10 @@ def _git_paths(name: str, rest: list[Word], scope: ShellScope) -> list[Finding]:
             if target is not None:
                 findings += write_findings(target, scope)
     return findings
+
+
+_GIT_PATH_READERS = frozenset({"diff", "show", "log", "blame", "annotate", "cat-file", "whatchanged"})
+_GIT_VALUE_OPTIONS = frozenset({"-n", "-L", "-S", "-G", "--grep", "--author", "-U", "--format", "-C", "-M"})
 
 
 def _value_of(word: Word, value: str) -> Word:

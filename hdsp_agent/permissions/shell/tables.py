@@ -205,7 +205,7 @@ SHELLS = frozenset({
 # Shell options that take the next word as their value.
 SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 # Shell options that make it run a startup file (``--rcfile F``, an interactive or login shell's rc files).
-SHELL_STARTUP_OPTIONS = frozenset({"--rcfile", "--init-file", "--login", "-i", "-l"})
+SHELL_STARTUP_OPTIONS = frozenset({"--rcfile", "--init-file", "--login", "-i", "-l", "--debugger"})
 # Programs that run code or change things in ways the analyser does not follow: they ask.
 INTERPRETERS = frozenset({
     "python", "python2", "python3", "pypy", "pypy3", "ipython", "node", "nodejs", "deno", "ruby", "perl",
@@ -253,7 +253,7 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "linux64": frozenset(),
     "numactl": frozenset({"-C", "-N", "-m", "-p", "-i"}),
     "xargs": frozenset({
-        "-I", "-i", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter",
+        "-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter",
         "--arg-file", "--replace", "--max-lines", "--max-chars",
     }),
     "taskset": frozenset(),
@@ -284,7 +284,7 @@ DANGEROUS_VARIABLES = frozenset({
     "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "EDITOR",
     "VISUAL", "HOME", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "HTTP_PROXY", "HTTPS_PROXY",
     "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY", "no_proxy", "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL", "npm_config_registry", "SHELL", "TMPDIR", "CDPATH", "GLOBIGNORE", "ENV",
+    "PIP_EXTRA_INDEX_URL", "npm_config_registry", "SHELL", "TMPDIR", "CDPATH", "GLOBIGNORE",
 })
 
 # Environment variables an env prefix, ``env`` or ``export`` may set without asking: they change how output
@@ -308,7 +308,9 @@ LOADER_VARIABLE_PREFIXES = (
     "PIP_", "UV_", "CONDA", "VIRTUAL_ENV", "PS1", "PS2", "PS3", "PS4", "PROMPT_", "HIST", "TERMINFO",
     "RIPGREP", "JUPYTER", "IPYTHON", "HDSP", "KUBE", "DOCKER", "AWS_", "NIX_", "R_", "JULIA",
 )
-LOADER_VARIABLE_PARTS = ("CONFIG", "_OPTS", "OPTIONS", "PATH", "EDITOR", "PAGER", "HOME", "RC", "SHELL", "PROXY", "PLUGIN")
+LOADER_VARIABLE_PARTS = (
+    "CONFIG", "_OPTS", "OPTIONS", "PATH", "EDITOR", "PAGER", "HOME", "RC", "SHELL", "PROXY", "PLUGIN",
+)
 
 # git: subcommands that only read (some only with certain options, checked in code).
 GIT_READ_SUBCOMMANDS = frozenset({

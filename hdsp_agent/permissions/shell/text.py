@@ -20,11 +20,19 @@ from .words import _matching
 
 # The reserved word ``time`` (with ``-p``) where a command starts: bashlex cannot parse it; blanking it with
 # spaces keeps every position, so the parts' texts still point into the command.
-_TIME_KEYWORD = re.compile(r"(^|[;&|\n(){}!]|\b(?:then|do|else|elif)\b)([ \t]*)(time(?:[ \t]+-p)?)(?=[ \t\n]|$)")
+_TIME_KEYWORD = re.compile(
+    r"(^|[;&|\n(){}!]|\b(?:then|do|else|elif)\b)([ \t]*)(time(?:[ \t]+-p)?)(?=[ \t\n]|$)"
+)
 # ``<<'EOF'``, ``<<"EOF"``, ``<<\EOF``: a quoted delimiter, whose body bash leaves literal.
 _QUOTED_DELIMITER = re.compile(r"(<<-?[ \t]*)(?:(['\"])([A-Za-z_0-9]+)\2|\\([A-Za-z_0-9]+))")
 # A subscript that is only a number or ``@``/``*``: nothing to evaluate.
 _PLAIN_SUBSCRIPT = re.compile(r"^[#!]?[A-Za-z_][A-Za-z_0-9]*\[(?:[0-9]+|@|\*)\]")
+# The name part of ``${...}`` and the operator after it: ``${x:1:2}`` is a substring whose offset and length
+# are arithmetic (``${x:-default}`` is not).
+_OPERATOR = re.compile(
+    r"^[#!]?(?:[A-Za-z_][A-Za-z_0-9]*|[0-9@*#?$!-])(?:\[[^\]]*\])?(:(?![-=+?])|[-=+?#%/^,@]|:[-=+?])?"
+)
+_NUMERIC_SLICE = re.compile(r"^\s*-?[0-9]+(?::\s*-?[0-9]+)?\s*$")
 _SIMPLE_REFERENCE = re.compile(
     r"\$(?:([A-Za-z_][A-Za-z_0-9]*)|\{([A-Za-z_][A-Za-z_0-9]*)(?::(-?[0-9]+)(?::([0-9]+))?)?\}|"
     r"\{!([A-Za-z_][A-Za-z_0-9]*)\})"
@@ -52,9 +60,7 @@ def unquote_heredoc_delimiters(source: str) -> tuple[str, frozenset[str]]:
         return match.group(1) + name
 
     rewritten = _QUOTED_DELIMITER.sub(unquote, source)
-    unquoted_uses = {
-        m.group(1) for m in re.finditer(r"<<-?[ \t]*([A-Za-z_0-9]+)", source)
-    }
+    unquoted_uses = {m.group(1) for m in re.finditer(r"<<-?[ \t]*([A-Za-z_0-9]+)", source)}
     return rewritten, frozenset(quoted - unquoted_uses)
 
 
@@ -116,6 +122,11 @@ def _scan(text: str, here_document: bool, found: Expansions, limit: int) -> None
             inner = text[index + 2 : end]
             if "[" in inner and not _PLAIN_SUBSCRIPT.match(inner):
                 found.reasons.append("uses an array subscript, which bash evaluates as code")
+            operator = _OPERATOR.match(inner)
+            if operator and operator.group(1) == ":" and not _NUMERIC_SLICE.match(inner[operator.end() :]):
+                found.reasons.append("takes a substring at an offset bash evaluates as arithmetic")
+            if "@P" in inner or "@E" in inner or "@A" in inner:
+                found.reasons.append("expands a variable as a prompt or as code (${x@P})")
             if "$" in inner or "`" in inner:
                 _scan(inner, True, found, limit)
             index = end + 1
