@@ -317,7 +317,6 @@ ASK: list[str] = [
     "find . -delete",
     "find . -name '*.tmp' -delete",
     "ls | xargs rm",
-    "for d in /usr /etc; do rm -rf $d; done",
     # writes outside the project, into .git, into secrets
     "echo hi > ~/.bashrc",
     "echo x >> ../outside.txt",
@@ -514,6 +513,16 @@ ALLOW: list[str] = [
 
 DENY += [
     # moved here: services, schedulers, system files, disguised names
+    "for d in /usr /etc; do rm -rf $d; done",
+    'for d in / ~; do rm -rf "$d"; done',
+    "for d in src /{etc,usr}; do chmod -R 777 $d; done",
+    "builtin cd /; rm -rf *",
+    "case a in a) cd /;; esac; rm -rf *",
+    "cat /dev/fd/../../proc/self/environ",
+    "a=rm; b=-rf; $a $b /",
+    "${!x} -rf /",
+    'x=(rm -rf /); "${x[@]}"',
+    "sort -o /etc/passwd a.txt",
     "systemctl restart nginx",
     "service nginx stop",
     "crontab -e",
@@ -635,6 +644,21 @@ DENY += [
 ]
 
 ASK += [
+    # secrets in the environment, the repository's configuration written by the same command
+    "echo $OPENAI_API_KEY",
+    'echo "${GITHUB_TOKEN}"',
+    "printf %s $DB_PASSWORD",
+    "ln -s .git g; echo x > g/config; git status",
+    "bash -c 'ln -s .git g'; git status",
+    "echo x > .GIT/config; git status",
+    "bash -O extdebug -c ls",
+    "yarn --version",
+    "echo ${x@P}",
+    "echo ${s:x}",
+    "cat <<EOF\n$[x]\nEOF",
+    "export -p",
+    "declare -p",
+    'while read l; do rm -rf "$l"; done < a.txt',
     # moved here: what runs project or module code, env prefixes that are not on the harmless list
     "python -m pip list",
     "npm ls",
@@ -935,4 +959,8 @@ ALLOW += [
     "[ -d src ] && ls src",
     "printf -v line '%s' hi",
     "read line < a.txt",
+    "echo $HOME $PATH",
+    "echo hi > out.txt && git status",
+    "local x; x=1",
+    "bash -c 'ls' -i",
 ]

@@ -36,7 +36,7 @@ from .files import (
     write_findings,
 )
 from .recover import recovered_denials
-from .tables import SHELLS
+from .tables import SECRET_VARIABLE, SHELLS
 from .text import (
     blank_time_keywords,
     expansions_in,
@@ -51,11 +51,13 @@ from .words import Word, command_name, expand_braces, read_word
 MAX_COMMAND_CHARS = 20_000
 MAX_DEPTH = 6
 MAX_PARTS = 400
+_SECRET_REFERENCE = re.compile(r"\$\{?([A-Za-z_0-9]*" + SECRET_VARIABLE + r"[A-Za-z_0-9]*)", re.IGNORECASE)
 _IFS = re.compile(r"\$\{?IFS(?::[^}]*)?\}?")
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _HEREDOCS = frozenset({"<<", "<<-"})
 _SUBSTITUTIONS = frozenset({"commandsubstitution", "processsubstitution"})
 _DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
+_MAX_LOOP_VALUES = 8
 # The part of a ``${...}`` expansion before its operator, to reach the word after it (``${x:-$(id)}``).
 _PARAMETER_HEAD = re.compile(
     r"^[#!]?(?:[A-Za-z_][A-Za-z_0-9]*|[0-9@*#?$!-])(?:\[[^\]]*\])?(?::?[-=+?]|##?|%%?|//?|\^\^?|,,?)?"
@@ -178,6 +180,8 @@ class _Analyser:
         # Values of variables assigned literally in this command (``x=/``), to see through ``$x`` when
         # looking for a destructive command in disguise. Only ever used to deny, never to allow.
         self.variables: dict[str, str] = dict(variables or {})
+        # A part wrote through ``.git`` or made a link: later git commands may read a config it wrote.
+        self.touched_git = False
         self.parts: list[CommandPart] = []
 
     def run(self) -> None:
@@ -185,7 +189,9 @@ class _Analyser:
             self.node(tree, ())
 
     def child(self, source: str) -> _Analyser:
-        return _Analyser(source, self.scope, self.depth + 1, frozenset(self.functions), self.variables)
+        inner = _Analyser(source, self.scope, self.depth + 1, frozenset(self.functions), self.variables)
+        inner.touched_git = self.touched_git
+        return inner
 
     # -- the tree --------------------------------------------------------------------------------------------
 
@@ -230,6 +236,8 @@ class _Analyser:
                     self.substitutions(part)
                 elif part.kind != "reservedword":
                     self.node(part, ())
+            if kind == "for":
+                self.loop_values(node)
         elif kind == "function":
             self.function(node)
         elif kind == "command":
@@ -244,6 +252,36 @@ class _Analyser:
                 (),
                 [caution(f"uses a shell construct ({kind}) the analyser does not handle")],
             )
+
+    def loop_values(self, node: Any) -> None:
+        """``for d in / ~; do rm -rf $d; done``: judge the body once per literal value of the loop variable,
+        keeping only the denials (the body was judged already with the variable unknown)."""
+        words = [part for part in node.parts if part.kind == "word"]
+        body = [part for part in node.parts if part.kind not in ("word", "reservedword", "assignment")]
+        if len(words) < 2 or not body or self.depth >= MAX_DEPTH:
+            return
+        name = words[0].word
+        values = [read_word(self.text(word)) for word in words[1:]]
+        if any(value.dynamic for value in values) or not any(
+            ref in self.source for ref in (f"${name}", f"${{{name}")
+        ):
+            return
+        texts = [
+            text for value in values for text in (expand_braces(value.text) if value.brace else [value.text])
+        ]
+        for text in texts[:_MAX_LOOP_VALUES]:
+            probe = _Analyser(
+                self.source, self.scope, self.depth + 1, frozenset(self.functions), self.variables
+            )
+            probe.literal_heredocs = self.literal_heredocs
+            probe.variables[name] = text
+            for part in body:
+                probe.node(part, ())
+            for part in probe.parts:
+                denials = [f for f in part.findings if f.decision == "deny"]
+                if denials:
+                    self.add(f"{part.text} (with {name}={text})", part.argv, denials)
+                    return
 
     def substitutions(self, word_node: Any) -> None:
         for part in getattr(word_node, "parts", []):
@@ -358,6 +396,10 @@ class _Analyser:
             if problem:
                 findings.append(deny(problem))
                 break
+        for word in argv[1:]:
+            secret = _SECRET_REFERENCE.search(word.raw) if word.dynamic else None
+            if secret:
+                findings.append(caution(f"expands ${secret.group(1)}, a variable that may hold a secret"))
         if program.brace and not program.dynamic and self.depth < MAX_DEPTH:
             # ``{rm,-rf,/}`` is ``rm -rf /``: judge the words bash makes of it.
             expanded = expand_braces(program.text)
@@ -391,7 +433,12 @@ class _Analyser:
                 for inner in classification.commands:
                     self.nested(inner, upstream if name == "xargs" else ())
             finally:
-                self.scope = outer_scope
+                if classification.directory is not None:  # ``env -C`` moves only its own command
+                    self.scope = outer_scope
+            if name == "git" and self.touched_git:
+                findings.append(
+                    caution("git runs after this command changed files that may be its configuration")
+                )
             if classification.reads_code_from_stdin:
                 findings += self.stdin_findings(name, redirects, upstream)
             if name in _DIRECTORY_CHANGERS:
@@ -399,6 +446,23 @@ class _Analyser:
             elif name in ("source", "."):
                 self.scope = self.scope.moved_to(None, certain=False)  # the script may cd anywhere
         self.add(text, tuple(word.text for word in argv), findings)
+        if verdict(findings) != "allow":
+            self.note_git_writes(argv, redirects)
+
+    def note_git_writes(self, argv: list[Word], redirects: list[Any]) -> None:
+        """Remember a part that may write a repository's configuration (a path through ``.git``, a link,
+        ``git init``/``clone``/``config``): a later git command in the same command asks."""
+        name = command_name(argv[0]) if argv else ""
+        targets = [w.text for w in argv[1:]] + [
+            self.text(r.output) for r in redirects if hasattr(r.output, "kind") and r.type in _WRITE_REDIRECTS
+        ]
+        if name in ("ln", "link") or (
+            name == "git"
+            and {"init", "clone", "config", "submodule", "worktree"} & {w.text for w in argv[1:3]}
+        ):
+            self.touched_git = True
+        elif any(".git" in target.lower() for target in targets):
+            self.touched_git = True
 
     def change_directory(self, name: str, args: list[Word]) -> None:
         """Follow ``cd``/``pushd``/``popd``: later relative paths may be judged from the new directory too."""
@@ -475,6 +539,7 @@ class _Analyser:
             self.add(source, (), [caution(f"the script inside {parent.strip()[:60]!r}: {error}")])
             return
         self.parts += inner.parts
+        self.touched_git = self.touched_git or inner.touched_git
         self.scope = inner.scope if inner.scope.bases() != self.scope.bases() else self.scope
 
     def stdin_findings(self, name: str, redirects: list[Any], upstream: tuple[Any, ...]) -> list[Finding]:

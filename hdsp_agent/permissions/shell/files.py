@@ -27,7 +27,7 @@ _SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv
 # Most working directories a command is followed through (``cd a; cd b; ...``); past this it is unknown.
 _MAX_BASES = 8
 # Where a process's memory, environment and open files can be read: the server's API key and token live there.
-_PROC_PROCESS = re.compile(r"(?:^|[^A-Za-z0-9_.-])/proc/+([^/\s'\"`;,)]*)")
+_PROC_PROCESS = re.compile(r"(?:^|[^A-Za-z0-9_-])/proc/+([^/\s'\"`;,)]*)")
 # /proc entries about the whole machine, not one process.
 _PROC_MACHINE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PROC_PROCESS_NAMES = frozenset({"self", "thread-self", "curproc"})

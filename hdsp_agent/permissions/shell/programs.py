@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..findings import Finding, allow, ask, caution, deny
 from .files import ShellScope, read_findings, resolve_directory, tree_has_secrets, write_findings
+from .gitconfig import repository_config_problem
 from .tables import (
     CODE_OPTIONS,
     GIT_ASK_REASONS,
@@ -120,6 +121,12 @@ def classify_git(args: list[Word], scope: ShellScope) -> ProgramVerdict:
         return verdict
     verdict.findings.append(_git_subcommand(subcommand.text, rest))
     verdict.findings += _git_paths(subcommand.text, rest, scope)
+    if not scope.cwd_unknown:
+        for base in scope.bases():
+            problem = repository_config_problem(base)
+            if problem:
+                verdict.findings.append(caution(problem))
+                break
     return verdict
 
 
@@ -272,6 +279,8 @@ def classify_shell(name: str, args: list[Word], scope: ShellScope) -> ProgramVer
             option[:1] == "-" and option[1:2] != "-" and {"i", "l"} & set(option[1:])
         ):
             startup.append(caution(f"{name} {option} runs startup files, which may run any code"))
+        if option in ("-O", "+O") and index + 1 < len(args) and args[index + 1].text == "extdebug":
+            startup.append(caution(f"{name} -O extdebug runs the debugger's startup file"))
         if option in SHELL_VALUE_OPTIONS:
             index += 2
             continue

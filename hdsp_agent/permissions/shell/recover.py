@@ -13,7 +13,7 @@ import shlex
 
 from ..findings import Finding, deny
 from .classify import classify
-from .files import ShellScope, process_file_problem
+from .files import ShellScope, process_file_problem, resolve_directory
 from .words import Word, read_word
 
 _CUTS = re.compile(
@@ -38,6 +38,13 @@ def recovered_denials(command: str, scope: ShellScope) -> list[Finding]:
         if not tokens:
             continue
         words = [read_word(token) if "$" in token else Word(token, token) for token in tokens]
+        if words[0].text in ("cd", "pushd"):
+            # Follow the directory like the analyser does: ``case a in a) cd /;; esac; rm -rf *``.
+            targets = [word for word in words[1:] if not word.is_option] or [Word("~", "~")]
+            directories = resolve_directory(targets[0], scope)
+            for directory in directories or [None]:
+                scope = scope.moved_to(directory, certain=False)
+            continue
         try:
             findings = classify(words, scope).findings
         except Exception:  # a recovery attempt on broken text must never break the analysis

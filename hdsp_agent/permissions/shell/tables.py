@@ -138,6 +138,9 @@ SYSTEMCTL_POWER = frozenset({
 })
 PROCESS_KILLERS = frozenset({"kill", "pkill", "killall", "xkill", "skill", "killall5"})
 
+# Variables whose value is likely a credential: expanding them in a command hands it to the model.
+SECRET_VARIABLE = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)"
+
 # Package managers (which subcommands only look is decided in ``shell_programs.py``).
 PACKAGE_MANAGERS = frozenset({
     "pip", "pip3", "pipx", "uv", "poetry", "pdm", "hatch", "conda", "mamba", "micromamba", "npm", "npx",
@@ -160,8 +163,6 @@ PACKAGE_QUERIES: dict[str, frozenset[str]] = {
     "rpm": frozenset({"-q", "-qa", "-qi", "-ql", "--query", "--version"}),
     "apt": frozenset({"list", "show", "--version"}),
     "npm": frozenset({"--version", "-v", "--help", "-h"}),
-    "pnpm": frozenset({"--version", "-v", "--help"}),
-    "yarn": frozenset({"--version", "-v", "--help"}),
     "pipx": frozenset({"list", "--version", "--help"}),
 }
 PACKAGE_INSTALL_SUBCOMMANDS = frozenset({
