@@ -523,6 +523,13 @@ DENY += [
     "${!x} -rf /",
     'x=(rm -rf /); "${x[@]}"',
     "sort -o /etc/passwd a.txt",
+    "chroot / rm -rf /",
+    "unshare -r rm -rf ~",
+    "script -c 'rm -rf /' /dev/null",
+    "strace -f rm -rf /",
+    "x=/; y=$x; rm -rf $y",
+    "uniq a.txt /etc/x",
+    "/usr/bin/time -o /etc/x ls",
     "systemctl restart nginx",
     "service nginx stop",
     "crontab -e",
@@ -646,6 +653,9 @@ DENY += [
 ASK += [
     # secrets in the environment, the repository's configuration written by the same command
     "echo $OPENAI_API_KEY",
+    "find . -files0-from /etc/x",
+    "chroot /x ls",
+    "script -c ls out.txt",
     'echo "${GITHUB_TOKEN}"',
     "printf %s $DB_PASSWORD",
     "ln -s .git g; echo x > g/config; git status",

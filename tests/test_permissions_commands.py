@@ -151,3 +151,52 @@ def test_a_command_broken_by_a_stray_token_is_never_allowed(command: str, token:
     root = Path(__file__).parent
     analysis = analyze_command(f"{command} {token}", root)
     assert analysis.decision != "allow" or analysis.parsed
+
+
+def test_a_repository_config_that_runs_programs_makes_git_ask(tmp_path: Path) -> None:
+    """A project that arrives with its own .git (an unpacked archive): its config is what git obeys."""
+    root = make_project(tmp_path / "project")
+    assert analyze_command("git status", root).decision == "allow"
+    (root / ".git" / "config").write_text('[core]\n\tbare = false\n[core]\n\tfsmonitor = "touch marker"\n')
+    analysis = analyze_command("git status", root)
+    assert analysis.decision == "ask"
+    assert "core.fsmonitor" in analysis.reasons[0]
+    (root / ".git" / "config").write_text('[diff "x"]\n\ttextconv = ./run.sh\n')
+    assert analyze_command("git log -p", root).decision == "ask"
+    (root / ".git" / "config").write_text('[remote "origin"]\n\turl = https://example.com/x\n')
+    assert analyze_command("git log -p", root).decision == "allow"
+
+
+def test_a_git_file_pointing_at_a_worktree_is_followed(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    main_git = tmp_path / "main.git"
+    (main_git / "worktrees" / "w").mkdir(parents=True)
+    (main_git / "config").write_text("[core]\n\tbare = false\n")
+    (main_git / "worktrees" / "w" / "commondir").write_text("../..\n")
+    (root / ".git" / "config").unlink()
+    (root / ".git").rmdir()
+    (root / ".git").write_text(f"gitdir: {main_git / 'worktrees' / 'w'}\n")
+    assert analyze_command("git status", root).decision == "allow"
+    (main_git / "config").write_text("[core]\n\tpager = ./run.sh\n")
+    assert analyze_command("git log", root).decision == "ask"
+
+
+def test_cd_through_a_symlink_leaving_the_project_judges_paths_from_there(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    (root / "link").symlink_to("/")
+    assert analyze_command("cd link && rm -rf usr", root).decision == "deny"
+    assert analyze_command("cd link && cat etc/hostname", root).decision == "ask"
+
+
+def test_cd_base_is_kept_for_every_possible_directory(project: Path) -> None:
+    """``cd a || cd b``: later paths are judged from every directory the command may be in."""
+    analysis = analyze_command("cd src || cd /; rm -rf *", project)
+    assert analysis.decision == "deny"
+    assert analyze_command("cd src && cat app.py", project).decision == "allow"
+
+
+def test_many_cds_end_in_an_unknown_directory_and_relative_paths_ask(project: Path) -> None:
+    command = "; ".join(f"cd d{index}" for index in range(12)) + "; cat notes.txt"
+    analysis = analyze_command(command, project)
+    assert analysis.decision == "ask"
+    assert any("known only at run time" in reason for reason in analysis.reasons)

@@ -360,7 +360,11 @@ class _Analyser:
             if problem:
                 findings.append(deny(problem))
             if not word_nodes:
-                literal = read_word(self.text(assignment)[len(name) + 1 :])
+                value_source = self.text(assignment)[len(name) + 1 :]
+                literal = read_word(value_source)
+                if literal.dynamic:
+                    known = known_value(value_source, self.variables)  # ``y=$x`` after ``x=/``
+                    literal = read_word(known) if known is not None else literal
                 if literal.dynamic:
                     self.variables.pop(name, None)
                 else:

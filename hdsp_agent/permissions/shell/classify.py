@@ -34,6 +34,7 @@ from .programs import (
     classify_shell,
 )
 from .tables import (
+    ASKING_WRAPPERS,
     DANGEROUS_VARIABLES,
     DISK_COMMANDS,
     ENVIRONMENT_BUILTINS,
@@ -120,6 +121,15 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
         return _environment_builtin(name, args)
     if name == "flock":
         return _wrapper(name, args, scope)
+    if name in ASKING_WRAPPERS:
+        # They ask whatever they run (another root, namespaces, tracing), and what they run is judged too.
+        wrapped = _wrapper(name, args, scope)
+        reason = ask(f"runs a command under {name}")
+        return Classification(
+            [reason, *(f for f in wrapped.findings if f.decision != "allow")],
+            wrapped.scripts,
+            wrapped.commands,
+        )
     if name == "eval":
         return _eval(args)
     if name in ("source", "."):
@@ -355,7 +365,7 @@ def _kill_findings(name: str, args: list[Word]) -> list[Finding]:
 
 
 def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
-    values = WRAPPERS.get(name, frozenset({"-w", "--timeout", "-E"}))
+    values = WRAPPERS.get(name) or ASKING_WRAPPERS.get(name) or frozenset({"-w", "--timeout", "-E"})
     findings: list[Finding] = []
     scripts: list[str] = []
     directory: Word | None = None
@@ -382,7 +392,7 @@ def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
         elif name == "env" and word.text.startswith(("-C", "--chdir=")):
             text = word.text.split("=", 1)[1] if word.text.startswith("--") else word.text[2:]
             directory = Word(text, text, word.dynamic, word.glob, word.brace)
-        elif name == "flock" and word.text in ("-c", "--command") and following is not None:
+        elif name in ("flock", "script") and word.text in ("-c", "--command") and following is not None:
             scripts.append(following.text)
             index += 1
         elif word.text in values:
@@ -390,6 +400,10 @@ def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
         index += 1
     index += WRAPPER_LEADING_ARGS.get(name, 0)
     inner = list(args[index:])
+    if name == "script":  # its positional is the typescript it writes, not a command
+        for word in inner:
+            findings += write_findings(word, scope)
+        inner = []
     if name == "flock" and len(inner) >= 2 and inner[0].text in ("-c", "--command"):
         if inner[1].dynamic:
             return Classification([caution("flock -c runs a command built at run time")])

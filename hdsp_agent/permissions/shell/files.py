@@ -427,6 +427,9 @@ def classify_find(args: list[Word], scope: ShellScope) -> FileVerdict:
                 verdict.findings.append(caution(f"{token} without a command"))
         elif token == "-delete":
             deletes = True
+        elif token == "-files0-from" and index + 1 < len(args):
+            verdict.findings += read_findings(args[index + 1], scope)
+            index += 1
         elif token in ("-fprint", "-fprint0", "-fprintf", "-fls") and index + 1 < len(args):
             verdict.findings += write_findings(args[index + 1], scope)
             verdict.findings.append(ask("writes the list of files found to a file", edit=True))

@@ -40,23 +40,46 @@ def repository_config_problem(directory: Path) -> str | None:
         except OSError:
             stat = None
         if stat is not None:
-            if not dot_git.is_dir():
-                return f"{dot_git} points git at a repository elsewhere, whose configuration is not checked"
-            problems = []
-            for name in ("config", "config.worktree"):
-                config = dot_git / name
+            git_dir = dot_git if dot_git.is_dir() else _pointed_git_dir(dot_git)
+            if git_dir is None:
+                return f"{dot_git} points git at a repository the analyser cannot read"
+            for config in _config_files(git_dir):
                 try:
                     config_stat = config.stat()
                 except OSError:
                     continue
                 problem = _config_problem(str(config), config_stat.st_mtime_ns, config_stat.st_size)
                 if problem:
-                    problems.append(problem)
-            return problems[0] if problems else None
+                    return problem
+            return None
         if current.parent == current:
             return None
         current = current.parent
     return None
+
+
+def _pointed_git_dir(dot_git: Path) -> Path | None:
+    """The directory a ``.git`` file names (``gitdir: ../.git/worktrees/x``, worktrees and submodules)."""
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text.split(":", 1)[1].strip())
+    target = target if target.is_absolute() else dot_git.parent / target
+    return target if target.is_dir() else None
+
+
+def _config_files(git_dir: Path) -> list[Path]:
+    """The repository's config files: its own, a worktree's, and the common directory's (worktrees)."""
+    files = [git_dir / "config", git_dir / "config.worktree"]
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return files
+    common_dir = Path(common) if Path(common).is_absolute() else git_dir / common
+    return [*files, common_dir / "config", common_dir / "config.worktree"]
 
 
 @functools.lru_cache(maxsize=64)

@@ -215,7 +215,7 @@ INTERPRETERS = frozenset({
     "psql", "mysql", "gdb", "expect", "make", "cmake", "ninja", "pytest", "tox", "nox", "just", "docker",
     "podman", "kubectl", "helm", "terraform", "gcc", "g++", "cc", "clang", "rustc", "javac", "tsc",
     "ansible", "ansible-playbook", "vagrant", "sed", "vim", "vi", "nvim", "emacs", "nano", "less", "more",
-    "watch", "crontab", "at", "batch", "chroot", "strace", "ltrace", "nsenter", "unshare", "screen", "tmux",
+    "watch", "crontab", "at", "batch", "screen", "tmux",
 })
 # Interpreters' options that carry code to run on the command line.
 CODE_OPTIONS = frozenset({"-c", "-e", "--eval", "-E", "-r", "--command", "-p", "--print"})
@@ -263,8 +263,21 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "caffeinate": frozenset(),
     "flock": frozenset({"-w", "--timeout", "-E"}),
 }
+# Wrappers that always ask (another root, new namespaces, a tracer), but whose command is analysed too so a
+# disaster inside is denied.
+ASKING_WRAPPERS: dict[str, frozenset[str]] = {
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "unshare": frozenset({"-S", "-G", "--setuid", "--setgid", "-R", "--root", "-w", "--wd"}),
+    "nsenter": frozenset({"-t", "--target", "-S", "-G", "-r", "-w"}),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"}),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-n", "-a"}),
+    "valgrind": frozenset(),
+    "script": frozenset({"-c", "--command", "-E", "--echo", "-T", "-t", "-I", "-O", "-B"}),
+}
 # Wrappers whose first positional argument is theirs (timeout's duration, flock's lock file), not the command.
-WRAPPER_LEADING_ARGS = {"timeout": 1, "flock": 1, "taskset": 1, "chrt": 1, "faketime": 1, "setarch": 1}
+WRAPPER_LEADING_ARGS = {
+    "timeout": 1, "flock": 1, "taskset": 1, "chrt": 1, "faketime": 1, "setarch": 1, "chroot": 1,
+}
 
 # Shell builtins that change the environment every later command runs in.
 ENVIRONMENT_BUILTINS = frozenset({
