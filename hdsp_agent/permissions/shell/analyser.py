@@ -406,8 +406,8 @@ class _Analyser:
                 findings.append(caution(f"expands ${secret.group(1)}, a variable that may hold a secret"))
         if program.brace and not program.dynamic and self.depth < MAX_DEPTH:
             # ``{rm,-rf,/}`` is ``rm -rf /``: judge the words bash makes of it.
-            expanded = expand_braces(program.text)
-            if len(expanded) > 1:
+            expanded = [text for text in expand_braces(program.text) if text]  # empty words vanish
+            if expanded and expanded != [program.text]:
                 findings.append(caution("the command name is a brace expansion"))
                 self.nested([Word(t, t) for t in expanded] + argv[1:], ())
         if program.fetches_code:

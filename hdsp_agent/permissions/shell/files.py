@@ -215,6 +215,11 @@ def delete_findings(
     if word.dynamic:
         if recursive and disguised(word):
             return [deny(f"{verb} {word.raw or word.text} recursively, a path disguised by an expansion")]
+        critical = _critical_when_empty(word, scope) if recursive else None
+        if critical:
+            return [
+                deny(f"{verb} {word.raw or word.text} recursively, which is {critical} if it expands empty")
+            ]
         return [caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
     found: list[Finding] = _relative_in_unknown_directory(word, scope, verb)
     texts = expand_braces(word.text) if word.brace else [word.text]
@@ -243,6 +248,24 @@ def delete_findings(
         elif facts.git_internal:
             found.append(caution(f"{verb} {text}, inside the repository's .git directory"))
     return _unique(found)
+
+
+def _critical_when_empty(word: Word, scope: ShellScope) -> str | None:
+    """``rm -rf /usr/$X``, ``rm -rf ~/"$dir"``: the literal part before the first expansion, when the last
+    path component is the expansion, is what is deleted if it expands to nothing."""
+    cut = min((i for i in (word.text.find("$"), word.text.find("`")) if i >= 0), default=-1)
+    if cut <= 0:
+        return None
+    prefix = word.text[:cut]
+    if not prefix.endswith("/") or "/" in word.text[cut:].rstrip("/"):
+        return None
+    for base in scope.bases():
+        facts = inspect_path(scope.root, prefix, base)
+        if facts.resolved is not None:
+            critical = critical_path_reason(facts.resolved, scope.root)
+            if critical:
+                return critical
+    return None
 
 
 def _glob_base(text: str) -> tuple[str, bool]:
