@@ -200,3 +200,54 @@ def test_many_cds_end_in_an_unknown_directory_and_relative_paths_ask(project: Pa
     analysis = analyze_command(command, project)
     assert analysis.decision == "ask"
     assert any("known only at run time" in reason for reason in analysis.reasons)
+
+
+_LOADERS = [
+    "GIT_CONFIG_COUNT=1",
+    "BASH_ENV=x",
+    "LD_PRELOAD=x",
+    "PYTHONPATH=.",
+    "XDG_CONFIG_HOME=.",
+    "PAGER=x",
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(ALLOW), st.sampled_from(_LOADERS), st.sampled_from(["", "env ", "export "]))
+def test_an_env_prefix_that_loads_code_is_never_allowed(command: str, assignment: str, how: str) -> None:
+    root = Path(__file__).parent
+    text = f"{how}{assignment}; {command}" if how == "export " else f"{how}{assignment} {command}"
+    assert analyze_command(text, root).decision != "allow", text
+
+
+_WRAPPERS = [
+    "time ",
+    "command ",
+    "exec ",
+    "nohup ",
+    "nice ",
+    "timeout 5 ",
+    "env ",
+    "env -C . ",
+    "stdbuf -oL ",
+]
+_DISASTERS = ["rm -rf /", "rm -rf ~", "chmod -R 777 /", "rm -rf /{etc,usr}"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(_WRAPPERS), min_size=1, max_size=3), st.sampled_from(_DISASTERS))
+def test_a_disaster_under_any_wrappers_is_denied(wrappers: list[str], disaster: str) -> None:
+    root = Path(__file__).parent
+    text = "".join(wrappers) + disaster
+    assert analyze_command(text, root).decision == "deny", text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["$(touch m)", "`touch m`", "${a[$(touch m)]}", "${x:-$(touch m)}"]), st.text(max_size=20)
+)
+def test_a_substitution_in_an_unquoted_here_document_is_never_allowed(payload: str, filler: str) -> None:
+    root = Path(__file__).parent
+    body = filler.replace("EOF", "").replace("\\", "") + payload
+    text = f"cat <<EOF\n{body}\nEOF"
+    assert analyze_command(text, root).decision != "allow", text

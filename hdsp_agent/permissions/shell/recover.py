@@ -46,7 +46,10 @@ def recovered_denials(command: str, scope: ShellScope) -> list[Finding]:
                 scope = scope.moved_to(directory, certain=False)
             continue
         try:
-            findings = classify(words, scope).findings
+            classification = classify(words, scope)
+            findings = list(classification.findings)
+            for inner in classification.commands[:4]:  # wrappers: ``time command rm -rf /``
+                findings += classify(inner, scope).findings
         except Exception:  # a recovery attempt on broken text must never break the analysis
             continue
         found += [
