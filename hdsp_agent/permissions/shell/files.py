@@ -277,10 +277,15 @@ def _glob_base(text: str) -> tuple[str, bool]:
 
 
 def tree_has_secrets(word: Word, scope: ShellScope) -> bool:
-    """Whether a directory searched recursively holds files that may be secrets (a bounded walk)."""
-    facts = inspect_path(scope.root, word.text, scope.cwd)
-    if scope.others or scope.cwd_unknown:
-        return True  # the directory searched depends on a cd: assume the worst
+    """Whether a directory searched recursively holds files that may be secrets (a bounded walk), from
+    every directory the command may be in."""
+    if scope.cwd_unknown and not word.text.startswith(("/", "~")):
+        return True  # the directory searched depends on a cd to somewhere unknown: assume the worst
+    return any(_tree_has_secrets(word.text, scope, base) for base in scope.bases())
+
+
+def _tree_has_secrets(text: str, scope: ShellScope, base: Path) -> bool:
+    facts = inspect_path(scope.root, text, base)
     if not facts.inside:
         return False  # reading outside the project asks already; no walk over someone else's tree
     if facts.resolved is None or not facts.resolved.is_dir():
