@@ -109,6 +109,8 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
         return Classification(verdict.findings, commands=verdict.nested)
     if name == "git":
         return Classification(classify_git(args, scope).findings)
+    if name == "ps" and any("e" in arg.text for arg in args if not arg.text.startswith("-")):
+        return Classification([deny("prints processes' environments (ps e), where the server's keys are")])
     if name == "jq" and any("env" in word.text or "$ENV" in word.text for word in args):
         return Classification([ask("jq reads the environment, which may hold secrets")])
     if name in READ_COMMANDS:
@@ -241,6 +243,24 @@ def _value_word(word: Word, value: str) -> Word:
     return Word(value, value, word.dynamic, word.glob, word.brace, word.fetches_code)
 
 
+# Long options whose value is text, not a file (``--output-delimiter=/``, ``--format=%s/%s``).
+_NOT_PATH_OPTIONS = (
+    "delim",
+    "separator",
+    "sep",
+    "format",
+    "color",
+    "colour",
+    "style",
+    "regex",
+    "pattern",
+    "label",
+)
+_WRITE_FILE_OPTIONS = frozenset(
+    {"--output", "--output-file", "--outfile", "--out", "--log-file", "--logfile", "--save", "--dump"}
+)
+
+
 def _long_option_paths(args: list[Word], scope: ShellScope) -> list[Finding]:
     """``--any-option=PATH``: a value that looks like a path is read-checked (``--files0-from=~/.ssh/x``)."""
     findings: list[Finding] = []
@@ -249,9 +269,11 @@ def _long_option_paths(args: list[Word], scope: ShellScope) -> list[Finding]:
             break
         if arg.text.startswith("--") and "=" in arg.text:
             option, value = arg.text.split("=", 1)
+            if any(part in option for part in _NOT_PATH_OPTIONS):
+                continue
             if value.startswith(("/", "~", ".")) or "/" in value or arg.dynamic:
                 word = _value_word(arg, value)
-                if any(part in option for part in ("output", "log-file", "save", "dump", "write")):
+                if option in _WRITE_FILE_OPTIONS:
                     findings += write_findings(word, scope)
                     findings.append(ask(f"{option} writes a file", edit=True))
                 else:
@@ -540,6 +562,9 @@ def assignment_findings(text: str, *, exported: bool) -> list[Finding]:
         return [caution(f"changes {variable}, which decides what later commands run or load")]
     if exported and not is_harmless_variable(variable):
         return [caution(f"sets {variable} for the commands it runs, which may make them load code or config")]
+    if exported and "/" in text.split("=", 1)[-1] and "=" in text:
+        # ``LC_ALL=/path``, ``TZ=/path``: even these load files named by a path.
+        return [caution(f"sets {variable} to a path, which the commands it runs may load")]
     if not exported and variable_loads_code(variable):
         return [caution(f"changes {variable}, which may make later commands load code or config")]
     return []

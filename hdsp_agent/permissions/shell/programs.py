@@ -178,6 +178,8 @@ def _git_subcommand(name: str, rest: list[Word]) -> Finding:
         return caution("git grep -O opens the files in a program named on the command line")
     if any(text.startswith(("--textconv", "--upload-pack", "--receive-pack", "--exec")) for text in texts):
         return caution(f"git {name} runs a program named in its options or configuration")
+    if name == "help" and texts:
+        return ask("git help opens a manual page or a browser (a program of the configuration's choosing)")
     if name in GIT_READ_SUBCOMMANDS:
         problem = _git_read_problem(name, texts)
         return ask(problem) if problem else allow(f"git {name} only reads")

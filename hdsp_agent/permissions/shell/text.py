@@ -32,6 +32,8 @@ _PLAIN_SUBSCRIPT = re.compile(r"^[#!]?[A-Za-z_][A-Za-z_0-9]*\[(?:[0-9]+|@|\*)\]"
 _OPERATOR = re.compile(
     r"^[#!]?(?:[A-Za-z_][A-Za-z_0-9]*|[0-9@*#?$!-])(?:\[[^\]]*\])?(:(?![-=+?])|[-=+?#%/^,@]|:[-=+?])?"
 )
+# ``${!name}`` (not ``${!prefix*}``/``${!prefix@}``/``${!a[@]}``, which list names or keys).
+_INDIRECT = re.compile(r"^![A-Za-z_][A-Za-z_0-9]*(?:(?![A-Za-z_0-9*@\[])|\[[^\]@*]*\])")
 _NUMERIC_SLICE = re.compile(r"^\s*-?[0-9]+(?::\s*-?[0-9]+)?\s*$")
 _SIMPLE_REFERENCE = re.compile(
     r"\$(?:([A-Za-z_][A-Za-z_0-9]*)|\{([A-Za-z_][A-Za-z_0-9]*)(?::(-?[0-9]+)(?::([0-9]+))?)?\}|"
@@ -106,6 +108,8 @@ def _scan(text: str, here_document: bool, found: Expansions, limit: int) -> None
             close = index + 1
             while close < len(text) and text[close] != "`":
                 close += 2 if text[close] == "\\" else 1
+            if close >= len(text):
+                found.reasons.append("has an unterminated command substitution")
             found.scripts.append(re.sub(r"\\([`$\\])", r"\1", text[index + 1 : close]))
             index = close + 1
             continue
@@ -119,6 +123,8 @@ def _scan(text: str, here_document: bool, found: Expansions, limit: int) -> None
             continue
         if following.startswith("("):
             end = _matching(text, index + 1)
+            if end >= len(text):
+                found.reasons.append("has an unterminated command substitution")
             found.scripts.append(text[index + 2 : end])
             index = end + 1
             continue
@@ -130,6 +136,8 @@ def _scan(text: str, here_document: bool, found: Expansions, limit: int) -> None
             operator = _OPERATOR.match(inner)
             if operator and operator.group(1) == ":" and not _NUMERIC_SLICE.match(inner[operator.end() :]):
                 found.reasons.append("takes a substring at an offset bash evaluates as arithmetic")
+            if _INDIRECT.match(inner):
+                found.reasons.append("expands a variable named at run time (${!name})")
             if "@P" in inner or "@E" in inner or "@A" in inner:
                 found.reasons.append("expands a variable as a prompt or as code (${x@P})")
             if "$" in inner or "`" in inner:
