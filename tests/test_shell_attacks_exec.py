@@ -42,6 +42,8 @@ ATTACKS: list[tuple[str, str]] = [
     ("ripgrep config file", "RIPGREP_CONFIG_PATH=evil.rgrc rg foo"),
     ("python -m pip shadowed by the project", "python3 -m pip --version"),
     ("write outside through cd", "cd .. && echo pwned > outside-marker.txt"),
+    ("the parent's environment", f"tr '\\0' '\\n' < /proc/$PPID/environ > {MARK}"),
+    ("a process's command line", f"cat /proc/self/cmdline > {MARK}"),
 ]
 
 

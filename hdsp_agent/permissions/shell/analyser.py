@@ -548,7 +548,7 @@ class _Analyser:
 
     def stdin_findings(self, name: str, redirects: list[Any], upstream: tuple[Any, ...]) -> list[Finding]:
         """A shell or interpreter running what comes in on stdin: judge what feeds it."""
-        is_shell = name in SHELLS
+        is_shell = name in SHELLS or name in ("source", ".")
         for redirect in redirects:
             if redirect.type in _HEREDOCS and redirect.heredoc is not None:
                 if not is_shell:
@@ -572,8 +572,22 @@ class _Analyser:
         if any(runs_code_source(stage, self.source) for stage in upstream):
             return [deny(f"pipes downloaded or decoded content into {name}, which runs it")]
         if upstream:
+            piped = self.echoed_text(upstream[-1]) if is_shell else None
+            if piped is not None:
+                self.script(piped, f"{name} <")
             return [caution(f"runs the commands {name} reads from a pipe")]
         return [ask(f"starts {name} reading commands from its input")]
+
+    def echoed_text(self, stage: Any) -> str | None:
+        """The text ``echo 'cmd'`` (plain words, no options) writes into a pipe, to judge as a script."""
+        if getattr(stage, "kind", "") != "command":
+            return None
+        words = [self.word(part) for part in stage.parts if part.kind == "word"]
+        if len(words) < 2 or command_name(words[0]) != "echo" or any(w.dynamic for w in words):
+            return None
+        if any(word.text.startswith("-") for word in words[1:2]):
+            return None
+        return " ".join(word.text for word in words[1:])
 
     def redirect_findings(self, redirects: list[Any]) -> list[Finding]:
         findings: list[Finding] = []

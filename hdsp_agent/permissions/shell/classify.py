@@ -135,6 +135,10 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
     if name == "eval":
         return _eval(args)
     if name in ("source", "."):
+        script = positionals(args)[:1]
+        if script and script[0].text in _STDIN_FILES:
+            # ``source /dev/stdin <<EOF``: the shell runs what feeds it; the analyser judges that.
+            return Classification(reads_code_from_stdin=True)
         return Classification(_source(name, args, scope))
     if name in SHELLS:
         if name == "busybox" and args:
@@ -580,6 +584,9 @@ def _eval(args: list[Word]) -> Classification:
     return Classification(
         [allow("evaluates the given text (checked as a command)")], [" ".join(a.text for a in args)]
     )
+
+
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 
 
 def _source(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:
