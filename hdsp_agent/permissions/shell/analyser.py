@@ -583,9 +583,15 @@ class _Analyser:
         if getattr(stage, "kind", "") != "command":
             return None
         words = [self.word(part) for part in stage.parts if part.kind == "word"]
-        if len(words) < 2 or command_name(words[0]) != "echo" or any(w.dynamic for w in words):
+        name = command_name(words[0]) if words else ""
+        if name == "cat" and len(words) == 1:  # ``cat <<EOF | sh``: the here-document is the script
+            for redirect in (part for part in stage.parts if part.kind == "redirect"):
+                if redirect.type in _HEREDOCS and redirect.heredoc is not None:
+                    return heredoc_body(redirect)
             return None
-        if any(word.text.startswith("-") for word in words[1:2]):
+        if len(words) < 2 or name not in ("echo", "printf") or any(w.dynamic for w in words):
+            return None
+        if words[1].text.startswith("-") or (name == "printf" and ("%" in words[1].text or len(words) > 2)):
             return None
         return " ".join(word.text for word in words[1:])
 

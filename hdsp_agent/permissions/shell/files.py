@@ -379,6 +379,9 @@ def classify_move_copy(name: str, args: list[Word], scope: ShellScope) -> FileVe
     )
     reasons = {"mv": "moves files", "cp": "copies files", "ln": "creates links", "install": "installs files"}
     verdict = FileVerdict([ask(reasons.get(name, "changes files"), edit=True)])
+    mode = _option_value(args, ("-m", "--mode")) if name == "install" else None
+    if mode is not None and any(_SETID_MODE.match(part) for part in mode.text.split(",")):
+        verdict.findings.append(deny(f"installs a setuid/setgid file (install -m {mode.text})"))
     for source in sources:
         if name == "mv":
             verdict.findings += delete_findings(source, scope, recursive=True, verb="moves away")
