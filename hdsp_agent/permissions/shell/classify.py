@@ -1,6 +1,6 @@
 """What one simple command does, from its words alone: the findings for it, and what it runs in turn.
 
-``classify(argv, scope)`` is called by the analyser (``commands.py``) for every simple command it finds, with
+``classify(argv, scope)`` is called by the analyser (``analyser.py``) for every simple command it finds, with
 the words already unquoted. Wrappers (``xargs``, ``env``, ``nice``, ``find -exec``) hand their inner command
 back as ``commands`` so it is analysed as a part of its own; shells hand back their ``-c`` script as
 ``scripts``.
@@ -360,7 +360,7 @@ def _info_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
         return [caution(f"{name} -v evaluates a variable name, whose array subscript can run commands")]
     if name == "printf" and _has_option(args[:1], "-v"):
         target = option_values(args[:2], frozenset({"-v"}))
-        if not target or not _is_plain_name(target[0]) or _loads_code(target[0].text):
+        if not target or not _is_plain_name(target[0]) or variable_loads_code(target[0].text):
             return [caution("printf -v assigns a variable that can run commands or change later ones")]
     findings = [allow(f"{name} only prints or tests")]
     if name in FILE_READ_OPTIONS:
@@ -546,9 +546,6 @@ def variable_loads_code(name: str) -> bool:
         or upper.startswith(LOADER_VARIABLE_PREFIXES)
         or any(part in upper for part in LOADER_VARIABLE_PARTS)
     )
-
-
-_loads_code = variable_loads_code
 
 
 def is_harmless_variable(name: str) -> bool:
