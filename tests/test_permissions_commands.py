@@ -251,3 +251,17 @@ def test_a_substitution_in_an_unquoted_here_document_is_never_allowed(payload: s
     body = filler.replace("EOF", "").replace("\\", "") + payload
     text = f"cat <<EOF\n{body}\nEOF"
     assert analyze_command(text, root).decision != "allow", text
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat <<EOF\n" + "${x:-" * 3000 + "}" * 3000 + "\nEOF",
+        "cat <<EOF\n" + "$(" * 3000 + ")" * 3000 + "\nEOF",
+        "cat <<EOF\n" + "`ls` " * 3000 + "$(touch marker)\nEOF",
+        "echo " + " ".join(["${a[x]}"] * 2000),
+    ],
+    ids=["nested-parameters", "nested-substitutions", "many-substitutions", "many-subscripts"],
+)
+def test_pathological_expansions_are_not_allowed_and_do_not_crash(project: Path, command: str) -> None:
+    assert analyze_command(command, project).decision == "ask"

@@ -83,15 +83,24 @@ def expansions_in(text: str, *, here_document: bool, limit: int = 200) -> Expans
     """What bash evaluates in ``text``: a shell word's source (single quotes are literal there) or a
     here-document body (``here_document``: quotes are plain characters, only ``$`` and backticks count)."""
     found = Expansions()
-    _scan(text, here_document, found, limit)
+    _scan(text, here_document, found, limit, depth=0)
     found.reasons = list(dict.fromkeys(found.reasons))
     return found
 
 
-def _scan(text: str, here_document: bool, found: Expansions, limit: int) -> None:
+_MAX_NESTING = 20
+
+
+def _scan(text: str, here_document: bool, found: Expansions, limit: int, depth: int) -> None:
+    if depth > _MAX_NESTING:
+        found.reasons.append("nests expansions too deeply to analyse")
+        return
     index = 0
     in_double = False
-    while index < len(text) and len(found.scripts) < limit:
+    while index < len(text):
+        if len(found.scripts) >= limit:
+            found.reasons.append("has too many command substitutions to analyse")
+            return
         char = text[index]
         if char == "\\":
             index += 2
@@ -141,7 +150,7 @@ def _scan(text: str, here_document: bool, found: Expansions, limit: int) -> None
             if "@P" in inner or "@E" in inner or "@A" in inner:
                 found.reasons.append("expands a variable as a prompt or as code (${x@P})")
             if "$" in inner or "`" in inner:
-                _scan(inner, True, found, limit)
+                _scan(inner, True, found, limit, depth + 1)
             index = end + 1
             continue
         index += 1
