@@ -265,3 +265,13 @@ def test_a_substitution_in_an_unquoted_here_document_is_never_allowed(payload: s
 )
 def test_pathological_expansions_are_not_allowed_and_do_not_crash(project: Path, command: str) -> None:
     assert analyze_command(command, project).decision == "ask"
+
+
+def test_a_secret_past_the_glob_limit_is_still_found(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    for index in range(600):
+        (root / f"f{index:04}.txt").write_text("x")
+    (root / "zz.pem").write_text("fake secret")
+    assert analyze_command("cat *", root).decision == "ask"
+    assert analyze_command("cat f*", root).decision == "allow"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import Finding, allow, ask, caution, deny
-from ..paths import critical_path_reason, device_write_problem, inspect_path
+from ..paths import critical_path_reason, device_write_problem, inspect_path, is_sensitive
 from .tables import PRIVILEGED_OWNERS
 from .words import Word, expand_braces, long_options, positionals, short_flags
 
@@ -135,7 +135,10 @@ def _candidates(word: Word, scope: ShellScope) -> list[tuple[str, Path]]:
                 expanded.append((text, base))
                 continue
             pattern = text if os.path.isabs(os.path.expanduser(text)) else os.path.join(base, text)
-            matches = glob.glob(os.path.expanduser(pattern))[:_GLOB_LIMIT]
+            matches = glob.glob(os.path.expanduser(pattern))
+            if len(matches) > _GLOB_LIMIT:
+                # Past the limit only the names are looked at (cheap): a secret there is still found.
+                matches = matches[:_GLOB_LIMIT] + [m for m in matches[_GLOB_LIMIT:] if is_sensitive(m)][:10]
             expanded.extend((match, base) for match in matches or [text])
     return expanded
 
