@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = ["tests/test_hostile_input.py", "tests/test_permissions_commands.py", "tests/test_textfile.py"]
+HOSTILE = [
+    "tests/test_hostile_input.py",
+    "tests/test_permissions_commands.py",
+    "tests/test_textfile.py",
+    "tests/test_shell_attacks_exec.py",
+]
 INJECTION = ["tests/test_prompt_injection.py"]
 ACCESS = ["tests/test_routes.py", "tests/test_routes_sessions.py", "tests/test_ws_origin.py"]
 _PASSING = re.compile(r"- (\d+) passing, (\d+) failing")

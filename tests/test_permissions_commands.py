@@ -97,10 +97,17 @@ def test_find_exec_and_xargs_commands_are_analysed(project: Path) -> None:
 
 
 def test_unparseable_input_asks_and_says_why(project: Path) -> None:
-    analysis = analyze_command("case $x in a) rm -rf ~;; esac", project)
+    analysis = analyze_command("case $x in a) ls;; esac", project)
     assert analysis.decision == "ask"
     assert not analysis.parsed
     assert "cannot be checked" in analysis.reasons[0]
+
+
+def test_unparseable_input_with_a_destructive_part_is_denied(project: Path) -> None:
+    analysis = analyze_command("case $x in a) rm -rf ~;; esac", project)
+    assert analysis.decision == "deny"
+    assert not analysis.parsed
+    assert any("cannot be parsed" in reason and "home directory" in reason for reason in analysis.reasons)
 
 
 def test_symlink_in_the_project_pointing_at_a_secret_is_a_secret(tmp_path: Path) -> None:
@@ -124,8 +131,10 @@ def test_working_directory_changes_what_relative_paths_mean(tmp_path: Path) -> N
     assert analyze_command("cat app.py", root, cwd=root / "src").decision == "allow"
 
 
-def test_a_very_long_command_is_not_allowed(project: Path) -> None:
-    assert analyze_command("echo " + "a" * 30_000, project).decision == "ask"
+def test_a_very_long_command_is_denied_with_the_reason(project: Path) -> None:
+    analysis = analyze_command("echo " + "a" * 30_000, project)
+    assert analysis.decision == "deny"
+    assert "too long to analyse" in analysis.reasons[0]
 
 
 @settings(max_examples=150, deadline=None)
@@ -142,3 +151,127 @@ def test_a_command_broken_by_a_stray_token_is_never_allowed(command: str, token:
     root = Path(__file__).parent
     analysis = analyze_command(f"{command} {token}", root)
     assert analysis.decision != "allow" or analysis.parsed
+
+
+def test_a_repository_config_that_runs_programs_makes_git_ask(tmp_path: Path) -> None:
+    """A project that arrives with its own .git (an unpacked archive): its config is what git obeys."""
+    root = make_project(tmp_path / "project")
+    assert analyze_command("git status", root).decision == "allow"
+    (root / ".git" / "config").write_text('[core]\n\tbare = false\n[core]\n\tfsmonitor = "touch marker"\n')
+    analysis = analyze_command("git status", root)
+    assert analysis.decision == "ask"
+    assert "core.fsmonitor" in analysis.reasons[0]
+    (root / ".git" / "config").write_text('[diff "x"]\n\ttextconv = ./run.sh\n')
+    assert analyze_command("git log -p", root).decision == "ask"
+    (root / ".git" / "config").write_text('[remote "origin"]\n\turl = https://example.com/x\n')
+    assert analyze_command("git log -p", root).decision == "allow"
+
+
+def test_a_git_file_pointing_at_a_worktree_is_followed(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    main_git = tmp_path / "main.git"
+    (main_git / "worktrees" / "w").mkdir(parents=True)
+    (main_git / "config").write_text("[core]\n\tbare = false\n")
+    (main_git / "worktrees" / "w" / "commondir").write_text("../..\n")
+    (root / ".git" / "config").unlink()
+    (root / ".git").rmdir()
+    (root / ".git").write_text(f"gitdir: {main_git / 'worktrees' / 'w'}\n")
+    assert analyze_command("git status", root).decision == "allow"
+    (main_git / "config").write_text("[core]\n\tpager = ./run.sh\n")
+    assert analyze_command("git log", root).decision == "ask"
+
+
+def test_cd_through_a_symlink_leaving_the_project_judges_paths_from_there(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    (root / "link").symlink_to("/")
+    assert analyze_command("cd link && rm -rf usr", root).decision == "deny"
+    assert analyze_command("cd link && cat etc/hostname", root).decision == "ask"
+
+
+def test_cd_base_is_kept_for_every_possible_directory(project: Path) -> None:
+    """``cd a || cd b``: later paths are judged from every directory the command may be in."""
+    analysis = analyze_command("cd src || cd /; rm -rf *", project)
+    assert analysis.decision == "deny"
+    assert analyze_command("cd src && cat app.py", project).decision == "allow"
+
+
+def test_many_cds_end_in_an_unknown_directory_and_relative_paths_ask(project: Path) -> None:
+    command = "; ".join(f"cd d{index}" for index in range(12)) + "; cat notes.txt"
+    analysis = analyze_command(command, project)
+    assert analysis.decision == "ask"
+    assert any("known only at run time" in reason for reason in analysis.reasons)
+
+
+_LOADERS = [
+    "GIT_CONFIG_COUNT=1",
+    "BASH_ENV=x",
+    "LD_PRELOAD=x",
+    "PYTHONPATH=.",
+    "XDG_CONFIG_HOME=.",
+    "PAGER=x",
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(ALLOW), st.sampled_from(_LOADERS), st.sampled_from(["", "env ", "export "]))
+def test_an_env_prefix_that_loads_code_is_never_allowed(command: str, assignment: str, how: str) -> None:
+    root = Path(__file__).parent
+    text = f"{how}{assignment}; {command}" if how == "export " else f"{how}{assignment} {command}"
+    assert analyze_command(text, root).decision != "allow", text
+
+
+_WRAPPERS = [
+    "time ",
+    "command ",
+    "exec ",
+    "nohup ",
+    "nice ",
+    "timeout 5 ",
+    "env ",
+    "env -C . ",
+    "stdbuf -oL ",
+]
+_DISASTERS = ["rm -rf /", "rm -rf ~", "chmod -R 777 /", "rm -rf /{etc,usr}"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(_WRAPPERS), min_size=1, max_size=3), st.sampled_from(_DISASTERS))
+def test_a_disaster_under_any_wrappers_is_denied(wrappers: list[str], disaster: str) -> None:
+    root = Path(__file__).parent
+    text = "".join(wrappers) + disaster
+    assert analyze_command(text, root).decision == "deny", text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["$(touch m)", "`touch m`", "${a[$(touch m)]}", "${x:-$(touch m)}"]), st.text(max_size=20)
+)
+def test_a_substitution_in_an_unquoted_here_document_is_never_allowed(payload: str, filler: str) -> None:
+    root = Path(__file__).parent
+    body = filler.replace("EOF", "").replace("\\", "") + payload
+    text = f"cat <<EOF\n{body}\nEOF"
+    assert analyze_command(text, root).decision != "allow", text
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat <<EOF\n" + "${x:-" * 3000 + "}" * 3000 + "\nEOF",
+        "cat <<EOF\n" + "$(" * 3000 + ")" * 3000 + "\nEOF",
+        "cat <<EOF\n" + "`ls` " * 3000 + "$(touch marker)\nEOF",
+        "echo " + " ".join(["${a[x]}"] * 2000),
+    ],
+    ids=["nested-parameters", "nested-substitutions", "many-substitutions", "many-subscripts"],
+)
+def test_pathological_expansions_are_not_allowed_and_do_not_crash(project: Path, command: str) -> None:
+    assert analyze_command(command, project).decision == "ask"
+
+
+def test_a_secret_past_the_glob_limit_is_still_found(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    for index in range(600):
+        (root / f"f{index:04}.txt").write_text("x")
+    (root / "zz.pem").write_text("fake secret")
+    assert analyze_command("cat *", root).decision == "ask"
+    assert analyze_command("cat f*", root).decision == "allow"

@@ -6,12 +6,19 @@ here-documents fed to a shell, ``xargs``, ``find -exec`` and wrappers (``env``, 
 Every simple command becomes a ``CommandPart`` with its findings; the command as a whole is as strict as its
 strictest part.
 
-What bashlex cannot parse (``case``, ``$((...))``, ``[[ ]]``, quoted here-document delimiters) is never
-allowed: the analysis asks, saying why.
+What bashlex cannot parse (``case``, ``$((...))``, ``[[ ]]``) is never allowed: the analysis asks, saying
+why, and is denied when a part recovered from the text is destructive (``case x in a) rm -rf /;; esac``).
+
+Code bash evaluates where bashlex sees plain text is found here: the bodies of unquoted here-documents
+(``$(...)``, backticks), array subscripts and arithmetic (``${a[$(cmd)]}``, ``((...))``, ``let``, which
+evaluate variables' values as code), ``$IFS`` splitting, brace-expanded command names. ``cd``/``pushd``
+move the base every later path is judged from. The working directory is followed as a set of directories
+it may be (``ShellScope``), never narrowed.
 """
 
 from __future__ import annotations
 
+import glob
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,18 +27,37 @@ from typing import Any
 from ..decision import DecisionKind
 from ..findings import Finding, allow, ask, caution, deny, strictest, verdict
 from ..paths import resolved_root
-from .classify import classify
-from .files import ShellScope, read_findings, write_findings
-from .tables import DANGEROUS_VARIABLES, SHELLS
-from .tree import heredoc_body, runs_code_source, self_calls
-from .words import Word, command_name, read_word
+from .classify import DISGUISE_CANDIDATES, assignment_findings, classify
+from .files import (
+    ShellScope,
+    process_file_problem,
+    read_findings,
+    resolve_directory,
+    write_findings,
+)
+from .recover import recovered_denials
+from .tables import SECRET_VARIABLE, SHELLS
+from .text import (
+    blank_time_keywords,
+    expansions_in,
+    known_value,
+    unquote_heredoc_delimiters,
+)
+from .tree import commands_named, heredoc_body, runs_code_source, self_calls
+from .words import Word, command_name, expand_braces, read_word
 
+# Longer commands, or more parts, are not analysed: denied with the reason (a script that long belongs in a
+# file the user can read, written with the edit tools).
 MAX_COMMAND_CHARS = 20_000
 MAX_DEPTH = 6
 MAX_PARTS = 400
+_SECRET_REFERENCE = re.compile(r"\$\{?([A-Za-z_0-9]*" + SECRET_VARIABLE + r"[A-Za-z_0-9]*)", re.IGNORECASE)
+_IFS = re.compile(r"\$\{?IFS(?::[^}]*)?\}?")
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _HEREDOCS = frozenset({"<<", "<<-"})
 _SUBSTITUTIONS = frozenset({"commandsubstitution", "processsubstitution"})
+_DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
+_MAX_LOOP_VALUES = 8
 # The part of a ``${...}`` expansion before its operator, to reach the word after it (``${x:-$(id)}``).
 _PARAMETER_HEAD = re.compile(
     r"^[#!]?(?:[A-Za-z_][A-Za-z_0-9]*|[0-9@*#?$!-])(?:\[[^\]]*\])?(?::?[-=+?]|##?|%%?|//?|\^\^?|,,?)?"
@@ -95,14 +121,29 @@ def analyze_command(command: str, root: Path, cwd: Path | None = None) -> Comman
             command, (CommandPart(command, (), (caution("the command is empty"),)),), False
         )
     if len(command) > MAX_COMMAND_CHARS:
-        reason = f"the command is too long to analyse ({len(command):,} characters)"
-        return CommandAnalysis(command, (CommandPart(command[:200], (), (caution(reason),)),), False)
+        reason = (
+            f"the command is too long to analyse ({len(command):,} characters, over {MAX_COMMAND_CHARS:,}): "
+            "write a script file and run that"
+        )
+        return CommandAnalysis(command, (CommandPart(command[:200], (), (deny(reason),)),), False)
     analyser = _Analyser(command, scope, depth=0, functions=frozenset())
     try:
         analyser.run()
     except _Unparsed as error:
-        return CommandAnalysis(command, (CommandPart(command, (), (caution(str(error)),)),), False)
+        findings = [caution(str(error)), *recovered_denials(command, scope)]
+        return CommandAnalysis(command, (CommandPart(command, (), tuple(findings)),), False)
     return CommandAnalysis(command, tuple(analyser.parts))
+
+
+def _globbed_process_file(word: Word) -> str | None:
+    """``/pro?/self/environ``, ``/*/self/environ``: the pattern matches a process's files."""
+    if not word.glob or not word.text.startswith("/") or word.dynamic:
+        return None
+    for match in glob.glob(word.text)[:50]:
+        problem = process_file_problem(match)
+        if problem:
+            return problem
+    return None
 
 
 def _has_code(command: str) -> bool:
@@ -129,16 +170,36 @@ def _parse(source: str) -> list[Any]:
 
 
 class _Analyser:
-    def __init__(self, source: str, scope: ShellScope, depth: int, functions: frozenset[str]) -> None:
+    def __init__(
+        self,
+        source: str,
+        scope: ShellScope,
+        depth: int,
+        functions: frozenset[str],
+        variables: dict[str, str] | None = None,
+    ) -> None:
+        # bashlex cannot read the ``time`` keyword or quoted here-document delimiters: both are rewritten
+        # (same meaning for the analysis) and the quoted delimiters remembered, their bodies being literal.
+        source, self.literal_heredocs = unquote_heredoc_delimiters(blank_time_keywords(source))
         self.source = source
         self.scope = scope
         self.depth = depth
         self.functions = set(functions)
+        # Values of variables assigned literally in this command (``x=/``), to see through ``$x`` when
+        # looking for a destructive command in disguise. Only ever used to deny, never to allow.
+        self.variables: dict[str, str] = dict(variables or {})
+        # A part wrote through ``.git`` or made a link: later git commands may read a config it wrote.
+        self.touched_git = False
         self.parts: list[CommandPart] = []
 
     def run(self) -> None:
         for tree in _parse(self.source):
             self.node(tree, ())
+
+    def child(self, source: str) -> _Analyser:
+        inner = _Analyser(source, self.scope, self.depth + 1, frozenset(self.functions), self.variables)
+        inner.touched_git = self.touched_git
+        return inner
 
     # -- the tree --------------------------------------------------------------------------------------------
 
@@ -155,16 +216,36 @@ class _Analyser:
             for index, stage in enumerate(stages):
                 self.node(stage, upstream + tuple(stages[:index]))
         elif kind == "compound":
+            if self.text(node).startswith("(("):
+                self.add(
+                    self.text(node),
+                    (),
+                    [caution("(( )) evaluates arithmetic, whose variables and subscripts can run commands")],
+                )
             for part in node.list:
                 if part.kind != "reservedword":
                     self.node(part, upstream)
             self.group_redirects(node)
         elif kind in ("if", "for", "while", "until"):
+            if kind != "if" and commands_named(node, self.source, _DIRECTORY_CHANGERS):
+                # A cd late in a loop body moves where its first parts run on the next pass: go through the
+                # loop once to learn where it may go, then judge it from there too (and from anywhere
+                # later passes go: unknown).
+                probe = _Analyser(
+                    self.source, self.scope, self.depth, frozenset(self.functions), self.variables
+                )
+                probe.literal_heredocs = self.literal_heredocs
+                for part in node.parts:
+                    if part.kind not in ("reservedword", "word", "assignment"):
+                        probe.node(part, ())
+                self.scope = probe.scope.moved_to(None, certain=False)
             for part in node.parts:
                 if part.kind in ("word", "assignment"):
                     self.substitutions(part)
                 elif part.kind != "reservedword":
                     self.node(part, ())
+            if kind == "for":
+                self.loop_values(node)
         elif kind == "function":
             self.function(node)
         elif kind == "command":
@@ -180,6 +261,36 @@ class _Analyser:
                 [caution(f"uses a shell construct ({kind}) the analyser does not handle")],
             )
 
+    def loop_values(self, node: Any) -> None:
+        """``for d in / ~; do rm -rf $d; done``: judge the body once per literal value of the loop variable,
+        keeping only the denials (the body was judged already with the variable unknown)."""
+        words = [part for part in node.parts if part.kind == "word"]
+        body = [part for part in node.parts if part.kind not in ("word", "reservedword", "assignment")]
+        if len(words) < 2 or not body or self.depth >= MAX_DEPTH:
+            return
+        name = words[0].word
+        values = [read_word(self.text(word)) for word in words[1:]]
+        if any(value.dynamic for value in values) or not any(
+            ref in self.source for ref in (f"${name}", f"${{{name}")
+        ):
+            return
+        texts = [
+            text for value in values for text in (expand_braces(value.text) if value.brace else [value.text])
+        ]
+        for text in texts[:_MAX_LOOP_VALUES]:
+            probe = _Analyser(
+                self.source, self.scope, self.depth + 1, frozenset(self.functions), self.variables
+            )
+            probe.literal_heredocs = self.literal_heredocs
+            probe.variables[name] = text
+            for part in body:
+                probe.node(part, ())
+            for part in probe.parts:
+                denials = [f for f in part.findings if f.decision == "deny"]
+                if denials:
+                    self.add(f"{part.text} (with {name}={text})", part.argv, denials)
+                    return
+
     def substitutions(self, word_node: Any) -> None:
         for part in getattr(word_node, "parts", []):
             if part.kind in _SUBSTITUTIONS:
@@ -193,7 +304,7 @@ class _Analyser:
             return
         head = _PARAMETER_HEAD.match(value)
         rest = value[head.end() :] if head else value
-        inner = _Analyser("echo " + rest, self.scope, self.depth + 1, frozenset(self.functions))
+        inner = self.child("echo " + rest)
         try:
             for tree in _parse(inner.source):
                 for word in getattr(tree, "parts", []):
@@ -228,19 +339,56 @@ class _Analyser:
         assignments = [part for part in node.parts if part.kind == "assignment"]
         word_nodes = [part for part in node.parts if part.kind == "word"]
         redirects = [part for part in node.parts if part.kind == "redirect"]
+        text = self.text(node)
         for part in assignments + word_nodes:
             self.substitutions(part)
         for redirect in redirects:
             if hasattr(redirect.output, "kind"):
                 self.substitutions(redirect.output)
         findings: list[Finding] = []
+        # What bash evaluates inside words that bashlex keeps as text: subscripts, arithmetic, $IFS.
+        for part in assignments + word_nodes + [r.output for r in redirects if hasattr(r.output, "kind")]:
+            findings += self.expansions(self.text(part), quoted_context=False)
+        if _IFS.search(text):
+            findings.append(caution("splits words with $IFS, which hides what runs"))
+            self.script(_IFS.sub(" ", text), text)
+        for redirect in redirects:
+            if redirect.type in _HEREDOCS and redirect.heredoc is not None:
+                delimiter = getattr(redirect.output, "word", "")
+                if delimiter not in self.literal_heredocs:
+                    findings += self.expansions(heredoc_body(redirect), quoted_context=True)
+                problem = process_file_problem(heredoc_body(redirect))
+                if problem:
+                    findings.append(deny(problem))
+        words = [self.word(word) for word in word_nodes]
         for assignment in assignments:
-            variable = assignment.word.split("=", 1)[0].rstrip("+")
-            if variable in DANGEROUS_VARIABLES:
-                findings.append(caution(f"sets {variable}, which decides what the command runs or loads"))
+            findings += assignment_findings(assignment.word, exported=bool(word_nodes))
+            name, _, value = assignment.word.partition("=")
+            problem = process_file_problem(value)
+            if problem:
+                findings.append(deny(problem))
+            if not word_nodes:
+                value_source = self.text(assignment)[len(name) + 1 :]
+                literal = read_word(value_source)
+                if literal.dynamic:
+                    known = known_value(value_source, self.variables)  # ``y=$x`` after ``x=/``
+                    literal = read_word(known) if known is not None else literal
+                if literal.dynamic:
+                    self.variables.pop(name, None)
+                else:
+                    self.variables[name] = literal.text
         findings += self.redirect_findings(redirects)
-        argv = [self.word(word) for word in word_nodes]
-        self.simple(argv, findings, self.text(node), upstream, redirects)
+        self.simple(words, findings, text, upstream, redirects)
+
+    def expansions(self, text: str, *, quoted_context: bool) -> list[Finding]:
+        """Findings for what bash evaluates inside ``text`` that bashlex leaves as text: command
+        substitutions (analysed as scripts), arithmetic and array subscripts (asked about)."""
+        if "$" not in text and "`" not in text:
+            return []
+        found = expansions_in(text, here_document=quoted_context)
+        for script in found.scripts:
+            self.script(script, text[:60])
+        return [caution(reason) for reason in found.reasons]
 
     def simple(
         self,
@@ -255,6 +403,21 @@ class _Analyser:
             return
         program = argv[0]
         name = command_name(program)
+        for word in argv:
+            problem = process_file_problem(word.text) or _globbed_process_file(word)
+            if problem:
+                findings.append(deny(problem))
+                break
+        for word in argv[1:]:
+            secret = _SECRET_REFERENCE.search(word.raw) if word.dynamic else None
+            if secret:
+                findings.append(caution(f"expands ${secret.group(1)}, a variable that may hold a secret"))
+        if program.brace and not program.dynamic and self.depth < MAX_DEPTH:
+            # ``{rm,-rf,/}`` is ``rm -rf /``: judge the words bash makes of it.
+            expanded = [text for text in expand_braces(program.text) if text]  # empty words vanish
+            if expanded and expanded != [program.text]:
+                findings.append(caution("the command name is a brace expansion"))
+                self.nested([Word(t, t) for t in expanded] + argv[1:], ())
         if program.fetches_code:
             findings.append(
                 deny(f"runs a command downloaded or decoded at run time ({program.raw or program.text})")
@@ -263,18 +426,103 @@ class _Analyser:
             findings.append(
                 caution(f"the command name {program.raw or program.text} is known only at run time")
             )
+            findings += self.disguised_command(argv)
         elif name in self.functions and "/" not in program.text:
             findings.append(allow(f"calls the function {name} defined in the command (its body is checked)"))
         else:
             classification = classify(argv, self.scope)
             findings += classification.findings
+            findings += self.resolved_denials(argv)
             for script in classification.scripts:
                 self.script(script, text)
-            for inner in classification.commands:
-                self.nested(inner, upstream if name == "xargs" else ())
+            outer_scope = self.scope
+            if classification.directory is not None:
+                moved = resolve_directory(classification.directory, self.scope)
+                self.scope = self.scope.moved_to(
+                    moved[0] if moved and len(moved) == 1 else None, certain=True
+                )
+            try:
+                for inner in classification.commands:
+                    self.nested(inner, upstream if name == "xargs" else ())
+            finally:
+                if classification.directory is not None:  # ``env -C`` moves only its own command
+                    self.scope = outer_scope
+            if name == "git" and self.touched_git:
+                findings.append(
+                    caution("git runs after this command changed files that may be its configuration")
+                )
             if classification.reads_code_from_stdin:
                 findings += self.stdin_findings(name, redirects, upstream)
+            if name in _DIRECTORY_CHANGERS:
+                self.change_directory(name, argv[1:])
+            elif name in ("source", "."):
+                self.scope = self.scope.moved_to(None, certain=False)  # the script may cd anywhere
         self.add(text, tuple(word.text for word in argv), findings)
+        if verdict(findings) != "allow":
+            self.note_git_writes(argv, redirects)
+
+    def note_git_writes(self, argv: list[Word], redirects: list[Any]) -> None:
+        """Remember a part that may write a repository's configuration (a path through ``.git``, a link,
+        ``git init``/``clone``/``config``): a later git command in the same command asks."""
+        name = command_name(argv[0]) if argv else ""
+        targets = [w.text for w in argv[1:]] + [
+            self.text(r.output) for r in redirects if hasattr(r.output, "kind") and r.type in _WRITE_REDIRECTS
+        ]
+        if name in ("ln", "link") or (
+            name == "git"
+            and {"init", "clone", "config", "submodule", "worktree"} & {w.text for w in argv[1:3]}
+        ):
+            self.touched_git = True
+        elif any(".git" in target.lower() for target in targets):
+            self.touched_git = True
+
+    def change_directory(self, name: str, args: list[Word]) -> None:
+        """Follow ``cd``/``pushd``/``popd``: later relative paths may be judged from the new directory too."""
+        targets = [word for word in args if not word.is_option]
+        if name == "popd" or (targets and targets[0].text == "-"):
+            self.scope = self.scope.moved_to(None, certain=False)
+            return
+        target = targets[0] if targets else Word("~", "~")
+        directories = resolve_directory(target, self.scope)
+        if directories is None:
+            self.scope = self.scope.moved_to(None, certain=False)
+            return
+        for directory in directories:
+            self.scope = self.scope.moved_to(directory, certain=False)
+
+    def disguised_command(self, argv: list[Word]) -> list[Finding]:
+        """A command name known only at run time with the arguments of a disaster (``$x -rf /``): deny."""
+        resolved = self.resolved_denials(argv)
+        if resolved:
+            return resolved
+        for candidate in DISGUISE_CANDIDATES:
+            trial = classify([Word(candidate, candidate), *argv[1:]], self.scope)
+            denials = [f for f in trial.findings if f.decision == "deny"]
+            if denials:
+                return [
+                    deny(
+                        f"a command known only at run time, with the arguments of {candidate}: "
+                        f"{denials[0].reason}"
+                    )
+                ]
+        return []
+
+    def resolved_denials(self, argv: list[Word]) -> list[Finding]:
+        """With the variables the command assigned put in (``x=/; rm -rf $x``), is it a disaster?"""
+        if not self.variables or not any(word.dynamic for word in argv) or self.depth >= MAX_DEPTH:
+            return []
+        resolved: list[Word] = []
+        for word in argv:
+            value = known_value(word.raw, self.variables) if word.dynamic else None
+            resolved.append(read_word(value) if value is not None else word)
+        if resolved == argv or resolved[0].dynamic:
+            return []
+        trial = classify(resolved, self.scope)
+        return [
+            deny(f"with its variables filled in ({' '.join(w.text for w in resolved)[:80]}): {f.reason}")
+            for f in trial.findings
+            if f.decision == "deny"
+        ]
 
     def nested(self, argv: list[Word], upstream: tuple[Any, ...]) -> None:
         text = " ".join(word.raw or word.text for word in argv)
@@ -293,17 +541,22 @@ class _Analyser:
             return
         if not _has_code(source):
             return
-        inner = _Analyser(source, self.scope, self.depth + 1, frozenset(self.functions))
+        if len(source) > MAX_COMMAND_CHARS:
+            self.add(parent, (), [deny("a script inside the command is too long to analyse")])
+            return
+        inner = self.child(source)
         try:
             inner.run()
         except _Unparsed as error:
             self.add(source, (), [caution(f"the script inside {parent.strip()[:60]!r}: {error}")])
             return
         self.parts += inner.parts
+        self.touched_git = self.touched_git or inner.touched_git
+        self.scope = inner.scope if inner.scope.bases() != self.scope.bases() else self.scope
 
     def stdin_findings(self, name: str, redirects: list[Any], upstream: tuple[Any, ...]) -> list[Finding]:
         """A shell or interpreter running what comes in on stdin: judge what feeds it."""
-        is_shell = name in SHELLS
+        is_shell = name in SHELLS or name in ("source", ".")
         for redirect in redirects:
             if redirect.type in _HEREDOCS and redirect.heredoc is not None:
                 if not is_shell:
@@ -327,8 +580,28 @@ class _Analyser:
         if any(runs_code_source(stage, self.source) for stage in upstream):
             return [deny(f"pipes downloaded or decoded content into {name}, which runs it")]
         if upstream:
+            piped = self.echoed_text(upstream[-1]) if is_shell else None
+            if piped is not None:
+                self.script(piped, f"{name} <")
             return [caution(f"runs the commands {name} reads from a pipe")]
         return [ask(f"starts {name} reading commands from its input")]
+
+    def echoed_text(self, stage: Any) -> str | None:
+        """The text ``echo 'cmd'`` (plain words, no options) writes into a pipe, to judge as a script."""
+        if getattr(stage, "kind", "") != "command":
+            return None
+        words = [self.word(part) for part in stage.parts if part.kind == "word"]
+        name = command_name(words[0]) if words else ""
+        if name == "cat" and len(words) == 1:  # ``cat <<EOF | sh``: the here-document is the script
+            for redirect in (part for part in stage.parts if part.kind == "redirect"):
+                if redirect.type in _HEREDOCS and redirect.heredoc is not None:
+                    return heredoc_body(redirect)
+            return None
+        if len(words) < 2 or name not in ("echo", "printf") or any(w.dynamic for w in words):
+            return None
+        if words[1].text.startswith("-") or (name == "printf" and ("%" in words[1].text or len(words) > 2)):
+            return None
+        return " ".join(word.text for word in words[1:])
 
     def redirect_findings(self, redirects: list[Any]) -> list[Finding]:
         findings: list[Finding] = []
@@ -362,11 +635,10 @@ class _Analyser:
     def add(self, text: str, argv: tuple[str, ...], findings: list[Finding]) -> None:
         if len(self.parts) >= MAX_PARTS:
             if not self.parts[-1].text.startswith("..."):
-                self.parts.append(
-                    CommandPart(
-                        "...", (), (caution(f"more than {MAX_PARTS} parts: the rest is not analysed"),)
-                    )
+                reason = (
+                    f"more than {MAX_PARTS} parts: too many to analyse (write a script file and run that)"
                 )
+                self.parts.append(CommandPart("...", (), (deny(reason),)))
             return
         unique = tuple(dict.fromkeys(findings)) or (ask("nothing is known about this command"),)
         self.parts.append(CommandPart(text, argv, unique))

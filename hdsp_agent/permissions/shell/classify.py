@@ -1,6 +1,6 @@
 """What one simple command does, from its words alone: the findings for it, and what it runs in turn.
 
-``classify(argv, scope)`` is called by the analyser (``commands.py``) for every simple command it finds, with
+``classify(argv, scope)`` is called by the analyser (``analyser.py``) for every simple command it finds, with
 the words already unquoted. Wrappers (``xargs``, ``env``, ``nice``, ``find -exec``) hand their inner command
 back as ``commands`` so it is analysed as a part of its own; shells hand back their ``-c`` script as
 ``scripts``.
@@ -34,12 +34,19 @@ from .programs import (
     classify_shell,
 )
 from .tables import (
+    ASKING_WRAPPERS,
     DANGEROUS_VARIABLES,
     DISK_COMMANDS,
     ENVIRONMENT_BUILTINS,
+    FILE_READ_OPTIONS,
+    FILE_WRITE_OPTIONS,
     HARMLESS_SET_FLAGS,
+    HARMLESS_VARIABLE_PREFIXES,
+    HARMLESS_VARIABLES,
     INFO_COMMANDS,
     INTERPRETERS,
+    LOADER_VARIABLE_PARTS,
+    LOADER_VARIABLE_PREFIXES,
     NETWORK_COMMANDS,
     PACKAGE_MANAGERS,
     PATTERN_FIRST,
@@ -49,12 +56,17 @@ from .tables import (
     READ_COMMANDS,
     SERVICE_MANAGERS,
     SHELLS,
+    SYSTEM_COMMANDS,
     SYSTEMCTL_POWER,
     WRAPPER_LEADING_ARGS,
     WRAPPERS,
     WRITING_OPTIONS,
 )
 from .words import Word, command_name, long_options, positionals, short_flags
+
+# ``rm``-like commands tried in place of a command name only known at run time (``$x -rf /``): if the
+# arguments would be a disaster for one of them, the disguise is denied.
+DISGUISE_CANDIDATES = ("rm", "chmod", "chown")
 
 
 @dataclass
@@ -66,6 +78,8 @@ class Classification:
     commands: list[list[Word]] = field(default_factory=list)
     # A shell or interpreter that runs whatever arrives on stdin (the analyser looks at what feeds it).
     reads_code_from_stdin: bool = False
+    # The directory ``commands`` run in when the wrapper changes it (``env -C dir``); None: unchanged.
+    directory: Word | None = None
 
 
 def classify(argv: list[Word], scope: ShellScope) -> Classification:
@@ -84,7 +98,9 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
     if name in SERVICE_MANAGERS:
         if any(word.text in SYSTEMCTL_POWER for word in args):
             return Classification([deny(f"shuts down or restarts the machine ({name})")])
-        return Classification([ask(f"controls system services ({name})")])
+        return Classification([deny(f"controls system services ({name})")])
+    if name in SYSTEM_COMMANDS:
+        return Classification([deny(f"{SYSTEM_COMMANDS[name]} ({name})")])
     if name in PROCESS_KILLERS:
         return Classification(_kill_findings(name, args))
     handler = _FILE_COMMANDS.get(name)
@@ -93,17 +109,36 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
         return Classification(verdict.findings, commands=verdict.nested)
     if name == "git":
         return Classification(classify_git(args, scope).findings)
+    if name == "ps" and any("e" in arg.text for arg in args if not arg.text.startswith("-")):
+        return Classification([deny("prints processes' environments (ps e), where the server's keys are")])
+    if name == "jq" and any("env" in word.text or "$ENV" in word.text for word in args):
+        return Classification([ask("jq reads the environment, which may hold secrets")])
     if name in READ_COMMANDS:
-        return Classification(_read_command(name, args, scope))
+        return Classification(_read_command(name, args, scope) + _chdir_findings(args, scope))
     if name in INFO_COMMANDS:
         return Classification(_info_command(name, args, scope))
     if name in WRAPPERS:
-        return _wrapper(name, args)
+        return _wrapper(name, args, scope)
     if name in ENVIRONMENT_BUILTINS:
         return _environment_builtin(name, args)
+    if name == "flock":
+        return _wrapper(name, args, scope)
+    if name in ASKING_WRAPPERS:
+        # They ask whatever they run (another root, namespaces, tracing), and what they run is judged too.
+        wrapped = _wrapper(name, args, scope)
+        reason = ask(f"runs a command under {name}")
+        return Classification(
+            [reason, *(f for f in wrapped.findings if f.decision != "allow")],
+            wrapped.scripts,
+            wrapped.commands,
+        )
     if name == "eval":
         return _eval(args)
     if name in ("source", "."):
+        script = positionals(args)[:1]
+        if script and script[0].text in _STDIN_FILES:
+            # ``source /dev/stdin <<EOF``: the shell runs what feeds it; the analyser judges that.
+            return Classification(reads_code_from_stdin=True)
         return Classification(_source(name, args, scope))
     if name in SHELLS:
         if name == "busybox" and args:
@@ -111,6 +146,7 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
         program_verdict = classify_shell(name, args, scope)
     elif name in PACKAGE_MANAGERS:
         program_verdict = classify_package_manager(name, args)
+        program_verdict.findings += _chdir_findings(args, scope)
     elif name in NETWORK_COMMANDS:
         program_verdict = classify_network(name, args, scope)
     elif name in INTERPRETERS or name.startswith(("python", "pypy")):
@@ -118,9 +154,11 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
             return _watch(args)
         program_verdict = classify_interpreter(name, args, scope)
     elif "/" in program.text:
-        return Classification([ask(f"runs the program {program.text}")])
+        return Classification([ask(f"runs the program {program.text}"), *_chdir_findings(args, scope)])
     else:
-        return Classification([ask(f"{name} is not on the list of read-only commands")])
+        return Classification(
+            [ask(f"{name} is not on the list of read-only commands"), *_chdir_findings(args, scope)]
+        )
     return Classification(
         program_verdict.findings, program_verdict.scripts, [], program_verdict.reads_code_from_stdin
     )
@@ -168,17 +206,110 @@ _FILE_COMMANDS = {
 }
 
 
+def _has_option(args: list[Word], option: str) -> bool:
+    """Whether ``option`` is given, as ``-o``, ``-oVALUE``, ``--output`` or ``--output=VALUE``."""
+    for arg in args:
+        if arg.text == "--":
+            return False
+        if arg.text == option or arg.text.startswith(option + "="):
+            return True
+        if (
+            len(option) == 2
+            and not option.startswith("--")
+            and arg.is_option
+            and not arg.text.startswith("--")
+        ):
+            if option[1] in arg.text[1:]:
+                return True
+    return False
+
+
+def option_values(args: list[Word], options: frozenset[str]) -> list[Word]:
+    """The values given to ``options``: ``-f F``, ``-fF``, ``--file F``, ``--file=F`` (before ``--``)."""
+    found: list[Word] = []
+    for index, arg in enumerate(args):
+        text = arg.text
+        if text == "--":
+            break
+        following = args[index + 1] if index + 1 < len(args) else None
+        for option in options:
+            if text == option and following is not None:
+                found.append(following)
+            elif option.startswith("--") and text.startswith(option + "="):
+                found.append(_value_word(arg, text[len(option) + 1 :]))
+            elif not option.startswith("--") and text.startswith(option) and len(text) > len(option):
+                if not text.startswith("--"):
+                    found.append(_value_word(arg, text[len(option) :]))
+    return found
+
+
+def _value_word(word: Word, value: str) -> Word:
+    return Word(value, value, word.dynamic, word.glob, word.brace, word.fetches_code)
+
+
+# Long options whose value is text, not a file (``--output-delimiter=/``, ``--format=%s/%s``).
+_NOT_PATH_OPTIONS = (
+    "delim",
+    "separator",
+    "sep",
+    "format",
+    "color",
+    "colour",
+    "style",
+    "regex",
+    "pattern",
+    "label",
+)
+_WRITE_FILE_OPTIONS = frozenset(
+    {"--output", "--output-file", "--outfile", "--out", "--log-file", "--logfile", "--save", "--dump"}
+)
+
+
+def _long_option_paths(args: list[Word], scope: ShellScope) -> list[Finding]:
+    """``--any-option=PATH``: a value that looks like a path is read-checked (``--files0-from=~/.ssh/x``)."""
+    findings: list[Finding] = []
+    for arg in args:
+        if arg.text == "--":
+            break
+        if arg.text.startswith("--") and "=" in arg.text:
+            option, value = arg.text.split("=", 1)
+            if any(part in option for part in _NOT_PATH_OPTIONS):
+                continue
+            if value.startswith(("/", "~", ".")) or "/" in value or arg.dynamic:
+                word = _value_word(arg, value)
+                if option in _WRITE_FILE_OPTIONS:
+                    findings += write_findings(word, scope)
+                    findings.append(ask(f"{option} writes a file", edit=True))
+                else:
+                    findings += read_findings(word, scope)
+    return findings
+
+
+def _chdir_findings(args: list[Word], scope: ShellScope) -> list[Finding]:
+    """``--chdir=DIR``/``--directory=DIR``: the program works elsewhere; where must be fine to read."""
+    directories = option_values(args, frozenset({"--chdir", "--directory"}))
+    return [f for directory in directories for f in read_findings(directory, scope, verb="works in")]
+
+
 def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:
-    for option in WRITING_OPTIONS.get(name, frozenset()):
-        if any(arg.text == option or arg.text.startswith(option + "=") for arg in args):
-            return [ask(f"{name} {option} writes files or runs commands")]
-    values = READ_COMMANDS[name] | (
-        frozenset({"-e", "--regexp", "-f", "--file"}) if name in PATTERN_FIRST else frozenset()
+    option_findings: list[Finding] = []
+    for value in option_values(args, FILE_READ_OPTIONS.get(name, frozenset())):
+        option_findings += read_findings(value, scope)
+    for value in option_values(args, FILE_WRITE_OPTIONS.get(name, frozenset())):
+        option_findings += write_findings(value, scope)
+    option_findings += _long_option_paths(args, scope)
+    for option in sorted(WRITING_OPTIONS.get(name, frozenset())):
+        if _has_option(args, option):
+            return [ask(f"{name} {option} writes files or runs commands"), *option_findings]
+    values = (
+        READ_COMMANDS[name]
+        | (frozenset({"-e", "--regexp", "-f", "--file"}) if name in PATTERN_FIRST else frozenset())
+        | FILE_READ_OPTIONS.get(name, frozenset())
     )
     paths = positionals(args, values)
     if name in PATTERN_FIRST and not any(arg.text in ("-e", "--regexp", "-f", "--file") for arg in args):
         paths = paths[1:]
-    findings = [allow(f"{name} only reads")]
+    findings = [allow(f"{name} only reads"), *option_findings]
     if name == "uniq" and len(paths) >= 2:
         findings += write_findings(paths[1], scope)
         paths = paths[:1]
@@ -198,9 +329,14 @@ def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
 
 def _searches_hidden_recursively(name: str, args: list[Word]) -> bool:
     if name in ("grep", "egrep", "fgrep"):
-        return bool({"r", "R"} & short_flags(args)) or bool(
-            {"--recursive", "--dereference-recursive"} & long_options(args)
+        directories = [word.text for word in option_values(args, frozenset({"-d", "--directories"}))]
+        return (
+            bool({"r", "R"} & short_flags(args))
+            or bool({"--recursive", "--dereference-recursive"} & long_options(args))
+            or any(value.startswith("recurse") for value in directories)
         )
+    if name == "diff":
+        return "r" in short_flags(args) or "--recursive" in long_options(args)
     if name == "rg":  # rg skips hidden and ignored files unless told otherwise
         return "u" in short_flags(args) or bool(
             {"--hidden", "--no-ignore", "--unrestricted"} & long_options(args)
@@ -209,6 +345,8 @@ def _searches_hidden_recursively(name: str, args: list[Word]) -> bool:
 
 
 def _info_command(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:
+    if name == "pushd" and not [word for word in args if not word.text.startswith(("+", "-"))]:
+        return [caution("pushd without a directory goes back to one known only at run time")]
     if name in ("cd", "pushd"):
         targets = positionals(args)
         if not targets or targets[0].text in ("~", "-"):
@@ -218,7 +356,21 @@ def _info_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
         return [ask("changes the machine's host name")]
     if name == "date" and any(arg.text.startswith(("-s", "--set")) for arg in args):
         return [ask("sets the system clock")]
-    return [allow(f"{name} only prints or tests")]
+    if name in ("test", "[") and any(arg.text in ("-v", "-R") for arg in args):
+        return [caution(f"{name} -v evaluates a variable name, whose array subscript can run commands")]
+    if name == "printf" and _has_option(args[:1], "-v"):
+        target = option_values(args[:2], frozenset({"-v"}))
+        if not target or not _is_plain_name(target[0]) or variable_loads_code(target[0].text):
+            return [caution("printf -v assigns a variable that can run commands or change later ones")]
+    findings = [allow(f"{name} only prints or tests")]
+    if name in FILE_READ_OPTIONS:
+        for value in option_values(args, FILE_READ_OPTIONS[name]):
+            findings += read_findings(value, scope)
+    return findings
+
+
+def _is_plain_name(word: Word) -> bool:
+    return not word.dynamic and word.text.isidentifier()
 
 
 def _kill_findings(name: str, args: list[Word]) -> list[Finding]:
@@ -226,30 +378,65 @@ def _kill_findings(name: str, args: list[Word]) -> list[Finding]:
         return [deny("kills every process on the machine (killall5)")]
     if name == "kill":
         rest = args[1:] if args and args[0].text.startswith("-") and args[0].text != "--" else args
-        if any(word.text == "-1" for word in rest):
+        if args and args[0].text in ("-s", "-n") and len(args) > 1:
+            rest = args[2:]
+        texts = [word.text for word in rest]
+        if "-1" in texts:
             return [deny("kills every process the user owns (kill -1)")]
+        if "1" in texts or "0" in texts or "-0" in texts:
+            return [deny("kills init or the whole process group (kill 1 / kill 0)")]
+        if any("PPID" in (word.raw or word.text) for word in rest):
+            return [deny("kills the process that started the command (the server)")]
     return [ask(f"stops processes ({name})")]
 
 
-def _wrapper(name: str, args: list[Word]) -> Classification:
-    values = WRAPPERS[name]
+def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
+    values = WRAPPERS.get(name) or ASKING_WRAPPERS.get(name) or frozenset({"-w", "--timeout", "-E"})
     findings: list[Finding] = []
     scripts: list[str] = []
+    directory: Word | None = None
+    for value in option_values(args, FILE_READ_OPTIONS.get(name, frozenset())):
+        findings += read_findings(value, scope)
+    for value in option_values(args, FILE_WRITE_OPTIONS.get(name, frozenset())):
+        findings += write_findings(value, scope)
     index = 0
     while index < len(args) and (args[index].is_option or (name == "env" and "=" in args[index].text)):
         word = args[index]
+        following = args[index + 1] if index + 1 < len(args) else None
         if name == "env" and "=" in word.text and not word.is_option:
-            findings += _assignment_findings(word.text)
+            findings += assignment_findings(word.text, exported=True)
         elif name == "command" and word.text in ("-v", "-V"):
             return Classification([allow("looks up a command")])
-        elif name == "env" and word.text in ("-S", "--split-string") and index + 1 < len(args):
-            scripts.append(args[index + 1].text)
+        elif name == "env" and word.text in ("-S", "--split-string") and following is not None:
+            scripts.append(following.text)
+            index += 1
+        elif name == "env" and word.text.startswith(("-S", "--split-string=")):
+            scripts.append(word.text.split("=", 1)[1] if word.text.startswith("--") else word.text[2:])
+        elif name == "env" and word.text in ("-C", "--chdir") and following is not None:
+            directory = following
+            index += 1
+        elif name == "env" and word.text.startswith(("-C", "--chdir=")):
+            text = word.text.split("=", 1)[1] if word.text.startswith("--") else word.text[2:]
+            directory = Word(text, text, word.dynamic, word.glob, word.brace)
+        elif name in ("flock", "script") and word.text in ("-c", "--command") and following is not None:
+            scripts.append(following.text)
             index += 1
         elif word.text in values:
             index += 1
         index += 1
     index += WRAPPER_LEADING_ARGS.get(name, 0)
     inner = list(args[index:])
+    if name == "script":  # its positional is the typescript it writes, not a command
+        for word in inner:
+            findings += write_findings(word, scope)
+        inner = []
+    if name == "flock" and len(inner) >= 2 and inner[0].text in ("-c", "--command"):
+        if inner[1].dynamic:
+            return Classification([caution("flock -c runs a command built at run time")])
+        scripts.append(inner[1].text)
+        inner = []
+    if directory is not None:
+        findings += read_findings(directory, scope, verb="runs in")
     if name == "xargs":
         replace = _xargs_replacement(args)
         inner = [Word(w.text, w.raw, True) if replace and replace in w.text else w for w in inner] or [
@@ -258,12 +445,25 @@ def _wrapper(name: str, args: list[Word]) -> Classification:
         inner.append(
             Word("{input}", "(input)", dynamic=True)
         )  # xargs appends what it reads: paths unknown here
+        if _deletes_recursively(inner):
+            findings.append(deny(f"runs {inner[0].text} recursively on whatever paths arrive on its input"))
     if not inner:
         if name == "env" and not scripts:
             return Classification([ask("prints the environment, which may hold secrets")])
         return Classification(findings or [allow(f"{name} with nothing to run")], scripts)
     findings.append(allow(f"runs {inner[0].text} (checked separately)"))
-    return Classification(findings, scripts, [inner])
+    return Classification(findings, scripts, [inner], directory=directory)
+
+
+def _deletes_recursively(argv: list[Word]) -> bool:
+    """``rm -rf``, ``chmod -R``, ``chown -R``, ``shred``: a command that destroys whatever paths it gets."""
+    name = command_name(argv[0]) if argv else ""
+    flags, longs = short_flags(argv[1:]), long_options(argv[1:])
+    if name == "rm":
+        return bool({"r", "R"} & flags) or "--recursive" in longs
+    if name in ("chmod", "chown", "chgrp"):
+        return "R" in flags or "--recursive" in longs
+    return name == "shred"
 
 
 def _xargs_replacement(args: list[Word]) -> str | None:
@@ -303,16 +503,71 @@ def _environment_builtin(name: str, args: list[Word]) -> Classification:
         return Classification(
             [allow("sets a trap (its command is checked separately)")], [action[0].text] if action else []
         )
+    if name == "let":
+        return Classification([caution("let evaluates arithmetic, whose array subscripts can run commands")])
+    if name in ("read", "mapfile", "readarray", "getopts"):
+        return _reads_into_variables(name, args)
     if name in ("export", "declare", "typeset", "readonly", "local", "unset"):
-        findings = [f for arg in positionals(args) for f in _assignment_findings(arg.text)]
+        flags = short_flags(args)
+        if flags & {"n", "i", "a", "A"} and name != "unset":
+            return Classification(
+                [
+                    caution(
+                        f"{name} -{''.join(sorted(flags & {'n', 'i', 'a', 'A'}))} makes later assignments "
+                        "evaluate names or arithmetic, which can run commands"
+                    )
+                ]
+            )
+        exported = name == "export" or "x" in flags
+        if name != "unset" and (not positionals(args) or "p" in flags):
+            return Classification([ask(f"{name} prints shell variables, which may hold secrets")])
+        findings = [f for arg in positionals(args) for f in assignment_findings(arg.text, exported=exported)]
         return Classification(findings or [allow(f"{name} sets shell variables")])
     return Classification([ask(f"changes shell settings ({name})")])
 
 
-def _assignment_findings(text: str) -> list[Finding]:
+def _reads_into_variables(name: str, args: list[Word]) -> Classification:
+    names = positionals(args, frozenset({"-d", "-n", "-N", "-p", "-t", "-u", "-C", "-c", "-O", "-s"}))
+    if name in ("mapfile", "readarray") or "a" in short_flags(args):
+        return Classification([caution(f"{name} fills an array, whose subscripts can run commands")])
+    for word in names[1:] if name == "getopts" else names:
+        findings = assignment_findings(word.text + "=", exported=False)
+        if findings:
+            return Classification(findings)
+    return Classification([allow(f"{name} reads input into shell variables")])
+
+
+def variable_loads_code(name: str) -> bool:
+    """Whether setting ``name`` (already exported, or exported by this command) can make a program load
+    code or configuration (PATH, PAGER, GIT_*, LD_PRELOAD, BASH_ENV, ...)."""
+    upper = name.upper()
+    return (
+        name in DANGEROUS_VARIABLES
+        or upper.startswith(LOADER_VARIABLE_PREFIXES)
+        or any(part in upper for part in LOADER_VARIABLE_PARTS)
+    )
+
+
+def is_harmless_variable(name: str) -> bool:
+    return name in HARMLESS_VARIABLES or name.startswith(HARMLESS_VARIABLE_PREFIXES)
+
+
+def assignment_findings(text: str, *, exported: bool) -> list[Finding]:
+    """Findings for ``NAME=value``: an exported variable (an env prefix, ``env``, ``export``) must be on the
+    harmless list; a plain shell variable only asks when its name is one programs load code from. A subscript
+    (``a[...]=``) is arithmetic, which can run commands."""
     variable = text.split("=", 1)[0].rstrip("+")
+    if "[" in variable or not variable:
+        return [caution(f"assigns {variable or text!r}, whose array subscript can run commands")]
     if variable in DANGEROUS_VARIABLES:
         return [caution(f"changes {variable}, which decides what later commands run or load")]
+    if exported and not is_harmless_variable(variable):
+        return [caution(f"sets {variable} for the commands it runs, which may make them load code or config")]
+    if exported and "/" in text.split("=", 1)[-1] and "=" in text:
+        # ``LC_ALL=/path``, ``TZ=/path``: even these load files named by a path.
+        return [caution(f"sets {variable} to a path, which the commands it runs may load")]
+    if not exported and variable_loads_code(variable):
+        return [caution(f"changes {variable}, which may make later commands load code or config")]
     return []
 
 
@@ -321,9 +576,14 @@ def _eval(args: list[Word]) -> Classification:
         return Classification([deny("evaluates text downloaded or decoded at run time")])
     if any(arg.dynamic for arg in args):
         return Classification([caution("evaluates text built at run time")])
+    if not args:
+        return Classification([allow("eval with nothing to evaluate")])
     return Classification(
         [allow("evaluates the given text (checked as a command)")], [" ".join(a.text for a in args)]
     )
+
+
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 
 
 def _source(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import Finding, allow, ask, caution, deny
-from ..paths import critical_path_reason, device_write_problem, inspect_path
+from ..paths import critical_path_reason, device_write_problem, inspect_path, is_sensitive
 from ..protected import protected_write_finding
+from .tables import PRIVILEGED_OWNERS
 from .words import Word, expand_braces, long_options, positionals, short_flags
 
 # Enough to catch a secret among the matches, few enough to stay fast on a big tree.
@@ -23,12 +25,97 @@ _TREE_SCAN_LIMIT = 5000
 _SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"})
 
 
+# Most working directories a command is followed through (``cd a; cd b; ...``); past this it is unknown.
+_MAX_BASES = 8
+# Where a process's memory, environment and open files can be read: the server's API key and token live there.
+_PROC_PROCESS = re.compile(r"(?:^|[^A-Za-z0-9_-])/proc/+([^/\s'\"`;,)]*)")
+# /proc entries about the whole machine, not one process.
+_PROC_MACHINE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_PROC_PROCESS_NAMES = frozenset({"self", "thread-self", "curproc"})
+# System files: writing there changes how the machine boots, logs in, or runs every program.
+_SYSTEM_WRITE_PREFIXES = (
+    "/etc", "/boot", "/sys", "/proc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+    "/var/spool/cron", "/var/lib",
+)  # fmt: skip
+# Expansions that carve a value out of a variable (``${x:0:1}``, ``${!x}``, ``${x/a/b}``) or split on $IFS:
+# spelling a path that way for a recursive delete is a disguise, not a need.
+_DISGUISED_EXPANSION = re.compile(r"\$\{(?:![A-Za-z_]|[#]?[A-Za-z_0-9@*]+(?::|/|#|%|\^|,|\[))|\$\{?IFS\b")
+
+
 @dataclass(frozen=True)
 class ShellScope:
-    """Where a command runs: the project root and the working directory relative paths start from."""
+    """Where a command runs: the project root and the working directory relative paths start from.
+
+    After ``cd``/``pushd`` the analyser may not know which directory a later part runs in (``cd a || cd b``);
+    ``others`` holds every other directory it may be, and ``cwd_unknown`` says a ``cd`` went somewhere only
+    known at run time: relative paths are then judged from every base, or asked about.
+    """
 
     root: Path
     cwd: Path
+    others: tuple[Path, ...] = ()
+    cwd_unknown: bool = False
+
+    def bases(self) -> tuple[Path, ...]:
+        return (self.cwd, *self.others)
+
+    def moved_to(self, directory: Path | None, *, certain: bool) -> ShellScope:
+        """The scope after a ``cd`` to ``directory`` (None: known only at run time)."""
+        if directory is None:
+            return ShellScope(self.root, self.cwd, self.others, cwd_unknown=True)
+        if certain:
+            return ShellScope(self.root, directory, (), self.cwd_unknown)
+        bases = tuple(dict.fromkeys((*self.bases(), directory)))
+        if len(bases) > _MAX_BASES:
+            return ShellScope(self.root, self.cwd, self.others, cwd_unknown=True)
+        return ShellScope(self.root, bases[0], bases[1:], self.cwd_unknown)
+
+
+def resolve_directory(word: Word, scope: ShellScope) -> list[Path] | None:
+    """The directories ``cd word`` may land in, or None when only known at run time."""
+    if word.dynamic or word.glob or word.brace:
+        return None
+    text = word.text
+    if text.startswith("~"):
+        text = os.path.expanduser(text)
+    if os.path.isabs(text):
+        return [Path(os.path.normpath(text))]
+    if scope.cwd_unknown:
+        return None
+    return [Path(os.path.normpath(os.path.join(base, text))) for base in scope.bases()]
+
+
+def process_file_problem(text: str) -> str | None:
+    """Why ``text`` names a process's own files under /proc (environ, cmdline, mem, fds), or None.
+
+    Every per-process entry counts: ``/proc/<pid>/``, ``/proc/self/``, ``/proc/$PPID/``, ``/proc/*/``.
+    """
+    if "/proc" not in text:
+        return None
+    normalized = re.sub(r"/+", "/", text).replace("/./", "/")
+    for match in _PROC_PROCESS.finditer(normalized):
+        entry = match.group(1)
+        if not entry:
+            continue
+        if entry in _PROC_PROCESS_NAMES or entry.isdigit() or not _PROC_MACHINE_RE.match(entry):
+            return (
+                f"reads a process's own files under /proc ({match.group(0).lstrip()[:60]}): the server's "
+                "environment, command line and memory hold its keys"
+            )
+    return None
+
+
+def system_write_problem(resolved: Path) -> str | None:
+    text = resolved.as_posix()
+    for prefix in _SYSTEM_WRITE_PREFIXES:
+        if text == prefix or text.startswith(prefix + "/"):
+            return f"writes {text}, a system file"
+    return None
+
+
+def disguised(word: Word) -> bool:
+    """Whether a run-time word carves its value out of a variable or $IFS (a disguise for a path)."""
+    return word.dynamic and bool(_DISGUISED_EXPANSION.search(word.raw or word.text))
 
 
 @dataclass
@@ -38,27 +125,50 @@ class FileVerdict:
     nested: list[list[Word]] = field(default_factory=list)
 
 
-def _candidates(word: Word, scope: ShellScope) -> list[str]:
-    """The paths a word names once bash has expanded braces and globs."""
+def _candidates(word: Word, scope: ShellScope) -> list[tuple[str, Path]]:
+    """The paths a word names once bash has expanded braces and globs, each with the directory it is
+    relative to (every directory the command may run in)."""
     texts = expand_braces(word.text) if word.brace else [word.text]
-    if not word.glob:
-        return texts
-    expanded: list[str] = []
-    for text in texts:
-        pattern = text if os.path.isabs(os.path.expanduser(text)) else os.path.join(scope.cwd, text)
-        matches = glob.glob(os.path.expanduser(pattern))[:_GLOB_LIMIT]
-        expanded.extend(matches or [text])
+    expanded: list[tuple[str, Path]] = []
+    for base in scope.bases():
+        for text in texts:
+            if not word.glob:
+                expanded.append((text, base))
+                continue
+            pattern = text if os.path.isabs(os.path.expanduser(text)) else os.path.join(base, text)
+            matches = glob.glob(os.path.expanduser(pattern))
+            if len(matches) > _GLOB_LIMIT:
+                # Past the limit only the names are looked at (cheap): a secret there is still found.
+                matches = matches[:_GLOB_LIMIT] + [m for m in matches[_GLOB_LIMIT:] if is_sensitive(m)][:10]
+            expanded.extend((match, base) for match in matches or [text])
     return expanded
 
 
+def _relative_in_unknown_directory(word: Word, scope: ShellScope, verb: str) -> list[Finding]:
+    text = word.text
+    if scope.cwd_unknown and not text.startswith(("/", "~")):
+        return [caution(f"{verb} {text} in a directory known only at run time (after a cd)")]
+    return []
+
+
+def _proc_findings(word: Word, verb: str) -> list[Finding]:
+    problem = process_file_problem(word.text)
+    return [deny(problem)] if problem else []
+
+
 def read_findings(word: Word, scope: ShellScope, verb: str = "reads") -> list[Finding]:
-    """Findings for a path a command reads: outside the project or a secret → ask."""
+    """Findings for a path a command reads: outside the project or a secret → ask; a process's files under
+    /proc → deny."""
+    found: list[Finding] = _proc_findings(word, verb)
     if word.dynamic:
-        return [caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
-    found: list[Finding] = []
-    for text in _candidates(word, scope):
-        facts = inspect_path(scope.root, text, scope.cwd)
-        if facts.problem:
+        return [*found, caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
+    found += _relative_in_unknown_directory(word, scope, verb)
+    for text, base in _candidates(word, scope):
+        facts = inspect_path(scope.root, text, base)
+        proc = process_file_problem(str(facts.resolved)) if facts.resolved is not None else None
+        if proc:
+            found.append(deny(proc))
+        elif facts.problem:
             found.append(caution(f"{verb} {text!r}: {facts.problem}"))
         elif not facts.inside:
             found.append(caution(f"{verb} {text}, outside the project"))
@@ -68,25 +178,33 @@ def read_findings(word: Word, scope: ShellScope, verb: str = "reads") -> list[Fi
 
 
 def write_findings(word: Word, scope: ShellScope, verb: str = "writes") -> list[Finding]:
-    """Findings for a path a command writes: devices, outside the project, ``.git/`` internals, secrets."""
+    """Findings for a path a command writes: devices and system files (deny), outside the project, ``.git/``
+    internals (of any repository), secrets."""
+    found: list[Finding] = _proc_findings(word, verb)
     if word.dynamic:
-        return [caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
-    found: list[Finding] = []
-    for text in _candidates(word, scope):
+        return [*found, caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
+    found += _relative_in_unknown_directory(word, scope, verb)
+    for text, base in _candidates(word, scope):
         device = device_write_problem(os.path.normpath(text)) if text.startswith("/dev/") else None
         if text.startswith("/dev/"):
             if device is not None:
                 found.append(deny(device[0]) if device[1] else caution(device[0]))
             continue
-        facts = inspect_path(scope.root, text, scope.cwd)
+        facts = inspect_path(scope.root, text, base)
+        system = system_write_problem(facts.resolved) if facts.resolved is not None else None
         if facts.problem:
             found.append(caution(f"{verb} {text!r}: {facts.problem}"))
         elif facts.resolved is not None and str(facts.resolved).startswith("/dev/"):
             device = device_write_problem(str(facts.resolved))
             if device is not None:
                 found.append(deny(device[0]) if device[1] else caution(device[0]))
+        elif system and not facts.inside:
+            found.append(deny(system))
         elif (guarded := protected_write_finding(facts.resolved, scope.root, text, verb)) is not None:
             found.append(guarded)  # protected paths (protected.py): never, or ask whatever the rules say
+        elif any(part.lower() == ".git" for part in Path(text).parts) and facts.inside:
+            # A nested repository's config or hooks (``sub/.git/config``) runs code for git as much as ours.
+            found.append(caution(f"{verb} {text}, inside a repository's .git directory"))
         elif not facts.inside:
             found.append(caution(f"{verb} {text}, outside the project"))
         elif facts.git_internal:
@@ -101,11 +219,19 @@ def delete_findings(
 ) -> list[Finding]:
     """Findings for a path a command deletes (or moves away, or re-permissions)."""
     if word.dynamic:
+        if recursive and disguised(word):
+            return [deny(f"{verb} {word.raw or word.text} recursively, a path disguised by an expansion")]
+        critical = _critical_when_empty(word, scope) if recursive else None
+        if critical:
+            return [
+                deny(f"{verb} {word.raw or word.text} recursively, which is {critical} if it expands empty")
+            ]
         return [caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
-    found: list[Finding] = []
-    for text in expand_braces(word.text) if word.brace else [word.text]:
+    found: list[Finding] = _relative_in_unknown_directory(word, scope, verb)
+    texts = expand_braces(word.text) if word.brace else [word.text]
+    for text, base in ((text, base) for base in scope.bases() for text in texts):
         target, covers_contents = _glob_base(text) if word.glob else (text, False)
-        facts = inspect_path(scope.root, target, scope.cwd)
+        facts = inspect_path(scope.root, target, base)
         if facts.problem or facts.resolved is None:
             found.append(caution(f"{verb} {text!r}: {facts.problem}"))
             continue
@@ -133,6 +259,24 @@ def delete_findings(
     return _unique(found)
 
 
+def _critical_when_empty(word: Word, scope: ShellScope) -> str | None:
+    """``rm -rf /usr/$X``, ``rm -rf ~/"$dir"``: the literal part before the first expansion, when the last
+    path component is the expansion, is what is deleted if it expands to nothing."""
+    cut = min((i for i in (word.text.find("$"), word.text.find("`")) if i >= 0), default=-1)
+    if cut <= 0:
+        return None
+    prefix = word.text[:cut]
+    if not prefix.endswith("/") or "/" in word.text[cut:].rstrip("/"):
+        return None
+    for base in scope.bases():
+        facts = inspect_path(scope.root, prefix, base)
+        if facts.resolved is not None:
+            critical = critical_path_reason(facts.resolved, scope.root)
+            if critical:
+                return critical
+    return None
+
+
 def _glob_base(text: str) -> tuple[str, bool]:
     """For a glob like ``/usr/*`` the directory whose contents it covers (``/usr``) and True."""
     head, tail = os.path.split(text.rstrip("/") or "/")
@@ -142,8 +286,17 @@ def _glob_base(text: str) -> tuple[str, bool]:
 
 
 def tree_has_secrets(word: Word, scope: ShellScope) -> bool:
-    """Whether a directory searched recursively holds files that may be secrets (a bounded walk)."""
-    facts = inspect_path(scope.root, word.text, scope.cwd)
+    """Whether a directory searched recursively holds files that may be secrets (a bounded walk), from
+    every directory the command may be in."""
+    if scope.cwd_unknown and not word.text.startswith(("/", "~")):
+        return True  # the directory searched depends on a cd to somewhere unknown: assume the worst
+    return any(_tree_has_secrets(word.text, scope, base) for base in scope.bases())
+
+
+def _tree_has_secrets(text: str, scope: ShellScope, base: Path) -> bool:
+    facts = inspect_path(scope.root, text, base)
+    if not facts.inside:
+        return False  # reading outside the project asks already; no walk over someone else's tree
     if facts.resolved is None or not facts.resolved.is_dir():
         return facts.sensitive
     seen = 0
@@ -179,14 +332,46 @@ def classify_rmdir(args: list[Word], scope: ShellScope) -> FileVerdict:
     return verdict
 
 
+_SETID_MODE = re.compile(r"^(?:[0-7]*[2-7][0-7]{3}|[ugoa]*[+=][rwxXt]*s[rwxXt]*)$")
+
+
+def _privilege_change(name: str, mode_or_owner: Word | None) -> str | None:
+    """Why a chmod/chown/chgrp hands out privileges (setuid/setgid, owner root), or None."""
+    if name == "chgrp":
+        return "changes a file's group (chgrp)"
+    if mode_or_owner is None:
+        return None
+    if mode_or_owner.dynamic:
+        return f"{name} with a mode or owner known only at run time ({mode_or_owner.raw})"
+    text = mode_or_owner.text
+    if name == "chmod":
+        if any(_SETID_MODE.match(part) for part in text.split(",")):
+            return f"sets the setuid/setgid bit (chmod {text})"
+        return None
+    owner, _, group = text.replace(".", ":", 1).partition(":")
+    if owner in PRIVILEGED_OWNERS or group in PRIVILEGED_OWNERS:
+        return f"gives files to a privileged user or group (chown {text})"
+    return None
+
+
 def classify_permissions(name: str, args: list[Word], scope: ShellScope) -> FileVerdict:
     """chmod / chown / chgrp: the first positional is the mode or owner (unless --reference gives it)."""
     recursive = "R" in short_flags(args) or "--recursive" in long_options(args)
     targets = positionals(args)
-    if not any(arg.text.startswith("--reference") for arg in args):
+    reference = any(arg.text.startswith("--reference") for arg in args)
+    # chmod's symbolic modes look like options (``chmod -x file``, ``chmod u-s``): take them from the raw
+    # arguments.
+    modes = [arg for arg in args if not arg.text.startswith("--")] if name == "chmod" else []
+    mode_or_owner = None if reference else (targets[0] if targets else None)
+    if name == "chmod" and not reference and modes and modes[0].text.startswith("-"):
+        mode_or_owner = modes[0]
+    elif not reference:
         targets = targets[1:]
+    privilege = _privilege_change(name, mode_or_owner)
     changes = "permissions" if name == "chmod" else "ownership"
     verdict = FileVerdict([ask(f"changes file {changes}" + (" recursively" if recursive else ""))])
+    if privilege:
+        verdict.findings.append(deny(privilege))
     for target in targets:
         # Re-permissioning one critical directory (``chmod 777 /etc``) is as bad as a recursive change: deny
         # both.
@@ -203,10 +388,16 @@ def classify_move_copy(name: str, args: list[Word], scope: ShellScope) -> FileVe
     )
     reasons = {"mv": "moves files", "cp": "copies files", "ln": "creates links", "install": "installs files"}
     verdict = FileVerdict([ask(reasons.get(name, "changes files"), edit=True)])
+    mode = _option_value(args, ("-m", "--mode")) if name == "install" else None
+    if mode is not None and any(_SETID_MODE.match(part) for part in mode.text.split(",")):
+        verdict.findings.append(deny(f"installs a setuid/setgid file (install -m {mode.text})"))
     for source in sources:
         if name == "mv":
             verdict.findings += delete_findings(source, scope, recursive=True, verb="moves away")
-        elif name != "ln":
+        elif name == "ln":
+            # A link to a secret or outside the project, read later through an innocent name.
+            verdict.findings += read_findings(source, scope, verb="links to")
+        else:
             verdict.findings += read_findings(source, scope, verb="copies")
     if destination is not None:
         verdict.findings += write_findings(destination, scope)
@@ -276,12 +467,20 @@ def classify_find(args: list[Word], scope: ShellScope) -> FileVerdict:
                 verdict.findings.append(caution(f"{token} without a command"))
         elif token == "-delete":
             deletes = True
+        elif token == "-files0-from" and index + 1 < len(args):
+            verdict.findings += read_findings(args[index + 1], scope)
+            index += 1
         elif token in ("-fprint", "-fprint0", "-fprintf", "-fls") and index + 1 < len(args):
             verdict.findings += write_findings(args[index + 1], scope)
             verdict.findings.append(ask("writes the list of files found to a file", edit=True))
             index += 1
         index += 1
+    destroys = any(command_name_of(inner) in _DESTROYERS for inner in verdict.nested)
     for start in starts or [Word(".", ".")]:
+        if destroys and _is_critical(start, scope):
+            verdict.findings.append(
+                deny(f"runs a deleting command on every file found under {start.text}, a critical directory")
+            )
         if deletes:
             verdict.findings += delete_findings(start, scope, recursive=True, verb="deletes files under")
         else:
@@ -291,6 +490,23 @@ def classify_find(args: list[Word], scope: ShellScope) -> FileVerdict:
     if deletes:
         verdict.findings.append(ask("deletes the files it finds"))
     return verdict
+
+
+_DESTROYERS = frozenset({"rm", "shred", "unlink", "chmod", "chown", "chgrp", "truncate", "mv", "dd"})
+
+
+def command_name_of(argv: list[Word]) -> str:
+    return os.path.basename(argv[0].text.rstrip("/")) if argv else ""
+
+
+def _is_critical(word: Word, scope: ShellScope) -> bool:
+    if word.dynamic:
+        return disguised(word)
+    for base in scope.bases():
+        facts = inspect_path(scope.root, word.text, base)
+        if facts.resolved is not None and critical_path_reason(facts.resolved, scope.root):
+            return True
+    return False
 
 
 def _starts_expression(word: Word) -> bool:

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..findings import Finding, allow, ask, caution, deny
-from .files import ShellScope, read_findings, write_findings
+from .files import ShellScope, read_findings, resolve_directory, tree_has_secrets, write_findings
+from .gitconfig import repository_config_problem
 from .tables import (
     CODE_OPTIONS,
     GIT_ASK_REASONS,
@@ -18,16 +19,13 @@ from .tables import (
     GIT_READ_SUBCOMMANDS,
     MODULE_OPTIONS,
     PACKAGE_INSTALL_SUBCOMMANDS,
+    PACKAGE_QUERIES,
+    SHELL_STARTUP_OPTIONS,
     SHELL_VALUE_OPTIONS,
     VERSION_ARGUMENTS,
 )
 from .words import Word, positionals
 
-# Package-manager subcommands that only look at what is installed locally.
-_LOCAL_READS = frozenset(
-    {"list", "ls", "freeze", "check", "help", "--version", "-V", "--help", "version", "why"}
-)
-_SHOW_LOCAL = frozenset({"pip", "pip3", "uv", "conda", "mamba", "micromamba", "brew", "gem", "dpkg", "rpm"})
 _RUNS_PROJECT_CODE = frozenset(
     {"run", "test", "start", "exec", "x", "dlx", "create", "init", "build", "bench", "tool"}
 )
@@ -96,14 +94,21 @@ def classify_git(args: list[Word], scope: ShellScope) -> ProgramVerdict:
         option = args[index].text
         if option in ("--version", "--help", "-h") and len(args) == 1:
             return ProgramVerdict([allow("prints git's version or help")])
-        if option in ("-c", "--config-env") or (option.startswith("-c") and len(option) > 2):
+        if option in ("-c", "--config-env") or option.startswith(("--config-env=", "-c")):
             verdict.findings.append(
                 caution("sets git configuration for this call (configuration can run commands)")
             )
         elif option == "-C" and index + 1 < len(args):
-            verdict.findings += read_findings(args[index + 1], scope, verb="runs git in")
-        elif option.startswith(("--git-dir", "--work-tree", "--exec-path", "--namespace")):
+            directory = args[index + 1]
+            verdict.findings += read_findings(directory, scope, verb="runs git in")
+            moved = resolve_directory(directory, scope)
+            scope = scope.moved_to(moved[0] if moved and len(moved) == 1 else None, certain=True)
+        elif option.startswith(("--git-dir", "--work-tree", "--namespace", "--super-prefix")) or (
+            option.startswith("--exec-path") and (len(args) > 1 or "=" in option)
+        ):
             verdict.findings.append(caution(f"points git elsewhere ({option.split('=')[0]})"))
+        elif option in ("-p", "--paginate"):
+            verdict.findings.append(caution("git --paginate runs the configured pager"))
         if option in ("-c", "-C", "--config-env", "--git-dir", "--work-tree", "--namespace"):
             index += 1
         index += 1
@@ -115,13 +120,66 @@ def classify_git(args: list[Word], scope: ShellScope) -> ProgramVerdict:
         verdict.findings.append(caution("the git subcommand is known only at run time"))
         return verdict
     verdict.findings.append(_git_subcommand(subcommand.text, rest))
+    verdict.findings += _git_paths(subcommand.text, rest, scope)
+    if not scope.cwd_unknown:
+        for base in scope.bases():
+            problem = repository_config_problem(base)
+            if problem:
+                verdict.findings.append(caution(problem))
+                break
     return verdict
+
+
+def _git_paths(name: str, rest: list[Word], scope: ShellScope) -> list[Finding]:
+    """Files a read-only git subcommand reads outside the repository: ``diff --no-index A B``, ``grep -f F``,
+    ``config -f F``, ``--output=F`` (checked as a write)."""
+    findings: list[Finding] = []
+    if name in _GIT_PATH_READERS:
+        # Paths and ``REV:path`` blobs: ``git diff --no-index /etc/passwd x`` (outside a repository every
+        # ``git diff`` is one), ``git show HEAD:.env``.
+        for word in positionals(rest, _GIT_VALUE_OPTIONS):
+            findings += read_findings(word, scope)
+            if ":" in word.text and not word.dynamic:
+                path = word.text.split(":", 1)[1]
+                if path:
+                    findings += [f for f in read_findings(Word(path, path), scope) if "secrets" in f.reason]
+    if name == "grep" and tree_has_secrets(Word(".", "."), scope):
+        findings.append(caution("git grep searches tracked files, including files that may hold secrets"))
+    for index, word in enumerate(rest):
+        following = rest[index + 1] if index + 1 < len(rest) else None
+        option, _, value = word.text.partition("=")
+        if option in ("-f", "--file", "--blob-file") and name in ("grep", "config"):
+            target = _value_of(word, value) if value else following
+            if target is not None:
+                findings += read_findings(target, scope)
+        elif option in ("--output", "-o") and name not in ("grep",):
+            target = _value_of(word, value) if value else following
+            if target is not None:
+                findings += write_findings(target, scope)
+    return findings
+
+
+_GIT_PATH_READERS = frozenset({"diff", "show", "log", "blame", "annotate", "cat-file", "whatchanged"})
+_GIT_VALUE_OPTIONS = frozenset({"-n", "-L", "-S", "-G", "--grep", "--author", "-U", "--format", "-C", "-M"})
+
+
+def _value_of(word: Word, value: str) -> Word:
+    return Word(value, value, word.dynamic, word.glob, word.brace)
 
 
 def _git_subcommand(name: str, rest: list[Word]) -> Finding:
     texts = [word.text for word in rest]
     if any(text.startswith(("--output", "--ext-diff")) for text in texts):
         return ask(f"git {name} writes its output to a file or runs an external diff")
+    if name == "grep" and any(
+        text.startswith("--open-files-in-pager") or (text.startswith("-O") and not text.startswith("--"))
+        for text in texts
+    ):
+        return caution("git grep -O opens the files in a program named on the command line")
+    if any(text.startswith(("--textconv", "--upload-pack", "--receive-pack", "--exec")) for text in texts):
+        return caution(f"git {name} runs a program named in its options or configuration")
+    if name == "help" and texts:
+        return ask("git help opens a manual page or a browser (a program of the configuration's choosing)")
     if name in GIT_READ_SUBCOMMANDS:
         problem = _git_read_problem(name, texts)
         return ask(problem) if problem else allow(f"git {name} only reads")
@@ -169,23 +227,27 @@ def _git_read_problem(name: str, texts: list[str]) -> str | None:
 def classify_package_manager(name: str, args: list[Word]) -> ProgramVerdict:
     if not args:
         return ProgramVerdict([ask(f"runs the package manager {name}")])
-    if is_version_query(args):
-        return ProgramVerdict([allow(f"prints {name}'s version or help")])
     words = [word.text for word in positionals(args)]
     subcommand = words[0] if words else args[0].text
-    if name == "uv" and subcommand == "pip" and len(words) > 1:
-        subcommand = words[1]
     if name == "npx":
         return ProgramVerdict([ask("downloads and runs an npm package (npx)")])
     if name in ("conda", "mamba", "micromamba") and words[:2] == ["env", "list"]:
         return ProgramVerdict([allow(f"{name} env list only reads")])
-    if subcommand in _LOCAL_READS or (subcommand in ("show", "info") and name in _SHOW_LOCAL):
-        return ProgramVerdict([allow(f"{name} {subcommand} only reads")])
+    queries = PACKAGE_QUERIES.get(name, frozenset())
+    # Only the first word decides (``pip list``, ``npm --version``); options before it (``pip -v list``,
+    # ``npm --prefix x``) may point the manager at other code, so they ask.
+    if args[0].text in queries and not any(
+        word.text.startswith("--") and word.text not in ("--version", "--help") and "=" in word.text
+        for word in args
+    ):
+        return ProgramVerdict([allow(f"{name} {args[0].text} only reads what is installed")])
     if subcommand in PACKAGE_INSTALL_SUBCOMMANDS:
         return ProgramVerdict([ask(f"installs or changes packages ({name} {subcommand})")])
     if subcommand in _RUNS_PROJECT_CODE:
         return ProgramVerdict([ask(f"{name} {subcommand} runs project code")])
-    return ProgramVerdict([ask(f"runs the package manager {name} ({subcommand})")])
+    return ProgramVerdict(
+        [ask(f"runs the package manager {name} ({subcommand}), which may run project code")]
+    )
 
 
 def classify_network(name: str, args: list[Word], scope: ShellScope) -> ProgramVerdict:
@@ -212,8 +274,15 @@ def classify_shell(name: str, args: list[Word], scope: ShellScope) -> ProgramVer
     if is_version_query(args) and args[0].text != "-v":
         return ProgramVerdict([allow(f"prints {name}'s version or help")])
     index, runs_string, reads_stdin = 0, False, False
+    startup: list[Finding] = []
     while index < len(args):
         option = args[index].text
+        if option in SHELL_STARTUP_OPTIONS or (
+            option[:1] == "-" and option[1:2] != "-" and {"i", "l"} & set(option[1:])
+        ):
+            startup.append(caution(f"{name} {option} runs startup files, which may run any code"))
+        if option in ("-O", "+O") and index + 1 < len(args) and args[index + 1].text == "extdebug":
+            startup.append(caution(f"{name} -O extdebug runs the debugger's startup file"))
         if option in SHELL_VALUE_OPTIONS:
             index += 2
             continue
@@ -230,6 +299,14 @@ def classify_shell(name: str, args: list[Word], scope: ShellScope) -> ProgramVer
             continue
         break
     rest = args[index:]
+    verdict = _shell_program(name, args, rest, scope, runs_string=runs_string, reads_stdin=reads_stdin)
+    verdict.findings = startup + verdict.findings
+    return verdict
+
+
+def _shell_program(
+    name: str, args: list[Word], rest: list[Word], scope: ShellScope, *, runs_string: bool, reads_stdin: bool
+) -> ProgramVerdict:
     if runs_string:
         if not rest:
             return ProgramVerdict([caution(f"{name} -c without a command")])
@@ -289,8 +366,12 @@ def classify_interpreter(name: str, args: list[Word], scope: ShellScope) -> Prog
 
 
 def _python_module(module: str, rest: list[Word]) -> ProgramVerdict:
+    # ``python -m X`` imports X from the working directory first: a pip.py in the project is what runs.
     if module in ("pip", "pip3"):
-        return classify_package_manager("pip", rest)
+        pip = classify_package_manager("pip", rest)
+        if pip.findings and pip.findings[0].decision == "allow":
+            return ProgramVerdict([ask("runs pip as a module, which a pip.py in the project would replace")])
+        return pip
     if module in ("venv", "virtualenv"):
         return ProgramVerdict([ask("creates a virtual environment", edit=True)])
     if module in ("http.server", "SimpleHTTPServer"):

@@ -22,7 +22,7 @@ READ_COMMANDS: dict[str, frozenset[str]] = {
     "stat": frozenset({"-c", "--format", "--printf", "-f"}),
     "du": frozenset({"-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--exclude"}),
     "tree": frozenset({"-L", "-I", "-P", "--filelimit"}),
-    "diff": frozenset({"-U", "-C", "--label", "-x", "--exclude", "-I"}),
+    "diff": frozenset({"-U", "-C", "--label", "-x", "--exclude", "-I", "-X", "--exclude-from"}),
     "cmp": frozenset({"-n", "-i"}),
     "realpath": frozenset(),
     "readlink": frozenset(),
@@ -47,7 +47,9 @@ READ_COMMANDS: dict[str, frozenset[str]] = {
         "--max-columns", "-j", "--threads", "--max-depth", "-d", "--color", "--colors", "--sort", "--sortr",
         "-E", "--encoding", "-r", "--replace",
     }),
-    "sort": frozenset({"-t", "-k", "-S", "-T", "--field-separator", "--key", "--buffer-size"}),
+    "sort": frozenset({
+        "-t", "-k", "-S", "-T", "--field-separator", "--key", "--buffer-size", "--temporary-directory",
+    }),
     "uniq": frozenset({"-f", "-s", "-w"}),
     "find": frozenset(),
 }
@@ -62,17 +64,65 @@ INFO_COMMANDS = frozenset({
 PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "jq"})
 # Options that make an otherwise read-only command write or run something.
 WRITING_OPTIONS: dict[str, frozenset[str]] = {
-    "sort": frozenset({"-o", "--output"}),
-    "rg": frozenset({"--pre", "--pre-glob"}),
+    "sort": frozenset({"--compress-program"}),
+    "rg": frozenset({"--pre", "--pre-glob", "--search-zip", "-z"}),
     "date": frozenset({"-s", "--set"}),
-    "tree": frozenset({"-o"}),
     "find": frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}),
+    "jq": frozenset({"-L"}),
+}
+# Options whose value is a file a command reads or writes (``date -f F``, ``sort -o F``): the value goes
+# through the path check like any positional path, in the ``-oF``, ``-o F``, ``--output=F`` spellings.
+FILE_READ_OPTIONS: dict[str, frozenset[str]] = {
+    "date": frozenset({"-f", "--file", "-r", "--reference"}),
+    "sort": frozenset({"--files0-from", "-T", "--temporary-directory"}),
+    "wc": frozenset({"--files0-from"}),
+    "du": frozenset({"--files0-from", "-X", "--exclude-from"}),
+    "grep": frozenset({"-f", "--file", "--exclude-from"}),
+    "egrep": frozenset({"-f", "--file"}),
+    "fgrep": frozenset({"-f", "--file"}),
+    "rg": frozenset({"-f", "--file", "--ignore-file"}),
+    "diff": frozenset({"--from-file", "--to-file", "-X", "--exclude-from"}),
+    "jq": frozenset({"-f", "--from-file"}),
+    "file": frozenset({"-f", "--files-from", "-m", "--magic-file"}),
+    "md5sum": frozenset({"-c", "--check"}),
+    "sha1sum": frozenset({"-c", "--check"}),
+    "sha256sum": frozenset({"-c", "--check"}),
+    "sha512sum": frozenset({"-c", "--check"}),
+    "tree": frozenset({"--fromfile"}),
+    "xargs": frozenset({"-a", "--arg-file"}),
+}
+FILE_WRITE_OPTIONS: dict[str, frozenset[str]] = {
+    "sort": frozenset({"-o", "--output"}),
+    "tree": frozenset({"-o"}),
+    "time": frozenset({"-o", "--output"}),
 }
 
 # Privilege escalation: the agent never runs anything as another user.
 PRIVILEGE_COMMANDS = frozenset({
-    "sudo", "su", "doas", "pkexec", "runuser", "run0", "sudoedit", "calife", "ksu",
+    "sudo", "su", "doas", "pkexec", "runuser", "run0", "sudoedit", "calife", "ksu", "sg", "newgrp",
+    "setpriv", "capsh",
 })
+# Commands that change the machine itself, not files: denied whatever their arguments (the agent has no
+# business with kernel modules, the firewall, mounts, accounts or scheduled jobs).
+SYSTEM_COMMANDS: dict[str, str] = {
+    **dict.fromkeys(("insmod", "modprobe", "rmmod", "depmod", "kmod"), "loads or removes kernel modules"),
+    **dict.fromkeys(
+        ("iptables", "ip6tables", "iptables-restore", "ip6tables-restore", "iptables-legacy", "nft", "ufw",
+         "firewall-cmd", "ebtables", "arptables"),
+        "changes the firewall",
+    ),
+    **dict.fromkeys(("mount", "umount", "swapoff", "swapon", "losetup", "cryptsetup"), "mounts or swaps"),
+    **dict.fromkeys(("setcap", "chattr"), "changes file capabilities or attributes"),
+    **dict.fromkeys(
+        ("useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod", "passwd", "chpasswd",
+         "visudo", "adduser", "deluser", "gpasswd", "chsh"),
+        "changes user accounts",
+    ),
+    **dict.fromkeys(("crontab", "at", "batch", "atrm", "anacron"), "schedules commands to run later"),
+    "sysctl": "changes kernel parameters",
+}
+# Owners and groups that give a file to the administrator (``chown root``): a privilege change.
+PRIVILEGED_OWNERS = frozenset({"root", "0", "wheel", "sudo", "admin", "adm", "shadow", "disk"})
 # Format, partition or wipe disks (and every mkfs.* by prefix, in code).
 DISK_COMMANDS = frozenset({
     "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard",
@@ -81,11 +131,15 @@ DISK_COMMANDS = frozenset({
 POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff", "kexec"})
 SERVICE_MANAGERS = frozenset({
     "systemctl", "service", "launchctl", "supervisorctl", "rc-service", "initctl", "sv", "openrc",
+    "systemd-run",
 })
 SYSTEMCTL_POWER = frozenset({
     "poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "suspend", "hibernate", "soft-reboot",
 })
 PROCESS_KILLERS = frozenset({"kill", "pkill", "killall", "xkill", "skill", "killall5"})
+
+# Variables whose value is likely a credential: expanding them in a command hands it to the model.
+SECRET_VARIABLE = r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)"
 
 # Package managers (which subcommands only look is decided in ``shell_programs.py``).
 PACKAGE_MANAGERS = frozenset({
@@ -94,6 +148,23 @@ PACKAGE_MANAGERS = frozenset({
     "apk", "brew", "port", "gem", "bundle", "cargo", "rustup", "go", "snap", "flatpak", "nix-env", "composer",
     "easy_install", "jupyter-labextension",
 })
+# What a package manager may do without asking: only listing what is installed, by managers that load no
+# project file to do it. npm, yarn, cargo, bundle, uv, poetry, go and the like read project files that can
+# run code (lifecycle scripts, build scripts, Gemfiles, toolchain files), so every subcommand asks.
+PACKAGE_QUERIES: dict[str, frozenset[str]] = {
+    "pip": frozenset({"list", "freeze", "show", "check", "help", "--version", "-V", "--help"}),
+    "pip3": frozenset({"list", "freeze", "show", "check", "help", "--version", "-V", "--help"}),
+    "conda": frozenset({"list", "info", "--version", "-V", "--help"}),
+    "mamba": frozenset({"list", "info", "--version", "-V", "--help"}),
+    "micromamba": frozenset({"list", "info", "--version", "--help"}),
+    "gem": frozenset({"list", "--version", "--help"}),
+    "brew": frozenset({"list", "info", "--version", "--help"}),
+    "dpkg": frozenset({"-l", "--list", "-L", "--listfiles", "-s", "--status", "--version"}),
+    "rpm": frozenset({"-q", "-qa", "-qi", "-ql", "--query", "--version"}),
+    "apt": frozenset({"list", "show", "--version"}),
+    "npm": frozenset({"--version", "-v", "--help", "-h"}),
+    "pipx": frozenset({"list", "--version", "--help"}),
+}
 PACKAGE_INSTALL_SUBCOMMANDS = frozenset({
     "install", "i", "add", "update", "upgrade", "remove", "uninstall", "rm", "sync", "get", "ci",
     "reinstall", "-S", "-U", "-R", "-Syu",
@@ -134,6 +205,8 @@ SHELLS = frozenset({
 })
 # Shell options that take the next word as their value.
 SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+# Shell options that make it run a startup file (``--rcfile F``, an interactive or login shell's rc files).
+SHELL_STARTUP_OPTIONS = frozenset({"--rcfile", "--init-file", "--login", "-i", "-l", "--debugger"})
 # Programs that run code or change things in ways the analyser does not follow: they ask.
 INTERPRETERS = frozenset({
     "python", "python2", "python3", "pypy", "pypy3", "ipython", "node", "nodejs", "deno", "ruby", "perl",
@@ -142,7 +215,7 @@ INTERPRETERS = frozenset({
     "psql", "mysql", "gdb", "expect", "make", "cmake", "ninja", "pytest", "tox", "nox", "just", "docker",
     "podman", "kubectl", "helm", "terraform", "gcc", "g++", "cc", "clang", "rustc", "javac", "tsc",
     "ansible", "ansible-playbook", "vagrant", "sed", "vim", "vi", "nvim", "emacs", "nano", "less", "more",
-    "watch", "crontab", "at", "batch", "chroot", "strace", "ltrace", "nsenter", "unshare", "screen", "tmux",
+    "watch", "crontab", "at", "batch", "screen", "tmux",
 })
 # Interpreters' options that carry code to run on the command line.
 CODE_OPTIONS = frozenset({"-c", "-e", "--eval", "-E", "-r", "--command", "-p", "--print"})
@@ -163,8 +236,25 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "exec": frozenset({"-a"}),
     "setsid": frozenset(),
     "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "fakeroot": frozenset({"-l", "--lib", "--faked", "-s", "-i"}),
+    "eatmydata": frozenset(),
+    "nocache": frozenset(),
+    "faketime": frozenset(),
+    "torsocks": frozenset(),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "rlwrap": frozenset(),
+    "catchsegv": frozenset(),
+    "dbus-run-session": frozenset(),
+    "xvfb-run": frozenset({"-n", "-s", "-f", "-e", "-p", "-w"}),
+    "prlimit": frozenset({"-p", "--pid"}),
+    "cpulimit": frozenset({"-l", "-p", "-e", "--limit", "--pid"}),
+    "setarch": frozenset(),
+    "linux32": frozenset(),
+    "linux64": frozenset(),
+    "numactl": frozenset({"-C", "-N", "-m", "-p", "-i"}),
     "xargs": frozenset({
-        "-I", "-i", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter",
+        "-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter",
         "--arg-file", "--replace", "--max-lines", "--max-chars",
     }),
     "taskset": frozenset(),
@@ -173,13 +263,26 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "caffeinate": frozenset(),
     "flock": frozenset({"-w", "--timeout", "-E"}),
 }
+# Wrappers that always ask (another root, new namespaces, a tracer), but whose command is analysed too so a
+# disaster inside is denied.
+ASKING_WRAPPERS: dict[str, frozenset[str]] = {
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "unshare": frozenset({"-S", "-G", "--setuid", "--setgid", "-R", "--root", "-w", "--wd"}),
+    "nsenter": frozenset({"-t", "--target", "-S", "-G", "-r", "-w"}),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"}),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-n", "-a"}),
+    "valgrind": frozenset(),
+    "script": frozenset({"-c", "--command", "-E", "--echo", "-T", "-t", "-I", "-O", "-B"}),
+}
 # Wrappers whose first positional argument is theirs (timeout's duration, flock's lock file), not the command.
-WRAPPER_LEADING_ARGS = {"timeout": 1, "flock": 1, "taskset": 1, "chrt": 1}
+WRAPPER_LEADING_ARGS = {
+    "timeout": 1, "flock": 1, "taskset": 1, "chrt": 1, "faketime": 1, "setarch": 1, "chroot": 1,
+}
 
 # Shell builtins that change the environment every later command runs in.
 ENVIRONMENT_BUILTINS = frozenset({
     "export", "unset", "alias", "unalias", "set", "declare", "typeset", "readonly", "local", "ulimit",
-    "umask", "shopt", "trap", "hash", "enable",
+    "umask", "shopt", "trap", "hash", "enable", "let", "read", "mapfile", "readarray", "getopts",
 })
 # Shell options that are harmless: ``set -e``, ``set -o pipefail``, ...
 HARMLESS_SET_FLAGS = frozenset({
@@ -195,8 +298,33 @@ DANGEROUS_VARIABLES = frozenset({
     "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "EDITOR",
     "VISUAL", "HOME", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "HTTP_PROXY", "HTTPS_PROXY",
     "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY", "no_proxy", "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL", "npm_config_registry", "SHELL", "TMPDIR",
+    "PIP_EXTRA_INDEX_URL", "npm_config_registry", "SHELL", "TMPDIR", "CDPATH", "GLOBIGNORE",
 })
+
+# Environment variables an env prefix, ``env`` or ``export`` may set without asking: they change how output
+# looks, never which code or configuration a program loads. Everything else asks (GIT_*, LD_*, PYTHON*,
+# *_CONFIG*, XDG_*, PAGER, EDITOR, BASH_ENV, BASH_FUNC_*, npm_config_*, ...): an allowlist, because the list
+# of variables that make some program load code is open-ended.
+HARMLESS_VARIABLES = frozenset({
+    "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES",
+    "TERM", "COLORTERM", "CI", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING",
+    "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONFAULTHANDLER", "SOURCE_DATE_EPOCH", "POSIXLY_CORRECT",
+    "DEBIAN_FRONTEND", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+    "TOKENIZERS_PARALLELISM", "TQDM_DISABLE", "GIT_TERMINAL_PROMPT", "PIP_DISABLE_PIP_VERSION_CHECK",
+    "PIP_NO_INPUT",
+})
+HARMLESS_VARIABLE_PREFIXES = ("LC_",)
+# A plain shell variable (``x=1``, no command after it) only matters to later commands when the variable
+# is already exported (PATH, PAGER, GIT_*, ...): these names and name parts are treated as such.
+LOADER_VARIABLE_PREFIXES = (
+    "GIT_", "LD_", "DYLD_", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_", "BASH_", "XDG_", "LESS", "MAN",
+    "GROFF", "SSH_", "GNUPG", "GPG_", "CARGO_", "RUST", "GO", "JAVA", "_JAVA", "JDK_", "MAVEN", "GRADLE",
+    "PIP_", "UV_", "CONDA", "VIRTUAL_ENV", "PS1", "PS2", "PS3", "PS4", "PROMPT_", "HIST", "TERMINFO",
+    "RIPGREP", "JUPYTER", "IPYTHON", "HDSP", "KUBE", "DOCKER", "AWS_", "NIX_", "R_", "JULIA",
+)
+LOADER_VARIABLE_PARTS = (
+    "CONFIG", "_OPTS", "OPTIONS", "PATH", "EDITOR", "PAGER", "HOME", "RC", "SHELL", "PROXY", "PLUGIN",
+)
 
 # git: subcommands that only read (some only with certain options, checked in code).
 GIT_READ_SUBCOMMANDS = frozenset({

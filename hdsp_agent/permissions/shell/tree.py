@@ -88,3 +88,12 @@ def heredoc_body(redirect: Any) -> str:
     if redirect.type == "<<-":
         lines = [line.lstrip("\t") for line in lines]
     return "\n".join(lines)
+
+
+def commands_named(node: Any, source: str, names: frozenset[str]) -> bool:
+    """Whether a command named one of ``names`` runs anywhere in ``node``."""
+    for command in _commands_in(node):
+        words = [part for part in command.parts if part.kind == "word"]
+        if words and command_name(read_word(source[words[0].pos[0] : words[0].pos[1]])) in names:
+            return True
+    return False
