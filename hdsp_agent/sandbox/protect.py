@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..permissions.protected import protected_paths_under
+
 # Inside the project: what would change the agent's own behaviour (rules, MCP servers, editor tasks) or run
 # code the next time someone uses git or opens a shell. Always guarded, existing or not.
 GUARDED_IN_PROJECT = (".hdsp", ".continue", ".vscode", ".idea", ".git/config", ".git/hooks")
@@ -77,6 +79,11 @@ def protected_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:
     candidates = [root / name for name in names]
     candidates += [root / name for name in HOME_FILES if root == home or (root / name).exists()]
     candidates += [_absolute(root, path) for path in extra]
+    # The policy's own list (permissions/protected.py) too: every protected place that exists here, and all of
+    # them when the project is the home directory (a shell rc file must not be created there either).
+    candidates += [
+        path for path, _level in protected_paths_under(root) if root == home or path.exists() or path.is_symlink()
+    ]
     for path in dict.fromkeys(candidates):
         if not _beneath(path, root) or path == root:
             continue
