@@ -73,7 +73,17 @@ export interface IApprovalRequest {
   preview?: string | null;
   action_kind?: string | null;
   action_target?: string | null;
+  /**
+   * How the call will run once approved (shell commands): in the OS sandbox without network, in
+   * the sandbox with network, or outside it with the user's full permissions; null for other tools.
+   */
+  run_mode?: RunMode | null;
 }
+
+/**
+ * Where an approved shell command runs (`hdsp_agent/sandbox/`).
+ */
+export type RunMode = 'sandboxed' | 'network' | 'unsandboxed';
 
 /**
  * Every event carries its place in the session's log.

@@ -53,12 +53,33 @@ export interface IToolInfo {
 }
 
 /**
- * The reply of `GET /hdsp-agent/info`: the server version for the handshake and the tool catalog.
+ * The OS sandbox shell commands run in (`GET /hdsp-agent/info`, `sandbox`).
+ */
+export interface ISandboxInfo {
+  /**
+   * The layer in use: bubblewrap (namespaces), Landlock (the fallback), or none.
+   */
+  layer: 'bubblewrap' | 'landlock' | 'none';
+  active: boolean;
+  /**
+   * Why the sandbox is off (or which limits apply), in the user's words.
+   */
+  reason: string;
+  /**
+   * The admin requires the sandbox: without it, shell commands do not run.
+   */
+  required: boolean;
+}
+
+/**
+ * The reply of `GET /hdsp-agent/info`: the server version for the handshake, the tool catalog and
+ * the sandbox state (absent from servers older than the sandbox).
  */
 export interface IServerInfo {
   name: string;
   version: string;
   tools: IToolInfo[];
+  sandbox?: ISandboxInfo;
 }
 
 /**

@@ -147,6 +147,41 @@ describe('ApprovalQueue', () => {
     await waitFor(() => expect(onApprove).toHaveBeenCalledWith('c1', 'once'));
   });
 
+  it.each([
+    [
+      'sandboxed',
+      'Runs in the sandbox: no network, only the project folder is writable.'
+    ],
+    [
+      'network',
+      'Runs in the sandbox with network access; only the project folder is writable.'
+    ],
+    ['unsandboxed', 'Runs outside the sandbox, with your full permissions.']
+  ] as const)('says how a %s command will run', (mode, words) => {
+    queue([
+      pending('c1', {
+        tool: 'run_terminal_command',
+        arguments: { command: 'make test' },
+        run_mode: mode
+      })
+    ]);
+    const line = screen.getByText(words);
+    expect(line.getAttribute('data-run-mode')).toBe(mode);
+  });
+
+  it('says nothing of a sandbox for a call that has no run mode', () => {
+    const { container } = render(
+      <ApprovalQueue
+        pending={[pending('c1', { run_mode: null })]}
+        onApprove={jest.fn()}
+        onDeny={jest.fn()}
+        trans={trans}
+      />
+    );
+    expect(container.querySelector('[data-run-mode]')).toBeNull();
+    expect(container.textContent).not.toMatch(/sandbox/i);
+  });
+
   it('renders nothing when nothing waits', () => {
     const { container } = render(
       <ApprovalQueue

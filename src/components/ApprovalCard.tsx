@@ -2,7 +2,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
-import { ApprovalScope } from '../tokens';
+import { ApprovalScope, RunMode } from '../tokens';
 import { DiffView, isUnifiedDiff } from './DiffView';
 
 export interface IApprovalQueueProps {
@@ -104,6 +104,14 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
         <div className="jp-hdsp-ApprovalCard-target">
           {request.action_kind ? `${request.action_kind}: ` : ''}
           <code>{request.action_target}</code>
+        </div>
+      )}
+      {request.run_mode && (
+        <div
+          className={`jp-hdsp-ApprovalCard-runMode jp-mod-${request.run_mode}`}
+          data-run-mode={request.run_mode}
+        >
+          {runModeText(request.run_mode, trans)}
         </div>
       )}
       <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
@@ -210,4 +218,22 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       )}
     </div>
   );
+}
+
+/**
+ * How an approved command will run, in the user's words.
+ */
+export function runModeText(mode: RunMode, trans: TranslationBundle): string {
+  switch (mode) {
+    case 'sandboxed':
+      return trans.__(
+        'Runs in the sandbox: no network, only the project folder is writable.'
+      );
+    case 'network':
+      return trans.__(
+        'Runs in the sandbox with network access; only the project folder is writable.'
+      );
+    case 'unsandboxed':
+      return trans.__('Runs outside the sandbox, with your full permissions.');
+  }
 }

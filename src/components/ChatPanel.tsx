@@ -13,7 +13,7 @@ import { askConversationTitle, confirmDeleteConversation } from './dialogs';
 import { useSignals } from './hooks';
 import { McpServersView } from './McpServersView';
 import { MessageList } from './MessageList';
-import { ServerInfo, ServerStatus } from './ServerStatus';
+import { SandboxNotice, ServerInfo, ServerStatus } from './ServerStatus';
 import { SetupScreen } from './SetupScreen';
 
 export interface IChatViewProps {
@@ -118,6 +118,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               {trans.__('Connection lost. Reconnecting…')}
             </div>
           )}
+          <SandboxNotice sandbox={model.serverInfo.sandbox} trans={trans} />
           {model.models && !model.models.configured ? (
             <SetupScreen
               models={model.models}
