@@ -283,6 +283,11 @@ describe('ChatView conversation', () => {
     const dialog = await screen.findByRole('dialog', {
       name: 'Allow run_terminal_command?'
     });
+    // The agent waits for the user: no "Working…" spinner while it does.
+    expect(
+      screen.getByText('Waiting for you: allow or deny below')
+    ).toBeTruthy();
+    expect(screen.queryByText('Working…')).toBeNull();
     fireEvent.click(
       screen.getByRole('button', { name: 'Allow for this chat' })
     );
@@ -305,6 +310,10 @@ describe('ChatView conversation', () => {
       );
     });
     await waitFor(() => expect(dialog.isConnected).toBe(false));
+    expect(screen.getByText('Working…')).toBeTruthy();
+    expect(
+      screen.queryByText('Waiting for you: allow or deny below')
+    ).toBeNull();
   });
 
   it('stops the turn on Stop', async () => {

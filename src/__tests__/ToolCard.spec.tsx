@@ -37,12 +37,12 @@ describe('ToolCard', () => {
   it.each<[ToolStatus, string, boolean]>([
     ['generating', 'Preparing…', true],
     ['generated', 'Ready', true],
-    ['awaiting_approval', 'Waiting for approval', true],
+    ['awaiting_approval', 'Waiting for you', false],
     ['calling', 'Running…', true],
     ['done', 'Done', false],
     ['errored', 'Failed', false],
     ['denied', 'Denied', false],
-    ['canceled', 'Canceled', false]
+    ['canceled', 'Stopped', false]
   ])('shows %s as "%s" (spinner: %s)', (status, label, spinner) => {
     const { container } = card(
       call({ status, finishedAt: null, startedAt: null })
@@ -53,6 +53,75 @@ describe('ToolCard', () => {
       container.querySelector('.jp-hdsp-ToolCard')?.getAttribute('data-status')
     ).toBe(status);
     expect(!!container.querySelector('.jp-hdsp-Spinner')).toBe(spinner);
+  });
+
+  it.each<[string, Partial<IToolCallState>, string, string]>([
+    [
+      'a cell that raised',
+      {
+        name: 'run_cell',
+        content:
+          'Cell c1 raised an error, execution count 3 (0.1 s).\n--- output ---\nZeroDivisionError: division by zero',
+        details: { status: 'error', cell_id: 'c1' }
+      },
+      'error',
+      'Raised an error'
+    ],
+    [
+      'an interrupted cell',
+      {
+        name: 'run_cell',
+        content:
+          'Cell c1 raised an error (2.0 s).\n--- output ---\nKeyboardInterrupt: \nTraceback ...',
+        details: { status: 'error' }
+      },
+      'interrupted',
+      'Interrupted'
+    ],
+    [
+      'a cell not run after an earlier error',
+      { name: 'run_cell', details: { status: 'aborted' } },
+      'not-run',
+      'Not run (an earlier cell failed)'
+    ],
+    [
+      'a cell still running when the tool stopped waiting',
+      { name: 'run_cell', details: { status: 'running' } },
+      'still-running',
+      'Still running in the kernel'
+    ],
+    [
+      'a cell waiting for a busy kernel',
+      { name: 'execute_code', details: { status: 'queued' } },
+      'still-running',
+      'Waiting for the kernel'
+    ],
+    [
+      'a tool over its time limit',
+      {
+        status: 'errored',
+        error: { code: 'E_TOOL_TIMEOUT', message: 'took too long' }
+      },
+      'timed-out',
+      'Timed out'
+    ],
+    [
+      'a cell that finished',
+      { name: 'run_cell', details: { status: 'ok' } },
+      'ok',
+      'Done'
+    ]
+  ])('shows %s honestly', (_name, fields, outcome, label) => {
+    const { container } = card(call(fields));
+    const root = container.querySelector('.jp-hdsp-ToolCard')!;
+    expect(root.getAttribute('data-outcome')).toBe(outcome);
+    expect(
+      container.querySelector('.jp-hdsp-ToolCard-status')?.textContent
+    ).toBe(label);
+    if (outcome !== 'ok') {
+      expect(root.classList.contains('jp-mod-outcome-ok')).toBe(false);
+      expect(screen.queryByText('Done')).toBeNull();
+    }
   });
 
   it('names the tool and what it works on, and how long it took', () => {

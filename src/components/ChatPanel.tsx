@@ -130,6 +130,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               <MessageList
                 items={conversation?.items ?? []}
                 running={running}
+                waiting={(conversation?.pendingApprovals.length ?? 0) > 0}
                 rendermime={props.rendermime}
                 commands={props.commands}
                 trans={trans}

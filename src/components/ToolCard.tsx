@@ -15,12 +15,30 @@ export interface IToolCardProps {
   showDetails: boolean;
 }
 
+/**
+ * While these show, the agent itself is busy (not waiting for the user): a spinner.
+ */
 const BUSY: ReadonlySet<ToolStatus> = new Set([
   'generating',
   'generated',
-  'awaiting_approval',
   'calling'
 ]);
+
+/**
+ * How a call ended or stands, as the user should read it: a cell that raised is not "done".
+ */
+export type ToolOutcome =
+  | 'preparing'
+  | 'waiting'
+  | 'running'
+  | 'ok'
+  | 'error'
+  | 'interrupted'
+  | 'timed-out'
+  | 'still-running'
+  | 'not-run'
+  | 'denied'
+  | 'stopped';
 
 /**
  * One tool call inline in the chat: name, status, time, and its arguments, result, diff, images
@@ -37,12 +55,14 @@ export function ToolCard({
     typeof call.details?.diff === 'string' ? call.details.diff : null;
   const images = toolImages(call.details);
   const target = summarize(call);
+  const outcome = toolOutcome(call);
 
   return (
     <div
-      className={`jp-hdsp-ToolCard jp-mod-${call.status}`}
+      className={`jp-hdsp-ToolCard jp-mod-${call.status} jp-mod-outcome-${outcome}`}
       data-call-id={call.callId}
       data-status={call.status}
+      data-outcome={outcome}
     >
       <button
         type="button"
@@ -60,7 +80,7 @@ export function ToolCard({
         <code className="jp-hdsp-ToolCard-name">{call.name}</code>
         {target && <span className="jp-hdsp-ToolCard-target">{target}</span>}
         <span className="jp-hdsp-ToolCard-status">
-          {statusLabel(call.status, trans)}
+          {outcomeLabel(call, outcome, trans)}
         </span>
         <Elapsed call={call} trans={trans} />
       </button>
@@ -138,6 +158,81 @@ function Elapsed({
   );
 }
 
+/**
+ * The outcome of a call from its status and what its result carries: run_cell and execute_code
+ * answer `done` with `details.status` "error" (the cell raised: "KeyboardInterrupt" when it was
+ * interrupted), "aborted" (not run after an earlier error), "running"/"queued" (still going in the
+ * kernel when the tool stopped waiting); a tool over its time limit fails with E_TOOL_TIMEOUT.
+ */
+export function toolOutcome(
+  call: Pick<IToolCallState, 'status' | 'details' | 'content' | 'error'>
+): ToolOutcome {
+  switch (call.status) {
+    case 'generating':
+    case 'generated':
+      return 'preparing';
+    case 'awaiting_approval':
+      return 'waiting';
+    case 'calling':
+      return 'running';
+    case 'denied':
+      return 'denied';
+    case 'canceled':
+      return 'stopped';
+    case 'errored':
+      return call.error?.code === 'E_TOOL_TIMEOUT' ? 'timed-out' : 'error';
+    case 'done':
+      break;
+  }
+  const kernelStatus = call.details?.status;
+  if (kernelStatus === 'error') {
+    const ename = call.details?.ename;
+    return ename === 'KeyboardInterrupt' ||
+      /^KeyboardInterrupt\b/m.test(call.content ?? '')
+      ? 'interrupted'
+      : 'error';
+  }
+  if (kernelStatus === 'aborted') {
+    return 'not-run';
+  }
+  if (kernelStatus === 'running' || kernelStatus === 'queued') {
+    return 'still-running';
+  }
+  return 'ok';
+}
+
+/**
+ * The words of the card's status.
+ */
+export function outcomeLabel(
+  call: Pick<IToolCallState, 'status' | 'details'>,
+  outcome: ToolOutcome,
+  trans: TranslationBundle
+): string {
+  switch (outcome) {
+    case 'waiting':
+      return trans.__('Waiting for you');
+    case 'error':
+      return call.status === 'done'
+        ? trans.__('Raised an error')
+        : trans.__('Failed');
+    case 'interrupted':
+      return trans.__('Interrupted');
+    case 'timed-out':
+      return trans.__('Timed out');
+    case 'still-running':
+      return call.details?.status === 'queued'
+        ? trans.__('Waiting for the kernel')
+        : trans.__('Still running in the kernel');
+    case 'not-run':
+      return trans.__('Not run (an earlier cell failed)');
+    case 'stopped':
+      return trans.__('Stopped');
+    default:
+      return statusLabel(call.status, trans);
+  }
+}
+
 export function statusLabel(
   status: ToolStatus,
   trans: TranslationBundle
@@ -148,7 +243,7 @@ export function statusLabel(
     case 'generated':
       return trans.__('Ready');
     case 'awaiting_approval':
-      return trans.__('Waiting for approval');
+      return trans.__('Waiting for you');
     case 'calling':
       return trans.__('Running…');
     case 'done':
@@ -158,7 +253,7 @@ export function statusLabel(
     case 'denied':
       return trans.__('Denied');
     case 'canceled':
-      return trans.__('Canceled');
+      return trans.__('Stopped');
   }
 }
 
