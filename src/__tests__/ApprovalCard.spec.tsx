@@ -57,8 +57,17 @@ describe('ApprovalQueue', () => {
   it('shows the tool, what it acts on, why it asks and the code it would run', () => {
     queue([pending('c1')]);
 
-    const dialog = screen.getByRole('dialog', { name: 'Allow run_cell?' });
-    expect(dialog.textContent).toContain('Kernel: analysis.ipynb');
+    const dialog = screen.getByRole('dialog', {
+      name: 'Run a cell in analysis.ipynb?'
+    });
+    // The permission kind is no headline: it is in the details with the tool's name.
+    expect(dialog.textContent).not.toContain('Kernel: analysis.ipynb');
+    expect(
+      dialog.querySelector('.jp-hdsp-ApprovalCard-target')?.textContent
+    ).toBe('analysis.ipynb');
+    expect(
+      dialog.querySelector('.jp-hdsp-ApprovalCard-tool')?.textContent
+    ).toBe('Tool run_cell · permission Kernel');
     expect(
       screen.getByText('needs approval: Kernel analysis.ipynb')
     ).toBeTruthy();
@@ -137,11 +146,9 @@ describe('ApprovalQueue', () => {
     expect(screen.getByText('1 of 3')).toBeTruthy();
     const waiting = screen.getByRole('list', { name: 'Approvals waiting' });
     expect(waiting.textContent).toContain(
-      '2. run_terminal_command is waiting for approval'
+      '2. Run this command in the terminal?'
     );
-    expect(waiting.textContent).toContain(
-      '3. create_new_file is waiting for approval'
-    );
+    expect(waiting.textContent).toContain('3. Create the file analysis.ipynb?');
 
     fireEvent.click(screen.getByRole('button', { name: 'Allow once' }));
     await waitFor(() => expect(onApprove).toHaveBeenCalledWith('c1', 'once'));
@@ -180,6 +187,57 @@ describe('ApprovalQueue', () => {
     );
     expect(container.querySelector('[data-run-mode]')).toBeNull();
     expect(container.textContent).not.toMatch(/sandbox/i);
+  });
+
+  it.each<[Partial<IApprovalRequest>, string]>([
+    [
+      {
+        tool: 'insert_cell',
+        arguments: { source: 'x' },
+        action_kind: 'FileWrite',
+        action_target: '/home/me/project/errors.ipynb'
+      },
+      'Insert a cell into errors.ipynb?'
+    ],
+    [
+      {
+        tool: 'edit_existing_file',
+        arguments: { filepath: 'src/utils.py' },
+        action_kind: 'FileWrite',
+        action_target: null
+      },
+      'Change the file utils.py?'
+    ],
+    [
+      {
+        tool: 'run_terminal_command',
+        arguments: { command: 'make test' },
+        action_kind: 'Execute',
+        action_target: 'make test'
+      },
+      'Run this command in the terminal?'
+    ],
+    [
+      {
+        tool: 'files__write',
+        arguments: { path: 'out.txt' },
+        action_kind: 'FileWrite',
+        action_target: 'out.txt'
+      },
+      'Let files__write write to out.txt?'
+    ],
+    [
+      {
+        tool: 'demo__echo',
+        arguments: {},
+        action_kind: null,
+        action_target: null
+      },
+      'Use the tool demo__echo?'
+    ]
+  ])('asks in words: %j', (request, words) => {
+    queue([pending('c1', request)]);
+    expect(screen.getByRole('dialog', { name: words })).toBeTruthy();
   });
 
   it('renders nothing when nothing waits', () => {

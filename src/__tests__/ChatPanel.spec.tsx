@@ -281,7 +281,7 @@ describe('ChatView conversation', () => {
     );
 
     const dialog = await screen.findByRole('dialog', {
-      name: 'Allow run_terminal_command?'
+      name: 'Run this command in the terminal?'
     });
     // The agent waits for the user: no "Working…" spinner while it does.
     expect(

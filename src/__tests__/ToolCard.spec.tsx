@@ -124,11 +124,37 @@ describe('ToolCard', () => {
     }
   });
 
-  it('names the tool and what it works on, and how long it took', () => {
-    card(call());
-    expect(screen.getByText('edit_existing_file')).toBeTruthy();
-    expect(screen.getByText('src/app.py')).toBeTruthy();
+  it('says in words what the call did, and how long it took; the tool name is in the details', () => {
+    const { container } = card(call());
+    expect(screen.getByText('Change app.py')).toBeTruthy();
     expect(screen.getByText('2.5 s')).toBeTruthy();
+    expect(screen.queryByText('edit_existing_file')).toBeNull();
+
+    fireEvent.click(container.querySelector('.jp-hdsp-ToolCard-header')!);
+
+    expect(screen.getByText('edit_existing_file')).toBeTruthy();
+    expect(
+      container.querySelector('.jp-hdsp-ToolCard-body')?.textContent
+    ).toContain('src/app.py');
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'insert_cell',
+      { path: 'work/errors.ipynb', source: 'x' },
+      'Insert a cell into errors.ipynb'
+    ],
+    ['run_cell', { code: 'print(1)' }, 'Run a cell in the notebook'],
+    ['read_file', { filepath: 'data/iris.csv' }, 'Read iris.csv'],
+    ['run_terminal_command', { command: 'ls -la' }, 'Run a command']
+  ])('headlines %s in words', (name, args, words) => {
+    card(call({ name, arguments: args }));
+    expect(screen.getByText(words)).toBeTruthy();
+  });
+
+  it('keeps the name of a tool it has no words for (an MCP tool)', () => {
+    card(call({ name: 'demo__echo', arguments: { text: 'hi' } }));
+    expect(screen.getByText('demo__echo')).toBeTruthy();
   });
 
   it('ticks the elapsed time while running, preferring the tool progress', () => {
@@ -238,9 +264,15 @@ describe('ToolCard', () => {
       })
     );
     const error = container.querySelector('.jp-hdsp-ToolCard-error');
-    expect(error?.textContent).toContain('E_FILE_NOT_FOUND');
+    // The message is the headline; the code is kept for the details.
+    expect(error?.textContent).not.toContain('E_FILE_NOT_FOUND');
     expect(error?.textContent).toContain('src/ap.py does not exist');
     expect(error?.textContent).toContain('Did you mean src/app.py?');
+
+    fireEvent.click(container.querySelector('.jp-hdsp-ToolCard-header')!);
+    expect(
+      container.querySelector('.jp-hdsp-ToolCard-errorCode')?.textContent
+    ).toContain('error code E_FILE_NOT_FOUND');
   });
 
   it("shows a denial with the user's reason", () => {

@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
 import { ApprovalScope, RunMode } from '../tokens';
+import { approvalQuestion } from '../toolWords';
 import { DiffView, isUnifiedDiff } from './DiffView';
 
 export interface IApprovalQueueProps {
@@ -42,7 +43,13 @@ export function ApprovalQueue(props: IApprovalQueueProps): JSX.Element | null {
         >
           {rest.map((call, index) => (
             <li key={call.callId}>
-              {trans.__('%1. %2 is waiting for approval', index + 2, call.name)}
+              {trans.__(
+                '%1. %2',
+                index + 2,
+                call.approval
+                  ? approvalQuestion(call.approval, trans)
+                  : call.name
+              )}
             </li>
           ))}
         </ul>
@@ -93,7 +100,7 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       data-call-id={call.callId}
     >
       <div className="jp-hdsp-ApprovalCard-title" id={titleId}>
-        {trans.__('Allow %1?', request.tool)}
+        {approvalQuestion(request, trans)}
         {total > 1 && (
           <span className="jp-hdsp-ApprovalCard-count">
             {trans.__('%1 of %2', position, total)}
@@ -102,7 +109,6 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       </div>
       {request.action_target && (
         <div className="jp-hdsp-ApprovalCard-target">
-          {request.action_kind ? `${request.action_kind}: ` : ''}
           <code>{request.action_target}</code>
         </div>
       )}
@@ -131,7 +137,16 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
           </pre>
         ))}
       <details className="jp-hdsp-ApprovalCard-arguments">
-        <summary>{trans.__('Arguments')}</summary>
+        <summary>{trans.__('Details')}</summary>
+        <div className="jp-hdsp-ApprovalCard-tool">
+          {request.action_kind
+            ? trans.__(
+                'Tool %1 · permission %2',
+                request.tool,
+                request.action_kind
+              )
+            : trans.__('Tool %1', request.tool)}
+        </div>
         <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
       </details>
       {denying ? (

@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
 import { IToolDetails, IToolImage, ToolStatus } from '../tokens';
+import { toolHeadline } from '../toolWords';
 import { DiffView } from './DiffView';
 import { useElapsed } from './hooks';
 
@@ -54,7 +55,8 @@ export function ToolCard({
   const diff =
     typeof call.details?.diff === 'string' ? call.details.diff : null;
   const images = toolImages(call.details);
-  const target = summarize(call);
+  const headline = toolHeadline(call.name, call.arguments, trans);
+  const target = summarize(call, headline !== null);
   const outcome = toolOutcome(call);
 
   return (
@@ -77,7 +79,13 @@ export function ToolCard({
         {BUSY.has(call.status) && (
           <span className="jp-hdsp-Spinner" aria-hidden="true" />
         )}
-        <code className="jp-hdsp-ToolCard-name">{call.name}</code>
+        {headline ? (
+          <span className="jp-hdsp-ToolCard-headline" title={call.name}>
+            {headline}
+          </span>
+        ) : (
+          <code className="jp-hdsp-ToolCard-name">{call.name}</code>
+        )}
         {target && <span className="jp-hdsp-ToolCard-target">{target}</span>}
         <span className="jp-hdsp-ToolCard-status">
           {outcomeLabel(call, outcome, trans)}
@@ -94,7 +102,7 @@ export function ToolCard({
       )}
       {call.error && call.status !== 'denied' && (
         <div className="jp-hdsp-ToolCard-error" role="note">
-          <strong>{call.error.code}</strong> {call.error.message}
+          {call.error.message}
           {call.error.suggestion && (
             <div className="jp-hdsp-ToolCard-suggestion">
               {call.error.suggestion}
@@ -113,6 +121,15 @@ export function ToolCard({
       ))}
       {open && (
         <div id={bodyId} className="jp-hdsp-ToolCard-body">
+          <div className="jp-hdsp-ToolCard-section">
+            {trans.__('Tool')} <code>{call.name}</code>
+            {call.error && (
+              <span className="jp-hdsp-ToolCard-errorCode">
+                {' · '}
+                {trans.__('error code %1', call.error.code)}
+              </span>
+            )}
+          </div>
           <div className="jp-hdsp-ToolCard-section">
             {trans.__('Arguments')}
           </div>
@@ -268,16 +285,19 @@ function denialText(call: IToolCallState, trans: TranslationBundle): string {
   return call.error?.message ?? trans.__('Denied.');
 }
 
+const PATH_KEYS = ['filepath', 'path', 'dirPath', 'directory_path'];
+
 /**
- * The one argument that says what the call is about (a path, a command, a URL, ...).
+ * The one argument that says what the call is about (a path, a command, a URL, ...); without the
+ * path when the headline already names the file.
  */
-export function summarize(call: Pick<IToolCallState, 'arguments'>): string {
+export function summarize(
+  call: Pick<IToolCallState, 'arguments'>,
+  headlineNamesFile = false
+): string {
   const args = call.arguments ?? {};
   for (const key of [
-    'filepath',
-    'path',
-    'dirPath',
-    'directory_path',
+    ...(headlineNamesFile ? [] : PATH_KEYS),
     'command',
     'url',
     'query',
