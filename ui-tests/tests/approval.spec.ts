@@ -205,7 +205,7 @@ test.describe('hdsp-agent approvals', () => {
 
     await expect(panel).toBeVisible();
     const dialog = panel.getByRole('dialog', {
-      name: 'Create the file notes.txt?'
+      name: 'Create the file later.txt?'
     });
     await dialog.getByRole('button', { name: 'Deny…' }).click();
     await dialog.getByRole('button', { name: 'Deny', exact: true }).click();
