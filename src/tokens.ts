@@ -154,6 +154,24 @@ export interface IUndoReply {
   restored: string[];
 }
 
+/**
+ * A conversation's grant "for this chat" (`GET /hdsp-agent/permissions`).
+ */
+export interface ISessionGrant {
+  tool: string;
+  subject: string;
+}
+
+/**
+ * The reply of `GET /hdsp-agent/permissions?session_id=…`: the chat's grants, the saved "always"
+ * rules and the file that holds them.
+ */
+export interface IPermissionsOverview {
+  session: ISessionGrant[];
+  saved: string[];
+  file: string | null;
+}
+
 export * from './events';
 export * from './wire';
 

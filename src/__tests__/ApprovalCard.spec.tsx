@@ -93,14 +93,68 @@ describe('ApprovalQueue', () => {
 
   it.each([
     ['Allow once', 'once'],
-    ['Allow for this chat', 'session'],
-    ['Always allow', 'always']
+    ['Allow for this chat', 'session']
   ])('"%s" approves with scope %s', async (label, scope) => {
     const { onApprove } = queue([pending('c1')]);
 
     fireEvent.click(screen.getByRole('button', { name: label }));
 
     await waitFor(() => expect(onApprove).toHaveBeenCalledWith('c1', scope));
+  });
+
+  it.each([
+    ['Only analysis.ipynb', 'exact'],
+    ['Anything in the project folder', 'folder'],
+    ['Everywhere', 'everywhere']
+  ])(
+    '"Always allow…" for a notebook asks where first: "%s" saves scope %s',
+    async (label, ruleScope) => {
+      const { onApprove } = queue([pending('c1')]);
+
+      fireEvent.click(screen.getByRole('button', { name: 'Always allow…' }));
+      expect(onApprove).not.toHaveBeenCalled();
+      const where = screen.getByRole('group', { name: 'Always allow where?' });
+      expect(where).toBeTruthy();
+      fireEvent.click(screen.getByRole('button', { name: label }));
+
+      await waitFor(() =>
+        expect(onApprove).toHaveBeenCalledWith('c1', 'always', ruleScope)
+      );
+    }
+  );
+
+  it('names the folder of a file in a subfolder', () => {
+    queue([
+      pending('c1', {
+        tool: 'edit_existing_file',
+        arguments: { filepath: 'src/utils.py' },
+        action_kind: 'FileWrite',
+        action_target: '/home/me/project/src/utils.py'
+      })
+    ]);
+    fireEvent.click(screen.getByRole('button', { name: 'Always allow…' }));
+    expect(screen.getByRole('button', { name: 'Only utils.py' })).toBeTruthy();
+    expect(
+      screen.getByRole('button', { name: 'Anything in the folder src' })
+    ).toBeTruthy();
+  });
+
+  it('saves a command "always" exactly, without asking where', async () => {
+    const { onApprove } = queue([
+      pending('c1', {
+        tool: 'run_terminal_command',
+        arguments: { command: 'make test' },
+        action_kind: 'Execute',
+        action_target: 'make test'
+      })
+    ]);
+
+    fireEvent.click(screen.getByRole('button', { name: 'Always allow' }));
+
+    await waitFor(() => expect(onApprove).toHaveBeenCalledWith('c1', 'always'));
+    expect(
+      screen.queryByRole('group', { name: 'Always allow where?' })
+    ).toBeNull();
   });
 
   it('denies with the reason typed, on Enter', async () => {

@@ -2,8 +2,8 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
-import { ApprovalScope, RunMode } from '../tokens';
-import { approvalQuestion } from '../toolWords';
+import { ApprovalScope, IApprovalRequest, RuleScope, RunMode } from '../tokens';
+import { approvalQuestion, baseName, callSubject } from '../toolWords';
 import { DiffView, isUnifiedDiff } from './DiffView';
 
 export interface IApprovalQueueProps {
@@ -11,7 +11,11 @@ export interface IApprovalQueueProps {
    * Calls waiting for the user, oldest first.
    */
   pending: IToolCallState[];
-  onApprove: (callId: string, scope: ApprovalScope) => Promise<void>;
+  onApprove: (
+    callId: string,
+    scope: ApprovalScope,
+    ruleScope?: RuleScope
+  ) => Promise<void>;
   onDeny: (callId: string, reason: string) => Promise<void>;
   trans: TranslationBundle;
 }
@@ -32,7 +36,11 @@ export function ApprovalQueue(props: IApprovalQueueProps): JSX.Element | null {
         call={first}
         position={1}
         total={pending.length}
-        onApprove={scope => props.onApprove(first.callId, scope)}
+        onApprove={(scope, ruleScope) =>
+          ruleScope
+            ? props.onApprove(first.callId, scope, ruleScope)
+            : props.onApprove(first.callId, scope)
+        }
         onDeny={reason => props.onDeny(first.callId, reason)}
         trans={trans}
       />
@@ -62,9 +70,31 @@ export interface IApprovalCardProps {
   call: IToolCallState;
   position: number;
   total: number;
-  onApprove: (scope: ApprovalScope) => Promise<void>;
+  onApprove: (scope: ApprovalScope, ruleScope?: RuleScope) => Promise<void>;
   onDeny: (reason: string) => Promise<void>;
   trans: TranslationBundle;
+}
+
+/**
+ * The places an "always" rule may cover for this request: the file itself, its folder, everywhere
+ * (file and notebook writes only, as the server allows), or null when the rule can only be exact.
+ */
+export function alwaysScopes(
+  request: IApprovalRequest
+): { file: string; folder: string | null } | null {
+  if (!['FileWrite', 'Kernel'].includes(request.action_kind ?? '')) {
+    return null;
+  }
+  const file = callSubject(request.arguments, request.action_target);
+  if (!file) {
+    return null;
+  }
+  const full =
+    request.action_target && /[\\/.]/.test(request.action_target)
+      ? request.action_target
+      : String(request.arguments.filepath ?? request.arguments.path ?? file);
+  const parent = full.replace(/[\\/]+$/, '').replace(/[\\/]?[^\\/]*$/, '');
+  return { file, folder: parent ? baseName(parent) : null };
 }
 
 /**
@@ -77,6 +107,8 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
   const [denying, setDenying] = React.useState(false);
   const [reason, setReason] = React.useState('');
   const [busy, setBusy] = React.useState(false);
+  const [choosingScope, setChoosingScope] = React.useState(false);
+  const scopes = alwaysScopes(request);
   const titleId = `jp-hdsp-Approval-title-${call.callId}`;
   const reasonsId = `jp-hdsp-Approval-reasons-${call.callId}`;
 
@@ -149,7 +181,59 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
         </div>
         <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
       </details>
-      {denying ? (
+      {choosingScope && scopes ? (
+        <div
+          className="jp-hdsp-ApprovalCard-scopes"
+          role="group"
+          aria-label={trans.__('Always allow where?')}
+        >
+          <div className="jp-hdsp-ApprovalCard-scopesTitle">
+            {trans.__('Always allow where?')}
+          </div>
+          <div className="jp-hdsp-ApprovalCard-buttons">
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-accept"
+              disabled={busy}
+              onClick={() =>
+                void answer(() => props.onApprove('always', 'exact'))
+              }
+            >
+              {trans.__('Only %1', scopes.file)}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled"
+              disabled={busy}
+              onClick={() =>
+                void answer(() => props.onApprove('always', 'folder'))
+              }
+            >
+              {scopes.folder
+                ? trans.__('Anything in the folder %1', scopes.folder)
+                : trans.__('Anything in the project folder')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-warn"
+              disabled={busy}
+              onClick={() =>
+                void answer(() => props.onApprove('always', 'everywhere'))
+              }
+            >
+              {trans.__('Everywhere')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-reject"
+              disabled={busy}
+              onClick={() => setChoosingScope(false)}
+            >
+              {trans.__('Back')}
+            </button>
+          </div>
+        </div>
+      ) : denying ? (
         <div className="jp-hdsp-ApprovalCard-deny">
           <input
             className="jp-mod-styled jp-hdsp-ApprovalCard-reason"
@@ -217,9 +301,13 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
             title={trans.__(
               'Allow calls like this one from now on (saved as a rule)'
             )}
-            onClick={() => void answer(() => props.onApprove('always'))}
+            onClick={() =>
+              scopes
+                ? setChoosingScope(true)
+                : void answer(() => props.onApprove('always'))
+            }
           >
-            {trans.__('Always allow')}
+            {scopes ? trans.__('Always allow…') : trans.__('Always allow')}
           </button>
           <button
             type="button"

@@ -13,6 +13,7 @@ import { askConversationTitle, confirmDeleteConversation } from './dialogs';
 import { useSignals } from './hooks';
 import { McpServersView } from './McpServersView';
 import { MessageList } from './MessageList';
+import { PermissionsView } from './PermissionsView';
 import { SandboxNotice, ServerInfo, ServerStatus } from './ServerStatus';
 import { SetupScreen } from './SetupScreen';
 
@@ -31,9 +32,11 @@ export function ChatView(props: IChatViewProps): JSX.Element {
   const active = model.activeSession;
   useSignals([model.stateChanged, active?.changed]);
   // One drawer at a time under the header: the conversations or the MCP servers.
-  const [drawer, setDrawer] = React.useState<'history' | 'mcp' | null>(null);
+  const [drawer, setDrawer] = React.useState<
+    'history' | 'mcp' | 'permissions' | null
+  >(null);
   const showHistory = drawer === 'history';
-  const toggle = (which: 'history' | 'mcp') =>
+  const toggle = (which: 'history' | 'mcp' | 'permissions') =>
     setDrawer(drawer === which ? null : which);
 
   const conversation = active?.conversation ?? null;
@@ -78,6 +81,15 @@ export function ChatView(props: IChatViewProps): JSX.Element {
         <button
           type="button"
           className="jp-hdsp-HeaderButton"
+          aria-pressed={drawer === 'permissions'}
+          title={trans.__('What you allowed the agent to do without asking')}
+          onClick={() => toggle('permissions')}
+        >
+          {trans.__('Permissions')}
+        </button>
+        <button
+          type="button"
+          className="jp-hdsp-HeaderButton"
           onClick={() => {
             setDrawer(null);
             model.newChat();
@@ -111,6 +123,9 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               showDetails={model.preferences.showToolDetails}
               trans={trans}
             />
+          )}
+          {drawer === 'permissions' && (
+            <PermissionsView model={model} trans={trans} />
           )}
           {active && active.connection === 'reconnecting' && (
             <div className="jp-hdsp-Reconnecting" role="status">
@@ -146,7 +161,9 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 <ApprovalQueue
                   pending={conversation?.pendingApprovals ?? []}
                   trans={trans}
-                  onApprove={(callId, scope) => active.approve(callId, scope)}
+                  onApprove={(callId, scope, ruleScope) =>
+                    active.approve(callId, scope, ruleScope)
+                  }
                   onDeny={(callId, reason) => active.deny(callId, reason)}
                 />
               )}
