@@ -263,6 +263,22 @@ function remoteLink(
 }
 
 /**
+ * Turn off the browser's DNS prefetching for the page. On an `http:` page (JupyterLab on
+ * localhost) Chromium resolves the host of every link as it is inserted, so a link the model wrote,
+ * `https://SECRET.evil.example/`, would send the secret to a DNS server with no click. The control
+ * is per document and "off" cannot be turned on again, so one tag in `<head>` holds for the page.
+ */
+export function disableDnsPrefetch(doc: Document = document): void {
+  if (doc.head.querySelector('meta[http-equiv="x-dns-prefetch-control"]')) {
+    return;
+  }
+  const meta = doc.createElement('meta');
+  meta.httpEquiv = 'x-dns-prefetch-control';
+  meta.content = 'off';
+  doc.head.prepend(meta);
+}
+
+/**
  * `inner` (JupyterLab's sanitizer) followed by `stripRemoteLoads`.
  */
 export function withoutRemoteLoads(

@@ -220,6 +220,27 @@ describe('Markdown with remote content', () => {
     }
   );
 
+  it('turns off DNS prefetching before a link is shown', async () => {
+    document.head
+      .querySelectorAll('meta[http-equiv="x-dns-prefetch-control"]')
+      .forEach(meta => meta.remove());
+    const { commands } = makeCommands();
+    const { container } = render(
+      <Markdown
+        source={'<a href="https://SECRET.evil.example/">docs</a>'}
+        rendermime={makeRendermime()}
+        commands={commands}
+        trans={trans}
+      />
+    );
+    await waitFor(() => expect(container.querySelector('a')).toBeTruthy());
+    const metas = document.head.querySelectorAll(
+      'meta[http-equiv="x-dns-prefetch-control"]'
+    );
+    expect(metas).toHaveLength(1);
+    expect(metas[0].getAttribute('content')).toBe('off');
+  });
+
   it('shows the external image as a link with its URL', async () => {
     const { commands } = makeCommands();
     const { container } = render(

@@ -4,7 +4,11 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
-import { withoutRemoteLoads, withoutTexStyles } from '../remoteContent';
+import {
+  disableDnsPrefetch,
+  withoutRemoteLoads,
+  withoutTexStyles
+} from '../remoteContent';
 import { CommandIDs } from '../tokens';
 
 export interface IMarkdownProps {
@@ -36,6 +40,8 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
         return;
       }
       state.current.rendering = true;
+      // Before any link of the model's text is in the page (see remoteContent.ts).
+      disableDnsPrefetch();
       try {
         do {
           state.current.again = false;

@@ -56,6 +56,10 @@ test.describe('hdsp-agent rendered text', () => {
     await page.waitForTimeout(500);
 
     expect(fetched).toEqual([]);
+    // Links are not even resolved ahead of a click (DNS prefetch would carry a host name out).
+    await expect(
+      page.locator('head meta[http-equiv="x-dns-prefetch-control"]')
+    ).toHaveAttribute('content', 'off');
     // What stays of the <img srcset> and <video poster> loads nothing.
     expect(
       await answer
