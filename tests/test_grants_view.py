@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 import tornado.httpclient
+from pydantic import ValidationError
 from test_grants import build, call_and_answer, note
 
 from hdsp_agent.permissions.approval import ApprovalReply
 from hdsp_agent.permissions.grants import rule_for_scope
 from hdsp_agent.tools.base import ToolCall
 from hdsp_agent.web.routes import NAMESPACE
+from hdsp_agent.wire import parse_command
 
 
 @pytest.fixture
@@ -120,3 +122,13 @@ async def test_the_permissions_routes_list_and_remove_grants_and_saved_rules(
         with pytest.raises(tornado.httpclient.HTTPClientError) as caught:
             await revoke(body)
         assert caught.value.code == code, body
+
+
+def test_the_approve_command_carries_the_rule_scope_and_refuses_others() -> None:
+    command = parse_command(
+        json.dumps({"type": "approve", "call_id": "c1", "scope": "always", "rule_scope": "folder"})
+    )
+    assert (command.scope, command.rule_scope) == ("always", "folder")
+    assert parse_command(json.dumps({"type": "approve", "call_id": "c1"})).rule_scope == "exact"
+    with pytest.raises(ValidationError):
+        parse_command(json.dumps({"type": "approve", "call_id": "c1", "rule_scope": "/etc"}))
