@@ -28,6 +28,8 @@ class ApproveCommand(_Command):
     type: Literal["approve"]
     call_id: str
     scope: Literal["once", "session", "always"] = "once"
+    # For scope "always": the rule covers this file, its folder, or the tool everywhere.
+    rule_scope: Literal["exact", "folder", "everywhere"] = "exact"
 
 
 class DenyCommand(_Command):

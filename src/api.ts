@@ -11,6 +11,7 @@ import {
   IModelSetupRequest,
   IModelsOverview,
   IModelTestReply,
+  IPermissionsOverview,
   IServerInfo,
   ISessionDetail,
   ISessionList,
@@ -258,6 +259,40 @@ export function notebookBridgeUrl(
     serverSettings,
     URLExt.join(serverSettings.wsUrl, API_NAMESPACE, 'notebooks', 'ws')
   );
+}
+
+/**
+ * `GET /hdsp-agent/permissions`: the grants of one conversation and the saved "always" rules.
+ */
+export async function fetchPermissions(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string | null
+): Promise<IPermissionsOverview> {
+  const query = sessionId ? `?session_id=${encodeURIComponent(sessionId)}` : '';
+  const reply = await requestAPI<IPermissionsOverview>(
+    `permissions${query}`,
+    serverSettings
+  );
+  return {
+    session: Array.isArray(reply?.session) ? reply.session : [],
+    saved: Array.isArray(reply?.saved) ? reply.saved : [],
+    file: reply?.file ?? null
+  };
+}
+
+/**
+ * `POST /hdsp-agent/permissions/revoke`: remove a chat's grant or a saved rule.
+ */
+export async function revokePermission(
+  serverSettings: ServerConnection.ISettings,
+  what:
+    | { kind: 'session'; session_id: string; tool: string; subject: string }
+    | { kind: 'saved'; rule: string }
+): Promise<void> {
+  await requestAPI('permissions/revoke', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify(what)
+  });
 }
 
 function withToken(

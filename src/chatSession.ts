@@ -8,6 +8,7 @@ import { SessionSocket } from './socket';
 import {
   AgentEvent,
   ApprovalScope,
+  RuleScope,
   IClientContext,
   ISessionRecord
 } from './tokens';
@@ -82,8 +83,17 @@ export class ChatSession implements IDisposable {
     });
   }
 
-  async approve(callId: string, scope: ApprovalScope): Promise<void> {
-    await this._socket.send({ type: 'approve', call_id: callId, scope });
+  async approve(
+    callId: string,
+    scope: ApprovalScope,
+    ruleScope?: RuleScope
+  ): Promise<void> {
+    await this._socket.send({
+      type: 'approve',
+      call_id: callId,
+      scope,
+      ...(ruleScope ? { rule_scope: ruleScope } : {})
+    });
   }
 
   async deny(callId: string, reason?: string): Promise<void> {

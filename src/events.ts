@@ -2,7 +2,7 @@
  * Events the server sends over a conversation's WebSocket: mirrors of `hdsp_agent/events.py`,
  * discriminated by `type`, each with its place (`seq`) in the conversation's log.
  */
-import type { IClientContext, RunMode, SessionStatus } from './tokens';
+import type { IClientContext, SessionStatus } from './tokens';
 
 export type ToolStatus =
   | 'generating'
@@ -74,10 +74,16 @@ export interface IApprovalRequest {
   action_kind?: string | null;
   action_target?: string | null;
   /**
-   * How the command will run if approved (shell tools); null for other tools.
+   * How the call will run once approved (shell commands): in the OS sandbox without network, in
+   * the sandbox with network, or outside it with the user's full permissions; null for other tools.
    */
   run_mode?: RunMode | null;
 }
+
+/**
+ * Where an approved shell command runs (`hdsp_agent/sandbox/`).
+ */
+export type RunMode = 'sandboxed' | 'network' | 'unsandboxed';
 
 /**
  * Every event carries its place in the session's log.

@@ -78,6 +78,11 @@ export class AgentModel implements IDisposable {
     return this._status;
   }
 
+  /** The connection to the Jupyter server (for views that call a route themselves). */
+  get serverSettings(): ServerConnection.ISettings {
+    return this._serverSettings;
+  }
+
   /** The server's reply; set only in the `ready` status. */
   get serverInfo(): IServerInfo | null {
     return this._serverInfo;

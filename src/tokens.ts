@@ -56,39 +56,32 @@ export interface IToolInfo {
 }
 
 /**
- * How an approved shell command runs: in the OS sandbox, in it with network access, or outside it.
- */
-export type RunMode = 'sandboxed' | 'network' | 'unsandboxed';
-
-/**
- * The OS sandbox in force on the server (`GET /hdsp-agent/info` → `sandbox`).
+ * The OS sandbox shell commands run in (`GET /hdsp-agent/info`, `sandbox`).
  */
 export interface ISandboxInfo {
-  layer: 'bubblewrap' | 'landlock' | 'none';
   /**
-   * False when `layer` is "none": only inert commands run without asking.
+   * The layer in use: bubblewrap (namespaces), Landlock (the fallback), or none.
    */
+  layer: 'bubblewrap' | 'landlock' | 'none';
   active: boolean;
   /**
-   * Why this layer (and, when none, why no sandbox works here).
+   * Why the sandbox is off (or which limits apply), in the user's words.
    */
   reason: string;
   /**
-   * The administrator requires the sandbox: no command runs outside it.
+   * The admin requires the sandbox: without it, shell commands do not run.
    */
   required: boolean;
 }
 
 /**
- * The reply of `GET /hdsp-agent/info`: the server version for the handshake, the tool catalog and the sandbox.
+ * The reply of `GET /hdsp-agent/info`: the server version for the handshake, the tool catalog and
+ * the sandbox state (absent from servers older than the sandbox).
  */
 export interface IServerInfo {
   name: string;
   version: string;
   tools: IToolInfo[];
-  /**
-   * Always sent by this version; optional so the handshake still types an older server's reply.
-   */
   sandbox?: ISandboxInfo;
 }
 
@@ -210,6 +203,24 @@ export type ExportFormat = 'markdown' | 'json';
  */
 export interface IUndoReply {
   restored: string[];
+}
+
+/**
+ * A conversation's grant "for this chat" (`GET /hdsp-agent/permissions`).
+ */
+export interface ISessionGrant {
+  tool: string;
+  subject: string;
+}
+
+/**
+ * The reply of `GET /hdsp-agent/permissions?session_id=…`: the chat's grants, the saved "always"
+ * rules and the file that holds them.
+ */
+export interface IPermissionsOverview {
+  session: ISessionGrant[];
+  saved: string[];
+  file: string | null;
 }
 
 export * from './events';

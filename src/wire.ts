@@ -23,7 +23,14 @@ export interface IApproveCommand extends ICommandBase {
   type: 'approve';
   call_id: string;
   scope: ApprovalScope;
+  /**
+   * For scope "always": the saved rule covers this file, its folder, or the tool everywhere (the
+   * server honours the broader two only for file and notebook writes).
+   */
+  rule_scope?: RuleScope;
 }
+
+export type RuleScope = 'exact' | 'folder' | 'everywhere';
 
 export interface IDenyCommand extends ICommandBase {
   type: 'deny';

@@ -45,6 +45,9 @@ c.HdspAgentApp.max_retries = 0
 c.HdspAgentApp.probe_local_models = False
 c.HdspAgentApp.store_path = str(Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-store-")) / "sessions.sqlite3")
 c.HdspAgentApp.audit_log_path = str(Path(c.HdspAgentApp.store_path).parent / "audit.jsonl")
+# "Always allow" in a test saves its rule here, never in the user's own ~/.jupyter.
+_permissions_dir = Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-permissions-"))
+c.HdspAgentApp.permissions_file = str(_permissions_dir / "permissions.json")
 
 # One MCP server for tests/mcp.spec.ts: the demo server of the Python tests over stdio (started lazily, on the
 # first turn or when the sidebar's MCP drawer opens), and one disabled entry.

@@ -11,6 +11,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 ApprovalScope = Literal["once", "session", "always"]
+# Where an "always" rule applies: this very subject (file, notebook, command), everything in its folder,
+# or the tool everywhere. Broader than "exact" only for file and notebook writes (``grants.rule_for_scope``).
+RuleScope = Literal["exact", "folder", "everywhere"]
 
 
 class ApprovalRequest(BaseModel):
@@ -31,6 +34,7 @@ class ApprovalReply(BaseModel):
     approved: bool
     scope: ApprovalScope = "once"
     reason: str | None = None
+    rule_scope: RuleScope = "exact"
 
 
 class Approver(Protocol):

@@ -6,7 +6,12 @@ turns it into:
 
 - ``once``: nothing;
 - ``session``: the same tool with the same subject is allowed for the rest of that session (in memory only);
-- ``always``: the same, plus an allow rule ``tool(subject)`` saved in the user's ``permissions.json``.
+- ``always``: the same, plus an allow rule saved in the user's ``permissions.json``: ``tool(subject)``, or
+  for file and notebook writes, when the user chose it, ``tool(folder/**)`` or the bare ``tool``
+  (``rule_for_scope``).
+
+The sidebar's "Permissions" view lists both (``GrantStore.overview``) and removes them (``revoke_session``,
+``remove_saved``).
 
 Grants never turn a deny into an allow; the policy consults them after every deny (see ``policy.py``).
 
@@ -27,13 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .approval import ApprovalReply, ApprovalRequest
+from .approval import ApprovalReply, ApprovalRequest, RuleScope
 from .decision import DECISION_FOR_LEVEL
-from .rules import rule_for_subject
+from .rules import glob_escape, rule_for_subject
 
 PERMISSIONS_FILENAME = "permissions.json"
 RULE_LISTS = ("deny", "ask", "allow")
 _PENDING_LIMIT = 1024
+# Only writes to files and notebooks may be allowed for a whole folder or everywhere: a shell command, a
+# network fetch or a secret read is always saved for exactly what was approved.
+BROAD_SCOPE_KINDS = frozenset({"FileWrite", "Kernel"})
 log = logging.getLogger("hdsp_agent.permissions")
 
 
@@ -119,6 +127,25 @@ class PermissionsFile:
                 rules.append(rule)
                 self._write(raw)
 
+    def remove_rule(self, list_name: str, rule: str) -> bool:
+        """Remove ``rule`` from ``list_name``; False when it is not there (nothing is written then)."""
+        with self._lock:
+            raw = self._read_raw()
+            rules = raw.get(list_name)
+            if not isinstance(rules, list) or rule not in rules:
+                return False
+            raw[list_name] = [existing for existing in rules if existing != rule]
+            self._write(raw)
+            return True
+
+    def rules(self, list_name: str) -> list[str]:
+        """The rule strings of one list as the file holds them (none when it cannot be read)."""
+        try:
+            values = self._read_raw().get(list_name, [])
+        except PermissionsFileError:
+            return []
+        return [value for value in values if isinstance(value, str)] if isinstance(values, list) else []
+
     def set_mode(self, mode: str) -> None:
         with self._lock:
             raw = self._read_raw()
@@ -179,6 +206,32 @@ class SessionGrants:
     def forget(self, session_id: str) -> None:
         self._grants.pop(session_id, None)
 
+    def listed(self, session_id: str) -> list[tuple[str, str]]:
+        return sorted(self._grants.get(session_id, set()))
+
+    def revoke(self, session_id: str, tool_name: str, subject: str) -> bool:
+        grants = self._grants.get(session_id, set())
+        key = (tool_name, subject.strip())
+        if key not in grants:
+            return False
+        grants.discard(key)
+        return True
+
+
+def rule_for_scope(tool_name: str, subject: str, scope: RuleScope, action_kind: str | None) -> str:
+    """The allow rule an "always" approval saves: exactly this subject, everything in its folder, or the tool.
+
+    A broader scope is honoured only for file and notebook writes (``BROAD_SCOPE_KINDS``) with a subject;
+    anything else gets the exact rule whatever the client asked.
+    """
+    subject = subject.strip()
+    if scope == "exact" or not subject or action_kind not in BROAD_SCOPE_KINDS:
+        return rule_for_subject(tool_name, subject)
+    if scope == "everywhere":
+        return tool_name
+    folder = os.path.dirname(subject.rstrip("/"))
+    return f"{tool_name}({glob_escape(folder)}/**)" if folder else f"{tool_name}(**)"
+
 
 @dataclass(frozen=True)
 class _Asked:
@@ -224,7 +277,7 @@ class GrantStore:
                 request.tool,
             )
             return
-        rule = rule_for_subject(asked.tool_name, asked.subject)
+        rule = rule_for_scope(asked.tool_name, asked.subject, reply.rule_scope, request.action_kind)
         try:
             self.permissions_file.add_rule("allow", rule)
         except (OSError, PermissionsFileError) as error:
@@ -235,3 +288,28 @@ class GrantStore:
         log.info("hdsp-agent: saved allow rule %s in %s", rule, self.permissions_file.path)
         if self.on_saved is not None:
             self.on_saved()
+
+    # -- what the sidebar's Permissions view shows and removes
+    # ---------------------------------------------------------------------------------------------------
+
+    def overview(self, session_id: str | None) -> dict[str, Any]:
+        """The grants of one conversation and the saved allow rules, for ``GET /hdsp-agent/permissions``."""
+        file = self.permissions_file
+        return {
+            "session": [
+                {"tool": tool, "subject": subject} for tool, subject in self.sessions.listed(session_id or "")
+            ],
+            "saved": file.rules("allow") if file is not None else [],
+            "file": str(file.path) if file is not None else None,
+        }
+
+    def revoke_session(self, session_id: str, tool_name: str, subject: str) -> bool:
+        return self.sessions.revoke(session_id, tool_name, subject)
+
+    def remove_saved(self, rule: str) -> bool:
+        """Remove a saved allow rule; the policy re-reads the file at once."""
+        if self.permissions_file is None or not self.permissions_file.remove_rule("allow", rule):
+            return False
+        if self.on_saved is not None:
+            self.on_saved()
+        return True

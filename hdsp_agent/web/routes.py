@@ -22,6 +22,7 @@ from ..agent.conversation import Conversation, InvalidRequest, TurnAlreadyRunnin
 from ..agent.conversations import SessionNotFound
 from ..agent.undo import NothingToUndo
 from ..permissions.approval import ApprovalReply
+from ..permissions.grants import GrantStore, PermissionsFileError
 from ..tools.base import ToolError
 from ..tools.definitions import to_summary
 from ..wire import ClientCommand, parse_command
@@ -183,6 +184,52 @@ class SessionExportHandler(_AgentHandler):
         self.finish(text)
 
 
+class PermissionsHandler(_AgentHandler):
+    """``GET /hdsp-agent/permissions?session_id=…``: that conversation's grants and the saved "always" rules.
+
+    ``POST /hdsp-agent/permissions/revoke`` ``{"kind": "session", "session_id", "tool", "subject"}`` or
+    ``{"kind": "saved", "rule"}``: remove one (404 when it is not there). Thin: ``permissions/grants.py``
+    does the work.
+    """
+
+    def _grants(self) -> GrantStore:
+        grants = getattr(self.agent.policy, "grants", None)
+        if not isinstance(grants, GrantStore):
+            raise tornado.web.HTTPError(404, "this server keeps no grants")
+        return grants
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        session_id = self.get_query_argument("session_id", None)
+        self.write_json(self._grants().overview(session_id))
+
+
+class PermissionsRevokeHandler(PermissionsHandler):
+    @tornado.web.authenticated
+    def post(self) -> None:
+        body = self.body_json()
+        grants = self._grants()
+        kind = body.get("kind")
+        if kind == "saved":
+            rule = body.get("rule")
+            if not isinstance(rule, str) or not rule:
+                raise tornado.web.HTTPError(400, "'rule' (a string) is required")
+            try:
+                removed = grants.remove_saved(rule)
+            except (OSError, PermissionsFileError) as error:
+                raise tornado.web.HTTPError(409, f"the permissions file was not changed: {error}") from None
+        elif kind == "session":
+            fields = [body.get(name) for name in ("session_id", "tool", "subject")]
+            if not all(isinstance(value, str) for value in fields):
+                raise tornado.web.HTTPError(400, "'session_id', 'tool' and 'subject' (strings) are required")
+            removed = grants.revoke_session(*fields)
+        else:
+            raise tornado.web.HTTPError(400, "'kind' must be 'session' or 'saved'")
+        if not removed:
+            raise tornado.web.HTTPError(404, "no such permission")
+        self.write_json(grants.overview(body.get("session_id") if kind == "session" else None))
+
+
 class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]
     """``/hdsp-agent/sessions/{id}/ws``: events out, commands in (send, approve, deny, cancel, resume).
 
@@ -221,7 +268,10 @@ class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSoc
         if command.type == "send":
             session.send(command.content, command.context, command.model)
         elif command.type == "approve":
-            session.resolve_approval(command.call_id, ApprovalReply(approved=True, scope=command.scope))
+            session.resolve_approval(
+                command.call_id,
+                ApprovalReply(approved=True, scope=command.scope, rule_scope=command.rule_scope),
+            )
         elif command.type == "deny":
             session.resolve_approval(command.call_id, ApprovalReply(approved=False, reason=command.reason))
         elif command.type == "cancel":
@@ -262,6 +312,8 @@ def build_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
     return [
         (route("info"), InfoHandler),
         (route("models"), ModelsHandler),
+        (route("permissions"), PermissionsHandler),
+        (route("permissions/revoke"), PermissionsRevokeHandler),
         (route("sessions"), SessionsHandler),
         (route(f"sessions/{SESSION_ID}"), SessionHandler),
         (route(f"sessions/{SESSION_ID}/events"), SessionEventsHandler),

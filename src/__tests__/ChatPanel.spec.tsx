@@ -16,6 +16,7 @@ import {
   jsonResponse,
   makeModel,
   serverAnswering,
+  serverInfo,
   sessionRecord,
   standardRoutes
 } from './fakeServer';
@@ -64,6 +65,31 @@ describe('ChatView connection', () => {
     expect(screen.getByText('run_terminal_command')).toBeTruthy();
     expect(screen.getByRole('textbox', { name: 'Message' })).toBeTruthy();
     expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('says in the sidebar when the sandbox is off, and why', async () => {
+    const { settings } = fakeAgentServer({
+      ...standardRoutes(),
+      'GET info': () => ({
+        ...serverInfo('0.1.0'),
+        sandbox: {
+          layer: 'none',
+          active: false,
+          reason: 'user namespaces are disabled',
+          required: false
+        }
+      })
+    });
+    const model = makeModel(settings, '0.1.0');
+    await model.connect();
+
+    view(model);
+
+    expect(
+      screen.getByText(
+        'Sandbox off: user namespaces are disabled. Shell commands will ask first.'
+      )
+    ).toBeTruthy();
   });
 
   it('re-renders when the model connects after mounting', async () => {
@@ -258,8 +284,13 @@ describe('ChatView conversation', () => {
     );
 
     const dialog = await screen.findByRole('dialog', {
-      name: 'Allow run_terminal_command?'
+      name: 'Run this command in the terminal?'
     });
+    // The agent waits for the user: no "Working…" spinner while it does.
+    expect(
+      screen.getByText('Waiting for you: allow or deny below')
+    ).toBeTruthy();
+    expect(screen.queryByText('Working…')).toBeNull();
     fireEvent.click(
       screen.getByRole('button', { name: 'Allow for this chat' })
     );
@@ -282,6 +313,10 @@ describe('ChatView conversation', () => {
       );
     });
     await waitFor(() => expect(dialog.isConnected).toBe(false));
+    expect(screen.getByText('Working…')).toBeTruthy();
+    expect(
+      screen.queryByText('Waiting for you: allow or deny below')
+    ).toBeNull();
   });
 
   it('stops the turn on Stop', async () => {

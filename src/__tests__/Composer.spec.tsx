@@ -100,6 +100,45 @@ describe('Composer', () => {
     expect(onStop).toHaveBeenCalledTimes(2);
   });
 
+  it('queues a message sent while the agent works, shows it, and sends it when the turn ends', async () => {
+    const { model, send, input, onStop, view } = await setup(true);
+    expect(input.placeholder).toContain('Enter queues your message');
+    fireEvent.change(input, { target: { value: 'Then plot it' } });
+
+    fireEvent.keyDown(input, { key: 'Enter' });
+
+    expect(send).not.toHaveBeenCalled();
+    expect(input.value).toBe('');
+    const queued = screen.getByRole('status');
+    expect(queued.textContent).toContain(
+      'Queued, sent when the agent finishes:'
+    );
+    expect(queued.textContent).toContain('Then plot it');
+
+    view.rerender(
+      <Composer model={model} trans={trans} running={false} onStop={onStop} />
+    );
+
+    await waitFor(() => expect(send).toHaveBeenCalledWith('Then plot it'));
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(screen.queryByText('Then plot it')).toBeNull();
+  });
+
+  it('gives a queued message back to edit, unsent', async () => {
+    const { model, send, input, onStop, view } = await setup(true);
+    fireEvent.change(input, { target: { value: 'Then plot it' } });
+    fireEvent.keyDown(input, { key: 'Enter' });
+
+    fireEvent.click(screen.getByRole('button', { name: 'Edit' }));
+
+    expect(input.value).toBe('Then plot it');
+    expect(screen.queryByRole('status')).toBeNull();
+    view.rerender(
+      <Composer model={model} trans={trans} running={false} onStop={onStop} />
+    );
+    expect(send).not.toHaveBeenCalled();
+  });
+
   it('shows the attached context as chips the user can remove', async () => {
     const { model } = await setup();
     act(() =>

@@ -37,12 +37,12 @@ describe('ToolCard', () => {
   it.each<[ToolStatus, string, boolean]>([
     ['generating', 'Preparing…', true],
     ['generated', 'Ready', true],
-    ['awaiting_approval', 'Waiting for approval', true],
+    ['awaiting_approval', 'Waiting for you', false],
     ['calling', 'Running…', true],
     ['done', 'Done', false],
     ['errored', 'Failed', false],
     ['denied', 'Denied', false],
-    ['canceled', 'Canceled', false]
+    ['canceled', 'Stopped', false]
   ])('shows %s as "%s" (spinner: %s)', (status, label, spinner) => {
     const { container } = card(
       call({ status, finishedAt: null, startedAt: null })
@@ -55,11 +55,106 @@ describe('ToolCard', () => {
     expect(!!container.querySelector('.jp-hdsp-Spinner')).toBe(spinner);
   });
 
-  it('names the tool and what it works on, and how long it took', () => {
-    card(call());
-    expect(screen.getByText('edit_existing_file')).toBeTruthy();
-    expect(screen.getByText('src/app.py')).toBeTruthy();
+  it.each<[string, Partial<IToolCallState>, string, string]>([
+    [
+      'a cell that raised',
+      {
+        name: 'run_cell',
+        content:
+          'Cell c1 raised an error, execution count 3 (0.1 s).\n--- output ---\nZeroDivisionError: division by zero',
+        details: { status: 'error', cell_id: 'c1' }
+      },
+      'error',
+      'Raised an error'
+    ],
+    [
+      'an interrupted cell',
+      {
+        name: 'run_cell',
+        content:
+          'Cell c1 raised an error (2.0 s).\n--- output ---\nKeyboardInterrupt: \nTraceback ...',
+        details: { status: 'error' }
+      },
+      'interrupted',
+      'Interrupted'
+    ],
+    [
+      'a cell not run after an earlier error',
+      { name: 'run_cell', details: { status: 'aborted' } },
+      'not-run',
+      'Not run (an earlier cell failed)'
+    ],
+    [
+      'a cell still running when the tool stopped waiting',
+      { name: 'run_cell', details: { status: 'running' } },
+      'still-running',
+      'Still running in the kernel'
+    ],
+    [
+      'a cell waiting for a busy kernel',
+      { name: 'execute_code', details: { status: 'queued' } },
+      'still-running',
+      'Waiting for the kernel'
+    ],
+    [
+      'a tool over its time limit',
+      {
+        status: 'errored',
+        error: { code: 'E_TOOL_TIMEOUT', message: 'took too long' }
+      },
+      'timed-out',
+      'Timed out'
+    ],
+    [
+      'a cell that finished',
+      { name: 'run_cell', details: { status: 'ok' } },
+      'ok',
+      'Done'
+    ]
+  ])('shows %s honestly', (_name, fields, outcome, label) => {
+    const { container } = card(call(fields));
+    const root = container.querySelector('.jp-hdsp-ToolCard')!;
+    expect(root.getAttribute('data-outcome')).toBe(outcome);
+    expect(
+      container.querySelector('.jp-hdsp-ToolCard-status')?.textContent
+    ).toBe(label);
+    if (outcome !== 'ok') {
+      expect(root.classList.contains('jp-mod-outcome-ok')).toBe(false);
+      expect(screen.queryByText('Done')).toBeNull();
+    }
+  });
+
+  it('says in words what the call did, and how long it took; the tool name is in the details', () => {
+    const { container } = card(call());
+    expect(screen.getByText('Change app.py')).toBeTruthy();
     expect(screen.getByText('2.5 s')).toBeTruthy();
+    expect(screen.queryByText('edit_existing_file')).toBeNull();
+
+    fireEvent.click(container.querySelector('.jp-hdsp-ToolCard-header')!);
+
+    expect(screen.getByText('edit_existing_file')).toBeTruthy();
+    expect(
+      container.querySelector('.jp-hdsp-ToolCard-body')?.textContent
+    ).toContain('src/app.py');
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'insert_cell',
+      { path: 'work/errors.ipynb', source: 'x' },
+      'Insert a cell into errors.ipynb'
+    ],
+    ['run_cell', { code: 'print(1)' }, 'Run a cell in the notebook'],
+    ['read_file', { filepath: 'data/iris.csv' }, 'Read iris.csv'],
+    ['run_terminal_command', { command: 'ls -la' }, 'Run a command']
+  ])('headlines %s in words', (name, args, words) => {
+    card(call({ name, arguments: args }));
+    expect(screen.getByText(words)).toBeTruthy();
+  });
+
+  it('keeps the name of a tool it has no words for (an MCP tool)', () => {
+    card(call({ name: 'demo__echo', arguments: { text: 'hi' } }));
+    expect(screen.getByText('demo__echo')).toBeTruthy();
   });
 
   it('ticks the elapsed time while running, preferring the tool progress', () => {
@@ -169,9 +264,15 @@ describe('ToolCard', () => {
       })
     );
     const error = container.querySelector('.jp-hdsp-ToolCard-error');
-    expect(error?.textContent).toContain('E_FILE_NOT_FOUND');
+    // The message is the headline; the code is kept for the details.
+    expect(error?.textContent).not.toContain('E_FILE_NOT_FOUND');
     expect(error?.textContent).toContain('src/ap.py does not exist');
     expect(error?.textContent).toContain('Did you mean src/app.py?');
+
+    fireEvent.click(container.querySelector('.jp-hdsp-ToolCard-header')!);
+    expect(
+      container.querySelector('.jp-hdsp-ToolCard-errorCode')?.textContent
+    ).toContain('error code E_FILE_NOT_FOUND');
   });
 
   it("shows a denial with the user's reason", () => {

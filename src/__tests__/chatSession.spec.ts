@@ -84,6 +84,9 @@ describe('ChatSession', () => {
     const approve = session.approve('c1', 'session');
     socket.ok('approve');
     await approve;
+    const always = session.approve('c4', 'always', 'folder');
+    socket.ok('approve');
+    await always;
     const deny = session.deny('c2', '  not this file  ');
     socket.ok('deny');
     await deny;
@@ -96,6 +99,7 @@ describe('ChatSession', () => {
 
     expect(socket.sent.slice(1).map(({ id, ...command }) => command)).toEqual([
       { type: 'approve', call_id: 'c1', scope: 'session' },
+      { type: 'approve', call_id: 'c4', scope: 'always', rule_scope: 'folder' },
       { type: 'deny', call_id: 'c2', reason: 'not this file' },
       { type: 'deny', call_id: 'c3' },
       { type: 'cancel' }

@@ -62,8 +62,8 @@ describe('Korean translation', () => {
   it('is what a JupyterLab translation bundle answers in Korean', () => {
     const bundle = koreanBundle();
     expect(bundle.gettext('New chat')).toBe('새 대화');
-    expect(bundle.gettext('Allow %1?', 'run_cell')).toBe(
-      'run_cell 실행을 허용할까요?'
+    expect(bundle.gettext('Insert a cell into %1?', 'errors.ipynb')).toBe(
+      'errors.ipynb에 셀을 삽입할까요?'
     );
     expect(bundle.ngettext('%1 cell', '%1 cells', 3, 3)).toBe('셀 3개');
   });

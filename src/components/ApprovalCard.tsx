@@ -2,7 +2,8 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
-import { ApprovalScope } from '../tokens';
+import { ApprovalScope, IApprovalRequest, RuleScope, RunMode } from '../tokens';
+import { approvalQuestion, baseName, callSubject } from '../toolWords';
 import { DiffView, isUnifiedDiff } from './DiffView';
 
 export interface IApprovalQueueProps {
@@ -10,7 +11,11 @@ export interface IApprovalQueueProps {
    * Calls waiting for the user, oldest first.
    */
   pending: IToolCallState[];
-  onApprove: (callId: string, scope: ApprovalScope) => Promise<void>;
+  onApprove: (
+    callId: string,
+    scope: ApprovalScope,
+    ruleScope?: RuleScope
+  ) => Promise<void>;
   onDeny: (callId: string, reason: string) => Promise<void>;
   trans: TranslationBundle;
 }
@@ -31,7 +36,11 @@ export function ApprovalQueue(props: IApprovalQueueProps): JSX.Element | null {
         call={first}
         position={1}
         total={pending.length}
-        onApprove={scope => props.onApprove(first.callId, scope)}
+        onApprove={(scope, ruleScope) =>
+          ruleScope
+            ? props.onApprove(first.callId, scope, ruleScope)
+            : props.onApprove(first.callId, scope)
+        }
         onDeny={reason => props.onDeny(first.callId, reason)}
         trans={trans}
       />
@@ -42,7 +51,13 @@ export function ApprovalQueue(props: IApprovalQueueProps): JSX.Element | null {
         >
           {rest.map((call, index) => (
             <li key={call.callId}>
-              {trans.__('%1. %2 is waiting for approval', index + 2, call.name)}
+              {trans.__(
+                '%1. %2',
+                index + 2,
+                call.approval
+                  ? approvalQuestion(call.approval, trans)
+                  : call.name
+              )}
             </li>
           ))}
         </ul>
@@ -55,9 +70,31 @@ export interface IApprovalCardProps {
   call: IToolCallState;
   position: number;
   total: number;
-  onApprove: (scope: ApprovalScope) => Promise<void>;
+  onApprove: (scope: ApprovalScope, ruleScope?: RuleScope) => Promise<void>;
   onDeny: (reason: string) => Promise<void>;
   trans: TranslationBundle;
+}
+
+/**
+ * The places an "always" rule may cover for this request: the file itself, its folder, everywhere
+ * (file and notebook writes only, as the server allows), or null when the rule can only be exact.
+ */
+export function alwaysScopes(
+  request: IApprovalRequest
+): { file: string; folder: string | null } | null {
+  if (!['FileWrite', 'Kernel'].includes(request.action_kind ?? '')) {
+    return null;
+  }
+  const file = callSubject(request.arguments, request.action_target);
+  if (!file) {
+    return null;
+  }
+  const full =
+    request.action_target && /[\\/.]/.test(request.action_target)
+      ? request.action_target
+      : String(request.arguments.filepath ?? request.arguments.path ?? file);
+  const parent = full.replace(/[\\/]+$/, '').replace(/[\\/]?[^\\/]*$/, '');
+  return { file, folder: parent ? baseName(parent) : null };
 }
 
 /**
@@ -70,6 +107,8 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
   const [denying, setDenying] = React.useState(false);
   const [reason, setReason] = React.useState('');
   const [busy, setBusy] = React.useState(false);
+  const [choosingScope, setChoosingScope] = React.useState(false);
+  const scopes = alwaysScopes(request);
   const titleId = `jp-hdsp-Approval-title-${call.callId}`;
   const reasonsId = `jp-hdsp-Approval-reasons-${call.callId}`;
 
@@ -93,7 +132,7 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       data-call-id={call.callId}
     >
       <div className="jp-hdsp-ApprovalCard-title" id={titleId}>
-        {trans.__('Allow %1?', request.tool)}
+        {approvalQuestion(request, trans)}
         {total > 1 && (
           <span className="jp-hdsp-ApprovalCard-count">
             {trans.__('%1 of %2', position, total)}
@@ -102,8 +141,15 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       </div>
       {request.action_target && (
         <div className="jp-hdsp-ApprovalCard-target">
-          {request.action_kind ? `${request.action_kind}: ` : ''}
           <code>{request.action_target}</code>
+        </div>
+      )}
+      {request.run_mode && (
+        <div
+          className={`jp-hdsp-ApprovalCard-runMode jp-mod-${request.run_mode}`}
+          data-run-mode={request.run_mode}
+        >
+          {runModeText(request.run_mode, trans)}
         </div>
       )}
       <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
@@ -123,10 +169,71 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
           </pre>
         ))}
       <details className="jp-hdsp-ApprovalCard-arguments">
-        <summary>{trans.__('Arguments')}</summary>
+        <summary>{trans.__('Details')}</summary>
+        <div className="jp-hdsp-ApprovalCard-tool">
+          {request.action_kind
+            ? trans.__(
+                'Tool %1 · permission %2',
+                request.tool,
+                request.action_kind
+              )
+            : trans.__('Tool %1', request.tool)}
+        </div>
         <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
       </details>
-      {denying ? (
+      {choosingScope && scopes ? (
+        <div
+          className="jp-hdsp-ApprovalCard-scopes"
+          role="group"
+          aria-label={trans.__('Always allow where?')}
+        >
+          <div className="jp-hdsp-ApprovalCard-scopesTitle">
+            {trans.__('Always allow where?')}
+          </div>
+          <div className="jp-hdsp-ApprovalCard-buttons">
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-accept"
+              disabled={busy}
+              onClick={() =>
+                void answer(() => props.onApprove('always', 'exact'))
+              }
+            >
+              {trans.__('Only %1', scopes.file)}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled"
+              disabled={busy}
+              onClick={() =>
+                void answer(() => props.onApprove('always', 'folder'))
+              }
+            >
+              {scopes.folder
+                ? trans.__('Anything in the folder %1', scopes.folder)
+                : trans.__('Anything in the project folder')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-warn"
+              disabled={busy}
+              onClick={() =>
+                void answer(() => props.onApprove('always', 'everywhere'))
+              }
+            >
+              {trans.__('Everywhere')}
+            </button>
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-reject"
+              disabled={busy}
+              onClick={() => setChoosingScope(false)}
+            >
+              {trans.__('Back')}
+            </button>
+          </div>
+        </div>
+      ) : denying ? (
         <div className="jp-hdsp-ApprovalCard-deny">
           <input
             className="jp-mod-styled jp-hdsp-ApprovalCard-reason"
@@ -194,9 +301,13 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
             title={trans.__(
               'Allow calls like this one from now on (saved as a rule)'
             )}
-            onClick={() => void answer(() => props.onApprove('always'))}
+            onClick={() =>
+              scopes
+                ? setChoosingScope(true)
+                : void answer(() => props.onApprove('always'))
+            }
           >
-            {trans.__('Always allow')}
+            {scopes ? trans.__('Always allow…') : trans.__('Always allow')}
           </button>
           <button
             type="button"
@@ -210,4 +321,22 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       )}
     </div>
   );
+}
+
+/**
+ * How an approved command will run, in the user's words.
+ */
+export function runModeText(mode: RunMode, trans: TranslationBundle): string {
+  switch (mode) {
+    case 'sandboxed':
+      return trans.__(
+        'Runs in the sandbox: no network, only the project folder is writable.'
+      );
+    case 'network':
+      return trans.__(
+        'Runs in the sandbox with network access; only the project folder is writable.'
+      );
+    case 'unsandboxed':
+      return trans.__('Runs outside the sandbox, with your full permissions.');
+  }
 }

@@ -13,9 +13,10 @@ import { askConversationTitle, confirmDeleteConversation } from './dialogs';
 import { useSignals } from './hooks';
 import { McpServersView } from './McpServersView';
 import { MessageList } from './MessageList';
-import { ServerInfo, ServerStatus } from './ServerStatus';
+import { PermissionsView } from './PermissionsView';
 import { PlanView } from './PlanView';
 import { ReviewBar } from './ReviewBar';
+import { SandboxNotice, ServerInfo, ServerStatus } from './ServerStatus';
 import { SetupScreen } from './SetupScreen';
 
 export interface IChatViewProps {
@@ -33,9 +34,11 @@ export function ChatView(props: IChatViewProps): JSX.Element {
   const active = model.activeSession;
   useSignals([model.stateChanged, active?.changed]);
   // One drawer at a time under the header: the conversations or the MCP servers.
-  const [drawer, setDrawer] = React.useState<'history' | 'mcp' | null>(null);
+  const [drawer, setDrawer] = React.useState<
+    'history' | 'mcp' | 'permissions' | null
+  >(null);
   const showHistory = drawer === 'history';
-  const toggle = (which: 'history' | 'mcp') =>
+  const toggle = (which: 'history' | 'mcp' | 'permissions') =>
     setDrawer(drawer === which ? null : which);
 
   const conversation = active?.conversation ?? null;
@@ -80,6 +83,15 @@ export function ChatView(props: IChatViewProps): JSX.Element {
         <button
           type="button"
           className="jp-hdsp-HeaderButton"
+          aria-pressed={drawer === 'permissions'}
+          title={trans.__('What you allowed the agent to do without asking')}
+          onClick={() => toggle('permissions')}
+        >
+          {trans.__('Permissions')}
+        </button>
+        <button
+          type="button"
+          className="jp-hdsp-HeaderButton"
           onClick={() => {
             setDrawer(null);
             model.newChat();
@@ -114,12 +126,16 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               trans={trans}
             />
           )}
+          {drawer === 'permissions' && (
+            <PermissionsView model={model} trans={trans} />
+          )}
           {active && active.connection === 'reconnecting' && (
             <div className="jp-hdsp-Reconnecting" role="status">
               <span className="jp-hdsp-Spinner" aria-hidden="true" />
               {trans.__('Connection lost. Reconnecting…')}
             </div>
           )}
+          <SandboxNotice sandbox={model.serverInfo.sandbox} trans={trans} />
           {model.models && (!model.models.configured || model.setupOpen) ? (
             <SetupScreen model={model} trans={trans} />
           ) : (
@@ -127,6 +143,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
               <MessageList
                 items={conversation?.items ?? []}
                 running={running}
+                waiting={(conversation?.pendingApprovals.length ?? 0) > 0}
                 rendermime={props.rendermime}
                 commands={props.commands}
                 trans={trans}
@@ -142,7 +159,9 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 <ApprovalQueue
                   pending={conversation?.pendingApprovals ?? []}
                   trans={trans}
-                  onApprove={(callId, scope) => active.approve(callId, scope)}
+                  onApprove={(callId, scope, ruleScope) =>
+                    active.approve(callId, scope, ruleScope)
+                  }
                   onDeny={(callId, reason) => active.deny(callId, reason)}
                 />
               )}

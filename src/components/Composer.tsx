@@ -26,20 +26,71 @@ export function Composer({
 }: IComposerProps): JSX.Element {
   const [draft, setDraft] = React.useState('');
   const [sending, setSending] = React.useState(false);
+  // A message written while the agent works: shown as queued, sent when the turn ends (the server
+  // takes one turn at a time), never dropped.
+  const [queued, setQueued] = React.useState<string | null>(null);
   const { sendOnEnter } = model.preferences;
+
+  const deliver = async (text: string) => {
+    setSending(true);
+    const sent = await model.send(text);
+    if (!sent) {
+      // Keep what the user wrote when sending failed.
+      setDraft(current => (current ? `${text}\n\n${current}` : text));
+    }
+    setSending(false);
+  };
 
   const send = async () => {
     const text = draft;
-    if (!text.trim() || sending || running) {
+    if (!text.trim() || sending) {
       return;
     }
-    setSending(true);
     setDraft('');
-    const sent = await model.send(text);
-    if (!sent) {
-      setDraft(current => current || text); // keep what the user wrote when sending failed
+    if (running) {
+      setQueued(current => (current ? `${current}\n\n${text}` : text));
+      return;
     }
-    setSending(false);
+    await deliver(text);
+  };
+
+  const queuedRef = React.useRef(queued);
+  queuedRef.current = queued;
+
+  // Another conversation was opened: a queued message was meant for the one left, so it goes
+  // back into the box rather than into the wrong chat. (Before the effect below, which would
+  // otherwise send it to the newly opened conversation.)
+  const sessionId = model.activeSession?.id ?? null;
+  const queuedFor = React.useRef(sessionId);
+  React.useEffect(() => {
+    if (queuedFor.current === sessionId) {
+      return;
+    }
+    queuedFor.current = sessionId;
+    const text = queuedRef.current;
+    if (text !== null) {
+      queuedRef.current = null;
+      setQueued(null);
+      setDraft(current => (current ? `${text}\n\n${current}` : text));
+    }
+  }, [sessionId]);
+
+  // The turn ended: the queued message goes now.
+  React.useEffect(() => {
+    const text = queuedRef.current;
+    if (!running && text !== null && !sending) {
+      queuedRef.current = null;
+      setQueued(null);
+      void deliver(text);
+    }
+  }, [running, queued, sending]);
+
+  const unqueue = () => {
+    const text = queued;
+    setQueued(null);
+    if (text !== null) {
+      setDraft(current => (current ? `${text}\n\n${current}` : text));
+    }
   };
 
   const onKeyDown = (event: React.KeyboardEvent<HTMLTextAreaElement>) => {
@@ -64,6 +115,22 @@ export function Composer({
 
   return (
     <div className="jp-hdsp-Composer">
+      {queued !== null && (
+        <div className="jp-hdsp-Composer-queued" role="status">
+          <span className="jp-hdsp-Composer-queuedLabel">
+            {trans.__('Queued, sent when the agent finishes:')}
+          </span>
+          <span className="jp-hdsp-Composer-queuedText">{queued}</span>
+          <button
+            type="button"
+            className="jp-mod-styled jp-mod-reject"
+            title={trans.__('Take the message back into the box')}
+            onClick={unqueue}
+          >
+            {trans.__('Edit')}
+          </button>
+        </div>
+      )}
       <ContextChips
         context={model.context}
         instructions={model.instructions}
@@ -74,11 +141,19 @@ export function Composer({
         value={draft}
         rows={3}
         placeholder={
-          sendOnEnter
-            ? trans.__(
-                'Ask the agent… (Enter to send, Shift+Enter for a new line)'
-              )
-            : trans.__('Ask the agent… (Ctrl+Enter to send)')
+          running
+            ? sendOnEnter
+              ? trans.__(
+                  'The agent is working: Enter queues your message, Escape stops the agent'
+                )
+              : trans.__(
+                  'The agent is working: Ctrl+Enter queues your message, Escape stops the agent'
+                )
+            : sendOnEnter
+              ? trans.__(
+                  'Ask the agent… (Enter to send, Shift+Enter for a new line)'
+                )
+              : trans.__('Ask the agent… (Ctrl+Enter to send)')
         }
         aria-label={trans.__('Message')}
         onChange={event => setDraft(event.target.value)}

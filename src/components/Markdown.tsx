@@ -4,6 +4,11 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
+import {
+  disableDnsPrefetch,
+  withoutRemoteLoads,
+  withoutTexStyles
+} from '../remoteContent';
 import { CommandIDs } from '../tokens';
 
 export interface IMarkdownProps {
@@ -18,7 +23,8 @@ export interface IMarkdownProps {
 }
 
 /**
- * Markdown rendered by JupyterLab's rendermime (sanitized, code highlighted, math typeset), with
+ * Markdown rendered by JupyterLab's rendermime (sanitized, nothing loaded from other origins, code
+ * highlighted, math typeset), with
  * copy / insert / run buttons on every code block.
  */
 export function Markdown(props: IMarkdownProps): JSX.Element {
@@ -34,6 +40,8 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
         return;
       }
       state.current.rendering = true;
+      // Before any link of the model's text is in the page (see remoteContent.ts).
+      disableDnsPrefetch();
       try {
         do {
           state.current.again = false;
@@ -41,17 +49,23 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
           if (!node) {
             return;
           }
-          const { source, rendermime, streaming } = latest.current;
+          const { source, rendermime, streaming, trans } = latest.current;
           await renderMarkdown({
             host: node,
             source,
-            // The model's text is untrusted: sanitized, no scripts.
+            // The model's text is untrusted: sanitized, no scripts, and nothing fetched from another
+            // origin without a click (see remoteContent.ts).
             trusted: false,
-            sanitizer: rendermime.sanitizer,
+            sanitizer: withoutRemoteLoads(rendermime.sanitizer, {
+              image: url => trans.__('External image, not loaded: %1', url),
+              media: url => trans.__('External media, not loaded: %1', url)
+            }),
             resolver: rendermime.resolver,
             linkHandler: rendermime.linkHandler,
             shouldTypeset: !streaming,
-            latexTypesetter: rendermime.latexTypesetter,
+            latexTypesetter: rendermime.latexTypesetter
+              ? withoutTexStyles(rendermime.latexTypesetter)
+              : null,
             markdownParser: rendermime.markdownParser
           });
           addCodeActions(node, latest.current);

@@ -13,6 +13,10 @@ export interface IMessageListProps {
    * Whether a turn is running: a working indicator follows the last item.
    */
   running: boolean;
+  /**
+   * Whether the running turn waits for the user's approval: then it says so, instead of "Working…".
+   */
+  waiting?: boolean;
   rendermime: IRenderMimeRegistry;
   commands: CommandRegistry;
   trans: TranslationBundle;
@@ -25,7 +29,7 @@ export interface IMessageListProps {
  * away), tool cards, errors and turns that ended early.
  */
 export function MessageList(props: IMessageListProps): JSX.Element {
-  const { items, trans, autoScroll, running } = props;
+  const { items, trans, autoScroll, running, waiting } = props;
   const scroller = React.useRef<HTMLDivElement>(null);
   const pinned = React.useRef(true);
 
@@ -69,12 +73,17 @@ export function MessageList(props: IMessageListProps): JSX.Element {
           showToolDetails={props.showToolDetails}
         />
       ))}
-      {running && (
-        <div className="jp-hdsp-Working" role="status">
-          <span className="jp-hdsp-Spinner" aria-hidden="true" />
-          {trans.__('Working…')}
-        </div>
-      )}
+      {running &&
+        (waiting ? (
+          <div className="jp-hdsp-Working jp-mod-waiting" role="status">
+            {trans.__('Waiting for you: allow or deny below')}
+          </div>
+        ) : (
+          <div className="jp-hdsp-Working" role="status">
+            <span className="jp-hdsp-Spinner" aria-hidden="true" />
+            {trans.__('Working…')}
+          </div>
+        ))}
     </div>
   );
 }

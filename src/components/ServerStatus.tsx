@@ -2,7 +2,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { AgentModel } from '../model';
-import { IServerInfo } from '../tokens';
+import { ISandboxInfo, IServerInfo } from '../tokens';
 
 /**
  * While the handshake runs or after it failed: what is wrong and a retry button.
@@ -31,6 +31,39 @@ export function ServerStatus({
   return (
     <div className="jp-hdsp-Status" role="status">
       {trans.__('Connecting to the hdsp-agent server…')}
+    </div>
+  );
+}
+
+/**
+ * A line at the top of the chat while shell commands run without the OS sandbox: the user should
+ * know that each one will ask (or, when the admin requires the sandbox, will not run).
+ */
+export function SandboxNotice({
+  sandbox,
+  trans
+}: {
+  sandbox: ISandboxInfo | undefined;
+  trans: TranslationBundle;
+}): JSX.Element | null {
+  if (!sandbox || sandbox.active) {
+    return null;
+  }
+  const reason =
+    sandbox.reason.trim().replace(/[.。]+$/, '') ||
+    trans.__('no sandbox is available');
+  return (
+    <div
+      className="jp-hdsp-SandboxNotice"
+      role="note"
+      data-layer={sandbox.layer}
+    >
+      {sandbox.required
+        ? trans.__(
+            'Sandbox off: %1. Shell commands will not run: the administrator requires the sandbox.',
+            reason
+          )
+        : trans.__('Sandbox off: %1. Shell commands will ask first.', reason)}
     </div>
   );
 }

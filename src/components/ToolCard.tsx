@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
 import { IToolDetails, IToolImage, ToolStatus } from '../tokens';
+import { toolHeadline } from '../toolWords';
 import { DiffView } from './DiffView';
 import { useElapsed } from './hooks';
 
@@ -15,12 +16,30 @@ export interface IToolCardProps {
   showDetails: boolean;
 }
 
+/**
+ * While these show, the agent itself is busy (not waiting for the user): a spinner.
+ */
 const BUSY: ReadonlySet<ToolStatus> = new Set([
   'generating',
   'generated',
-  'awaiting_approval',
   'calling'
 ]);
+
+/**
+ * How a call ended or stands, as the user should read it: a cell that raised is not "done".
+ */
+export type ToolOutcome =
+  | 'preparing'
+  | 'waiting'
+  | 'running'
+  | 'ok'
+  | 'error'
+  | 'interrupted'
+  | 'timed-out'
+  | 'still-running'
+  | 'not-run'
+  | 'denied'
+  | 'stopped';
 
 /**
  * One tool call inline in the chat: name, status, time, and its arguments, result, diff, images
@@ -36,13 +55,16 @@ export function ToolCard({
   const diff =
     typeof call.details?.diff === 'string' ? call.details.diff : null;
   const images = toolImages(call.details);
-  const target = summarize(call);
+  const headline = toolHeadline(call.name, call.arguments, trans);
+  const target = summarize(call, headline !== null);
+  const outcome = toolOutcome(call);
 
   return (
     <div
-      className={`jp-hdsp-ToolCard jp-mod-${call.status}`}
+      className={`jp-hdsp-ToolCard jp-mod-${call.status} jp-mod-outcome-${outcome}`}
       data-call-id={call.callId}
       data-status={call.status}
+      data-outcome={outcome}
     >
       <button
         type="button"
@@ -57,10 +79,16 @@ export function ToolCard({
         {BUSY.has(call.status) && (
           <span className="jp-hdsp-Spinner" aria-hidden="true" />
         )}
-        <code className="jp-hdsp-ToolCard-name">{call.name}</code>
+        {headline ? (
+          <span className="jp-hdsp-ToolCard-headline" title={call.name}>
+            {headline}
+          </span>
+        ) : (
+          <code className="jp-hdsp-ToolCard-name">{call.name}</code>
+        )}
         {target && <span className="jp-hdsp-ToolCard-target">{target}</span>}
         <span className="jp-hdsp-ToolCard-status">
-          {statusLabel(call.status, trans)}
+          {outcomeLabel(call, outcome, trans)}
         </span>
         <Elapsed call={call} trans={trans} />
       </button>
@@ -74,7 +102,7 @@ export function ToolCard({
       )}
       {call.error && call.status !== 'denied' && (
         <div className="jp-hdsp-ToolCard-error" role="note">
-          <strong>{call.error.code}</strong> {call.error.message}
+          {call.error.message}
           {call.error.suggestion && (
             <div className="jp-hdsp-ToolCard-suggestion">
               {call.error.suggestion}
@@ -93,6 +121,15 @@ export function ToolCard({
       ))}
       {open && (
         <div id={bodyId} className="jp-hdsp-ToolCard-body">
+          <div className="jp-hdsp-ToolCard-section">
+            {trans.__('Tool')} <code>{call.name}</code>
+            {call.error && (
+              <span className="jp-hdsp-ToolCard-errorCode">
+                {' · '}
+                {trans.__('error code %1', call.error.code)}
+              </span>
+            )}
+          </div>
           <div className="jp-hdsp-ToolCard-section">
             {trans.__('Arguments')}
           </div>
@@ -138,6 +175,81 @@ function Elapsed({
   );
 }
 
+/**
+ * The outcome of a call from its status and what its result carries: run_cell and execute_code
+ * answer `done` with `details.status` "error" (the cell raised: "KeyboardInterrupt" when it was
+ * interrupted), "aborted" (not run after an earlier error), "running"/"queued" (still going in the
+ * kernel when the tool stopped waiting); a tool over its time limit fails with E_TOOL_TIMEOUT.
+ */
+export function toolOutcome(
+  call: Pick<IToolCallState, 'status' | 'details' | 'content' | 'error'>
+): ToolOutcome {
+  switch (call.status) {
+    case 'generating':
+    case 'generated':
+      return 'preparing';
+    case 'awaiting_approval':
+      return 'waiting';
+    case 'calling':
+      return 'running';
+    case 'denied':
+      return 'denied';
+    case 'canceled':
+      return 'stopped';
+    case 'errored':
+      return call.error?.code === 'E_TOOL_TIMEOUT' ? 'timed-out' : 'error';
+    case 'done':
+      break;
+  }
+  const kernelStatus = call.details?.status;
+  if (kernelStatus === 'error') {
+    const ename = call.details?.ename;
+    return ename === 'KeyboardInterrupt' ||
+      /^KeyboardInterrupt\b/m.test(call.content ?? '')
+      ? 'interrupted'
+      : 'error';
+  }
+  if (kernelStatus === 'aborted') {
+    return 'not-run';
+  }
+  if (kernelStatus === 'running' || kernelStatus === 'queued') {
+    return 'still-running';
+  }
+  return 'ok';
+}
+
+/**
+ * The words of the card's status.
+ */
+export function outcomeLabel(
+  call: Pick<IToolCallState, 'status' | 'details'>,
+  outcome: ToolOutcome,
+  trans: TranslationBundle
+): string {
+  switch (outcome) {
+    case 'waiting':
+      return trans.__('Waiting for you');
+    case 'error':
+      return call.status === 'done'
+        ? trans.__('Raised an error')
+        : trans.__('Failed');
+    case 'interrupted':
+      return trans.__('Interrupted');
+    case 'timed-out':
+      return trans.__('Timed out');
+    case 'still-running':
+      return call.details?.status === 'queued'
+        ? trans.__('Waiting for the kernel')
+        : trans.__('Still running in the kernel');
+    case 'not-run':
+      return trans.__('Not run (an earlier cell failed)');
+    case 'stopped':
+      return trans.__('Stopped');
+    default:
+      return statusLabel(call.status, trans);
+  }
+}
+
 export function statusLabel(
   status: ToolStatus,
   trans: TranslationBundle
@@ -148,7 +260,7 @@ export function statusLabel(
     case 'generated':
       return trans.__('Ready');
     case 'awaiting_approval':
-      return trans.__('Waiting for approval');
+      return trans.__('Waiting for you');
     case 'calling':
       return trans.__('Running…');
     case 'done':
@@ -158,7 +270,7 @@ export function statusLabel(
     case 'denied':
       return trans.__('Denied');
     case 'canceled':
-      return trans.__('Canceled');
+      return trans.__('Stopped');
   }
 }
 
@@ -173,16 +285,19 @@ function denialText(call: IToolCallState, trans: TranslationBundle): string {
   return call.error?.message ?? trans.__('Denied.');
 }
 
+const PATH_KEYS = ['filepath', 'path', 'dirPath', 'directory_path'];
+
 /**
- * The one argument that says what the call is about (a path, a command, a URL, ...).
+ * The one argument that says what the call is about (a path, a command, a URL, ...); without the
+ * path when the headline already names the file.
  */
-export function summarize(call: Pick<IToolCallState, 'arguments'>): string {
+export function summarize(
+  call: Pick<IToolCallState, 'arguments'>,
+  headlineNamesFile = false
+): string {
   const args = call.arguments ?? {};
   for (const key of [
-    'filepath',
-    'path',
-    'dirPath',
-    'directory_path',
+    ...(headlineNamesFile ? [] : PATH_KEYS),
     'command',
     'url',
     'query',

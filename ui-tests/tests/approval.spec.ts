@@ -32,7 +32,9 @@ test.describe('hdsp-agent approvals', () => {
 
     await sendInNewChat(panel, 'Compute 6*7 in my notebook');
 
-    const dialog = panel.getByRole('dialog', { name: 'Allow run_cell?' });
+    const dialog = panel.getByRole('dialog', {
+      name: 'Run a cell in compute.ipynb?'
+    });
     await expect(dialog).toBeVisible();
     await expect(dialog.getByLabel('Preview')).toHaveText('print(6*7)');
     await expect(
@@ -108,7 +110,7 @@ test.describe('hdsp-agent approvals', () => {
     await sendInNewChat(panel, 'Write my notes to a file');
 
     const dialog = panel.getByRole('dialog', {
-      name: 'Allow create_new_file?'
+      name: 'Create the file notes.txt?'
     });
     await expect(dialog).toBeVisible();
     await dialog.getByRole('button', { name: 'Deny…' }).click();
@@ -203,7 +205,7 @@ test.describe('hdsp-agent approvals', () => {
 
     await expect(panel).toBeVisible();
     const dialog = panel.getByRole('dialog', {
-      name: 'Allow create_new_file?'
+      name: 'Create the file later.txt?'
     });
     await dialog.getByRole('button', { name: 'Deny…' }).click();
     await dialog.getByRole('button', { name: 'Deny', exact: true }).click();

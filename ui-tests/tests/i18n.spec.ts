@@ -60,13 +60,13 @@ test.describe('hdsp-agent in Korean', () => {
       message: '메시지'
     });
     const dialog = panel.getByRole('dialog', {
-      name: 'create_new_file 실행을 허용할까요?'
+      name: 'ko.txt 파일을 만들까요?'
     });
     await expect(
       dialog.getByRole('button', { name: '한 번 허용' })
     ).toBeVisible();
     await expect(panel.locator('.jp-hdsp-ToolCard-status')).toHaveText(
-      '승인 대기 중'
+      '사용자를 기다리는 중'
     );
     await screenshot(page, testInfo, 'korean.png');
 

@@ -63,7 +63,9 @@ test.describe('MCP servers in the sidebar', () => {
     const panel = await openPanel(page);
     await sendInNewChat(panel, 'Use the demo server');
 
-    const dialog = panel.getByRole('dialog', { name: 'Allow demo__picture?' });
+    const dialog = panel.getByRole('dialog', {
+      name: 'Use the tool demo__picture?'
+    });
     await expect(dialog).toBeVisible({ timeout: 30_000 });
     await screenshot(page, testInfo, 'mcp-approval.png');
     await dialog.getByRole('button', { name: 'Allow once' }).click();

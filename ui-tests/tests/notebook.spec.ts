@@ -34,7 +34,9 @@ test.describe('hdsp-agent in the open notebook', () => {
 
     const panel = await openPanel(page);
     await sendInNewChat(panel, 'Count to three, then compute 6*7');
-    const dialog = panel.getByRole('dialog', { name: 'Allow run_cell?' });
+    const dialog = panel.getByRole('dialog', {
+      name: /^Run a cell in .*\.ipynb\?$/
+    });
     await dialog.getByRole('button', { name: 'Allow once' }).click();
 
     // While the kernel is still running it, the new cell shows its outputs so far and [*].
