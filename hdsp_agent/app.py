@@ -27,6 +27,7 @@ from .web.routes import build_handlers
 from .web.bridge import build_bridge_handlers
 from .web.mcp import build_mcp_handlers
 from .web.instructions import build_instructions_handlers
+from .web.mentions import build_mentions_handlers
 from .web.model_setup import build_model_setup_handlers
 from .web.openai_v1 import build_openai_handlers
 from .tools.base import ToolContext
@@ -89,6 +90,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_bridge_handlers())
         self.handlers.extend(build_model_setup_handlers())
         self.handlers.extend(build_instructions_handlers())
+        self.handlers.extend(build_mentions_handlers())
 
     def audit_log_sink(self) -> AuditLog | None:
         if not self.audit_enabled:

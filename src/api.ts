@@ -68,6 +68,20 @@ export async function fetchInstructions(
 }
 
 /**
+ * `GET /hdsp-agent/mentions?q=...`: project files for the composer's `@` completion (no secret files).
+ */
+export async function fetchMentionFiles(
+  serverSettings: ServerConnection.ISettings,
+  query: string
+): Promise<string[]> {
+  const reply = await requestAPI<{ files?: string[] }>(
+    `mentions${URLExt.objectToQueryString({ q: query })}`,
+    serverSettings
+  );
+  return Array.isArray(reply?.files) ? reply.files : [];
+}
+
+/**
  * `PUT /hdsp-agent/model-setup`: save the user's model (effective at once); the new model overview.
  */
 export function saveModelSetup(

@@ -1,7 +1,7 @@
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ICellContext, IClientContext } from './tokens';
+import { ICellContext, IClientContext, IMention } from './tokens';
 
 /**
  * What the user is looking at (fed by the notebook tracker) and what of it they keep attached to the
@@ -69,6 +69,25 @@ export class ContextState implements IDisposable {
     }
   }
 
+  /**
+   * What the user mentioned with `@` in the message being written (files, cells, kernel variables).
+   */
+  get mentions(): readonly IMention[] {
+    return this._mentions;
+  }
+
+  addMention(mention: IMention): void {
+    if (!this._mentions.some(item => mentionKey(item) === mentionKey(mention))) {
+      this._mentions = [...this._mentions, mention];
+      this._changed.emit();
+    }
+  }
+
+  removeMention(mention: IMention): void {
+    this._mentions = this._mentions.filter(item => mentionKey(item) !== mentionKey(mention));
+    this._changed.emit();
+  }
+
   removeDocument(): void {
     this._documentRemoved = true;
     this._changed.emit();
@@ -83,9 +102,10 @@ export class ContextState implements IDisposable {
    * Attach everything again (after a message was sent).
    */
   reset(): void {
-    if (this._documentRemoved || this._cellsRemoved) {
+    if (this._documentRemoved || this._cellsRemoved || this._mentions.length > 0) {
       this._documentRemoved = false;
       this._cellsRemoved = false;
+      this._mentions = [];
       this._changed.emit();
     }
   }
@@ -94,10 +114,12 @@ export class ContextState implements IDisposable {
    * The context to send: only the parts still attached.
    */
   attached(): IClientContext {
+    const mentions = this._mentions.length > 0 ? { mentions: [...this._mentions] } : {};
     if (!this.documentAttached || this._current.documentPath === null) {
-      return {};
+      return mentions;
     }
     const context: IClientContext = {
+      ...mentions,
       active_document: { path: this._current.documentPath }
     };
     if (this._current.activeCellId) {
@@ -117,6 +139,7 @@ export class ContextState implements IDisposable {
     Signal.clearData(this);
   }
 
+  private _mentions: IMention[] = [];
   private _current: ContextState.ICurrent = {
     documentPath: null,
     cells: [],
@@ -133,5 +156,19 @@ export namespace ContextState {
     documentPath: string | null;
     cells: readonly ICellContext[];
     activeCellId: string | null;
+  }
+}
+
+/**
+ * One mention's identity: the same file, cell or variable is attached once.
+ */
+export function mentionKey(mention: IMention): string {
+  switch (mention.kind) {
+    case 'file':
+      return `file:${mention.path}`;
+    case 'cell':
+      return `cell:${mention.cell_id}`;
+    case 'variable':
+      return `variable:${mention.name}`;
   }
 }

@@ -10,6 +10,7 @@ import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 
 import { ChatSession } from './chatSession';
 import { ContextState } from './contextState';
+import { IMentionSource } from './mentions';
 import { AgentModel } from './model';
 import { AgentEvent, ICellContext, IToolStatusEvent } from './tokens';
 
@@ -194,4 +195,29 @@ function changedPaths(event: IToolStatusEvent): string[] {
     }
   }
   return [...paths];
+}
+
+/**
+ * The cells and kernel of the current notebook, for the composer's `@` mentions.
+ */
+export function notebookMentionSource(notebooks: INotebookTracker): IMentionSource {
+  return {
+    cells: () => {
+      const panel = notebooks.currentWidget;
+      return (panel?.content.widgets ?? []).map((cell, index) => ({
+        cell_id: cell.model.id,
+        index,
+        source: cell.model.sharedModel.getSource()
+      }));
+    },
+    variables: async prefix => {
+      // The kernel's own completion knows what is defined; nothing runs in the user's namespace.
+      const kernel = notebooks.currentWidget?.sessionContext.session?.kernel;
+      if (!kernel) {
+        return [];
+      }
+      const reply = await kernel.requestComplete({ code: prefix, cursor_pos: prefix.length });
+      return reply.content.status === 'ok' ? reply.content.matches : [];
+    }
+  };
 }

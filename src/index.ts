@@ -21,7 +21,12 @@ import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { ChatPanel } from './components/ChatPanel';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { insertCode, reloadChangedDocuments, trackContext } from './documents';
+import {
+  insertCode,
+  notebookMentionSource,
+  reloadChangedDocuments,
+  trackContext
+} from './documents';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notifyHiddenApprovals } from './approvalNotice';
 import { addCellActions } from './cellActions';
@@ -81,6 +86,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       store: stateDB ? stateDBWorkspaceStore(stateDB, WORKSPACE_KEY) : undefined
     });
     trackContext(model, { shell: labShell, notebooks, documents });
+    if (notebooks) {
+      model.mentionSource = notebookMentionSource(notebooks);
+    }
     if (documents) {
       reloadChangedDocuments(model, documents);
     }

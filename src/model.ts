@@ -4,6 +4,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import {
   fetchInstructions,
+  fetchMentionFiles,
   fetchModels,
   listEndpointModels,
   saveModelSetup,
@@ -12,6 +13,13 @@ import {
   undoLastTurn
 } from './api';
 import { ChatSession } from './chatSession';
+import {
+  cellSuggestions,
+  fileSuggestions,
+  IMentionSource,
+  IMentionSuggestion,
+  variableSuggestions
+} from './mentions';
 import { foldPlan, IPlanItem } from './plan';
 import { ReviewState } from './review';
 import { ContextState } from './contextState';
@@ -180,6 +188,26 @@ export class AgentModel implements IDisposable {
 
   /** The cells the last turn changed in open notebooks, until the user keeps or undoes them. */
   readonly review = new ReviewState();
+
+  /** The active notebook's cells and kernel, for `@` mentions (set by the app's notebook tracker). */
+  mentionSource: IMentionSource | null = null;
+
+  /**
+   * What `@query` may mention: cells of the active notebook, variables of its kernel, project files. A source
+   * that fails (no kernel, server busy) contributes nothing rather than failing the others.
+   */
+  async suggestMentions(query: string): Promise<IMentionSuggestion[]> {
+    const source = this.mentionSource;
+    const [files, variables] = await Promise.all([
+      fetchMentionFiles(this._serverSettings, query).catch(() => [] as string[]),
+      query && source ? source.variables(query).catch(() => [] as string[]) : Promise.resolve([])
+    ]);
+    return [
+      ...cellSuggestions(source?.cells() ?? [], query),
+      ...variableSuggestions(variables, query),
+      ...fileSuggestions(files)
+    ];
+  }
 
   /** The agent's latest plan in the open conversation (its `todo` tool), [] when it has none. */
   get plan(): readonly IPlanItem[] {

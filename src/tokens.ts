@@ -248,7 +248,17 @@ export interface ICellContext {
 /**
  * What the user is looking at, sent with every message; the server tools default to the active notebook.
  */
+/**
+ * Something the user mentioned with `@` in a message: a project file, a cell of the active notebook, a
+ * variable of its kernel. Sent with the message as context (the agent reads them with its tools).
+ */
+export type IMention =
+  | { kind: 'file'; path: string }
+  | { kind: 'cell'; cell_id: string; index: number; source: string }
+  | { kind: 'variable'; name: string };
+
 export interface IClientContext {
+  mentions?: IMention[];
   active_document?: { path: string };
   selected_cells?: ICellContext[];
   active_cell_id?: string;

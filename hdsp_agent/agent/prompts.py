@@ -31,10 +31,32 @@ that appear inside them.
 
 
 def context_paths(client_context: dict[str, Any]) -> list[str]:
-    """Paths the user has in play (the active document), for choosing which rules apply."""
+    """Paths the user has in play (the active document, files they mentioned), for choosing which rules apply."""
     document = client_context.get("active_document") or {}
-    path = document.get("path")
-    return [path] if isinstance(path, str) and path else []
+    paths = [document.get("path")]
+    paths += [mention.get("path") for mention in client_context.get("mentions") or [] if isinstance(mention, dict)]
+    return [path for path in paths if isinstance(path, str) and path]
+
+
+MAX_MENTIONED_CELL_CHARS = 2000
+
+
+def mentions_section(client_context: dict[str, Any]) -> str | None:
+    """What the user mentioned with ``@`` in their message: files (read them with the tools), cells (their
+    source, as sent), kernel variables (inspect them with inspect_variables)."""
+    lines: list[str] = []
+    for mention in client_context.get("mentions") or []:
+        if not isinstance(mention, dict):
+            continue
+        kind = mention.get("kind")
+        if kind == "file" and isinstance(mention.get("path"), str):
+            lines.append(f"- file {mention['path']}")
+        elif kind == "cell" and isinstance(mention.get("cell_id"), str):
+            source = str(mention.get("source", ""))[:MAX_MENTIONED_CELL_CHARS]
+            lines.append(f"- cell {mention['cell_id']} (index {mention.get('index', '?')}):\n{source}")
+        elif kind == "variable" and isinstance(mention.get("name"), str):
+            lines.append(f"- kernel variable {mention['name']}")
+    return "The user mentioned (@) in their message:\n" + "\n".join(lines[:20]) if lines else None
 
 
 def build_system_prompt(
@@ -54,6 +76,9 @@ def build_system_prompt(
             source = str(cell.get("source", ""))
             lines.append(f"- cell {cell.get('id', '?')} (index {cell.get('index', '?')}):\n{source[:2000]}")
         sections.append("\n".join(lines))
+    mentioned = mentions_section(client_context)
+    if mentioned:
+        sections.append(mentioned)
     if rules_provider is not None:
         rules = rules_provider(root_dir, context_paths(client_context))
         if rules:

@@ -1,6 +1,7 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
+import { insertMention, IMentionSuggestion, mentionAt } from '../mentions';
 import { AgentModel } from '../model';
 import { ContextChips } from './ContextChips';
 import { ComposerToolbar, UndoButton } from './ComposerToolbar';
@@ -30,6 +31,51 @@ export function Composer({
   // takes one turn at a time), never dropped.
   const [queued, setQueued] = React.useState<string | null>(null);
   const { sendOnEnter } = model.preferences;
+  const input = React.useRef<HTMLTextAreaElement>(null);
+  // The `@` completion: where the mention being typed starts, what it may be, which one is picked.
+  const [mention, setMention] = React.useState<{ start: number; query: string } | null>(null);
+  const [suggestions, setSuggestions] = React.useState<IMentionSuggestion[]>([]);
+  const [picked, setPicked] = React.useState(0);
+
+  React.useEffect(() => {
+    if (mention === null) {
+      setSuggestions([]);
+      return;
+    }
+    let current = true;
+    // A short pause: typing "@data" asks once, not five times.
+    const timer = window.setTimeout(() => {
+      void model.suggestMentions(mention.query).then(found => {
+        if (current) {
+          setSuggestions(found);
+          setPicked(0);
+        }
+      });
+    }, 120);
+    return () => {
+      current = false;
+      window.clearTimeout(timer);
+    };
+  }, [mention?.start, mention?.query]);
+
+  const onDraftChange = (event: React.ChangeEvent<HTMLTextAreaElement>) => {
+    setDraft(event.target.value);
+    setMention(mentionAt(event.target.value, event.target.selectionStart ?? event.target.value.length));
+  };
+
+  const choose = (suggestion: IMentionSuggestion) => {
+    if (mention === null) {
+      return;
+    }
+    const cursor = input.current?.selectionStart ?? draft.length;
+    const next = insertMention(draft, mention.start, cursor, suggestion.label);
+    setDraft(next.text);
+    setMention(null);
+    model.context.addMention(suggestion.mention);
+    requestAnimationFrame(() => input.current?.setSelectionRange(next.cursor, next.cursor));
+  };
+
+  const completing = mention !== null && suggestions.length > 0;
 
   const deliver = async (text: string) => {
     setSending(true);
@@ -98,6 +144,24 @@ export function Composer({
     if (event.nativeEvent.isComposing || event.keyCode === 229) {
       return;
     }
+    if (completing) {
+      const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1 };
+      if (event.key in moves) {
+        event.preventDefault();
+        setPicked(index => (index + moves[event.key] + suggestions.length) % suggestions.length);
+        return;
+      }
+      if (event.key === 'Enter' || event.key === 'Tab') {
+        event.preventDefault();
+        choose(suggestions[picked]);
+        return;
+      }
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        setMention(null);
+        return;
+      }
+    }
     if (event.key === 'Escape' && running) {
       event.preventDefault();
       onStop();
@@ -136,7 +200,36 @@ export function Composer({
         instructions={model.instructions}
         trans={trans}
       />
+      {completing && (
+        <ul
+          className="jp-hdsp-Mentions"
+          role="listbox"
+          id="jp-hdsp-mentions"
+          aria-label={trans.__('Mention')}
+        >
+          {suggestions.map((suggestion, index) => (
+            <li
+              key={`${suggestion.mention.kind}:${suggestion.label}`}
+              id={`jp-hdsp-mention-${index}`}
+              role="option"
+              aria-selected={index === picked}
+              className={`jp-hdsp-Mentions-item${index === picked ? ' jp-mod-active' : ''}`}
+              onMouseDown={event => {
+                event.preventDefault(); // keep the focus in the message box
+                choose(suggestion);
+              }}
+            >
+              <span className="jp-hdsp-Mentions-label">@{suggestion.label}</span>
+              <span className="jp-hdsp-Mentions-detail">{suggestion.detail}</span>
+            </li>
+          ))}
+        </ul>
+      )}
       <textarea
+        ref={input}
+        aria-autocomplete="list"
+        aria-controls={completing ? 'jp-hdsp-mentions' : undefined}
+        aria-activedescendant={completing ? `jp-hdsp-mention-${picked}` : undefined}
         className="jp-hdsp-Composer-input"
         value={draft}
         rows={3}
@@ -156,7 +249,7 @@ export function Composer({
               : trans.__('Ask the agent… (Ctrl+Enter to send)')
         }
         aria-label={trans.__('Message')}
-        onChange={event => setDraft(event.target.value)}
+        onChange={onDraftChange}
         onKeyDown={onKeyDown}
       />
       <div className="jp-hdsp-Composer-footer">

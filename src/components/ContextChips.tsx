@@ -2,7 +2,7 @@ import { PathExt } from '@jupyterlab/coreutils';
 import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { ContextState } from '../contextState';
+import { ContextState, mentionKey } from '../contextState';
 import { IInstruction } from '../tokens';
 import { useSignals } from './hooks';
 
@@ -21,7 +21,8 @@ export function ContextChips({
 }): JSX.Element | null {
   useSignals([context.changed]);
   const path = context.documentAttached ? context.documentPath : null;
-  if (!path && instructions.length === 0) {
+  const mentions = context.mentions;
+  if (!path && instructions.length === 0 && mentions.length === 0) {
     return null;
   }
   const cells = context.cells;
@@ -40,6 +41,23 @@ export function ContextChips({
           <span className="jp-hdsp-Chip-label">{item.name}</span>
         </span>
       ))}
+      {mentions.map(mention => {
+        const label =
+          mention.kind === 'file'
+            ? `@${PathExt.basename(mention.path)}`
+            : mention.kind === 'cell'
+              ? `@cell${mention.index + 1}`
+              : `@${mention.name}`;
+        return (
+          <Chip
+            key={mentionKey(mention)}
+            label={label}
+            title={trans.__('Mentioned: sent with the message')}
+            removeLabel={trans.__('Remove %1 from the context', label)}
+            onRemove={() => context.removeMention(mention)}
+          />
+        );
+      })}
       {path && (
         <Chip
           label={PathExt.basename(path)}
