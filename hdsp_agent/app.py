@@ -51,6 +51,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             max_steps=self.max_steps,
             tool_call_limits=dict(self.tool_call_limits),
             disabled_tools=list(self.disabled_tools),
+            web_tools=self.web_tools,
+            context_warning_share=self.context_warning_share,
         )
         self.upstream = Upstream(self.runtime.models, frozenset(self.v1_disabled_tools))
         self.store = SessionStore(self.conversation_store_path(), self.log)

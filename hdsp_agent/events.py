@@ -111,6 +111,28 @@ class ErrorEvent(BaseModel):
     message: str
 
 
+class ContextWarningEvent(BaseModel):
+    """The system prompt and tool schemas alone take more than the configured share of the model's window."""
+
+    type: Literal["context.warning"] = "context.warning"
+    message: str
+    prefix_tokens: int
+    context_window: int
+    profile: str
+
+
+class ContextCompactedEvent(BaseModel):
+    """Older turns were summarized to fit the window; the events before this one still hold the full history."""
+
+    type: Literal["context.compacted"] = "context.compacted"
+    message: str
+    summary: str
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+
+
 class SessionUpdatedEvent(BaseModel):
     type: Literal["session.updated"] = "session.updated"
     title: str
@@ -129,6 +151,8 @@ AgentEvent = Annotated[
     | AssistantDeltaEvent
     | AssistantMessageEvent
     | ErrorEvent
+    | ContextWarningEvent
+    | ContextCompactedEvent
     | SessionUpdatedEvent,
     Field(discriminator="type"),
 ]

@@ -5,8 +5,11 @@ every choice and call, ``finish_reason`` on the last chunk, ``data: [DONE]`` —
 loop and the executor run end to end. Each test scripts the replies (text, tool calls split into deltas, parallel
 calls, HTTP errors, 429s, dropped connections, slow streams) and can read back every request it received.
 
+With ``max_prompt_tokens`` it behaves like a small local model: a request whose prompt (counted with o200k_base)
+is longer is refused with HTTP 400 and llama.cpp's error, and ``GET /props`` reports the window as llama.cpp does.
+
 Runs in its own thread so any event loop (pytest-asyncio's, pytest-jupyter's) can talk to it. Also runnable as
-``python tests/scripted_model.py --port N --script script.json`` for the browser tests.
+``python tests/scripted_model.py --port N --script script.json [--max-prompt-tokens 4096]`` for the browser tests.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from o200k import prompt_tokens
 
 
 @dataclass
@@ -110,11 +115,21 @@ class ScriptedModel:
     """Start with ``with ScriptedModel([...]) as model:``; point clients at ``model.base_url``."""
 
     def __init__(
-        self, replies: Iterable[Reply] = (), *, factory: ReplyFactory | None = None, port: int = 0
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        factory: ReplyFactory | None = None,
+        port: int = 0,
+        max_prompt_tokens: int | None = None,
     ) -> None:
         self._replies = list(replies)
         self._factory = factory
         self._lock = threading.Lock()
+        # A small model's window: longer prompts are refused (HTTP 400), never truncated.
+        self.max_prompt_tokens = max_prompt_tokens
+        # The prompt size (o200k tokens) of every request, refused ones included, in arrival order.
+        self.prompt_sizes: list[int] = []
+        self.refused: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
@@ -188,6 +203,10 @@ class ScriptedModel:
                     with model._lock:
                         self._json(200, {"requests": list(model.requests), "pending": len(model._replies)})
                     return
+                if self.path.rstrip("/") == "/props" and model.max_prompt_tokens:  # llama.cpp's server
+                    settings = {"n_ctx": model.max_prompt_tokens}
+                    self._json(200, {"default_generation_settings": settings, "total_slots": 1})
+                    return
                 if self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
                 else:
@@ -200,6 +219,19 @@ class ScriptedModel:
                     model.load_script([reply_from_json(spec) for spec in request.get("replies", [])])
                     self._json(200, {"pending": model.pending})
                     return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    # Other servers' endpoints (Ollama's /api/show, ...): this is not one of them.
+                    self._json(404, {"error": {"message": f"not found: {self.path}"}})
+                    return
+                if model.max_prompt_tokens and "messages" in request:
+                    size = prompt_tokens(request)
+                    with model._lock:
+                        model.prompt_sizes.append(size)
+                    if size > model.max_prompt_tokens:
+                        with model._lock:
+                            model.refused.append(request)
+                        self._json(400, _context_exceeded(size, model.max_prompt_tokens))
+                        return
                 reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
                 if reply.hang:
                     time.sleep(reply.hang)
@@ -250,6 +282,20 @@ class ScriptedModel:
                 self.wfile.write(body)
 
         return Handler
+
+
+def _context_exceeded(size: int, limit: int) -> dict[str, Any]:
+    """llama.cpp's answer to a prompt longer than its context (``exceed_context_size_error``)."""
+    return {
+        "error": {
+            "code": 400,
+            "message": f"the request exceeds the available context size ({size} > {limit} tokens), "
+            "try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": size,
+            "n_ctx": limit,
+        }
+    }
 
 
 def _collapse(chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -303,10 +349,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Serve a scripted OpenAI-compatible model on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", help="JSON file: a list of reply specs, served in order")
+    parser.add_argument(
+        "--max-prompt-tokens", type=int, help="refuse longer prompts (HTTP 400), as llama.cpp"
+    )
     args = parser.parse_args()
     replies = [reply_from_json(spec) for spec in json.load(open(args.script))] if args.script else []
     fallback = text("(the scripted model has nothing more to say)")
-    model = ScriptedModel(replies, factory=lambda request: fallback, port=args.port)
+    model = ScriptedModel(
+        replies, factory=lambda request: fallback, port=args.port, max_prompt_tokens=args.max_prompt_tokens
+    )
     print(f"scripted model on {model.base_url}", flush=True)
     model.start()._thread.join()
 

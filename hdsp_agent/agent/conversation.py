@@ -28,6 +28,7 @@ from ..events import (
 )
 from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken
+from ..tools.registry import ToolCatalog
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
 from .runtime import AgentRuntime
@@ -67,6 +68,8 @@ class Conversation:
         self._cancel: CancelToken | None = None
         self._undo_mark: TurnMark | None = None
         self._interrupted = False
+        # Prefix sizes the user was already warned about (see AgentLoop), so the warning is not repeated.
+        self._warned_prefixes: set[int] = set()
         self.log = logging.getLogger("hdsp_agent.session")
 
     @property
@@ -174,15 +177,25 @@ class Conversation:
             ctx = self.runtime.tool_context(
                 session_id=self.id, cancel=cancel, emit=self.emit, client_context=client_context
             )
+            window = await self.runtime.context_window(settings)
+            profile = self.runtime.profile(settings, window)
+            loop_settings = self.runtime.loop_settings(settings, window)
+            loop_settings.profile = profile
             loop = AgentLoop(
                 client,
                 self.runtime.executor(self.broker),
-                self.runtime.loop_settings(settings),
+                loop_settings,
                 self.emit,
                 checkpoint=lambda: self.store.save_messages(self.id, self.messages),
+                warned_prefixes=self._warned_prefixes,
             )
+            await self.runtime.prepare_catalog(ctx)  # MCP servers connect (once) and list their tools
+
+            def catalog_for_step(messages: list[dict[str, Any]]) -> ToolCatalog:
+                return self.runtime.catalog(ctx, profile, messages)
+
             outcome = await loop.run_turn(
-                self.messages, self.runtime.system_prompt(ctx), ctx, await self.runtime.prepare_catalog(ctx)
+                self.messages, self.runtime.system_prompt(ctx), ctx, catalog_for_step
             )
         except asyncio.CancelledError:
             reason: TurnEndReason = "interrupted" if self._interrupted else "canceled"

@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from ..events import (
     AssistantMessageEvent,
+    ContextCompactedEvent,
+    ContextWarningEvent,
     ErrorEvent,
     ToolCallSummary,
     ToolStatusEvent,
@@ -30,11 +32,15 @@ from ..tools.executor import ToolExecutor
 from ..tools.output import model_text
 from ..tools.registry import ToolCatalog
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
-from .context_budget import fit_to_context
-from .llm import ModelClient, ModelError
+from .compaction import compact
+from .context_budget import estimate_tokens, fit_to_context, fits
+from .llm import E_MODEL_CONTEXT, ModelClient, ModelError
 from .relay import DeltaBatcher
 
 Emit = Callable[[BaseModel], None]
+# The catalog for the next step, from the conversation so far (tools appear when their context does).
+CatalogForStep = Callable[[list[dict[str, Any]]], ToolCatalog]
+E_CONTEXT_FULL = "E_CONTEXT_FULL"
 
 
 @dataclass
@@ -47,6 +53,10 @@ class LoopSettings:
     context_window: int = 32_768
     # The model reads images: tool results' images are sent to it as image parts.
     vision: bool = False
+    # Warn when the system prompt and tool schemas take more than this share of the window.
+    context_warning_share: float = 0.5
+    # The tool profile in use (for the warning's text).
+    profile: str = "full"
 
 
 @dataclass
@@ -64,6 +74,7 @@ class AgentLoop:
         settings: LoopSettings,
         emit: Emit,
         checkpoint: Callable[[], None] = lambda: None,
+        warned_prefixes: set[int] | None = None,
     ) -> None:
         self.model = model
         self.executor = executor
@@ -71,21 +82,49 @@ class AgentLoop:
         self.emit = emit
         # Called whenever the conversation grew, so a restart mid-turn loses nothing already done.
         self.checkpoint = checkpoint
+        # Prefix sizes already warned about in this conversation: the warning is shown once, not every turn.
+        self.warned_prefixes = warned_prefixes if warned_prefixes is not None else set()
+        # One definition object per tool: the same bytes on every step, so servers can reuse the cached prefix.
+        self._definitions: dict[str, dict[str, Any]] = {}
 
     async def run_turn(
-        self, messages: list[dict[str, Any]], system_prompt: str, ctx: ToolContext, catalog: ToolCatalog
+        self,
+        messages: list[dict[str, Any]],
+        system_prompt: str,
+        ctx: ToolContext,
+        catalog: ToolCatalog | CatalogForStep,
     ) -> TurnOutcome:
-        """Run until the model is done. ``messages`` (without the system prompt) is extended in place."""
-        tools = [to_openai(tool) for tool in catalog]
+        """Run until the model is done. ``messages`` (without the system prompt) is extended in place.
+
+        ``catalog``: the tools, or a function building each step's catalog from the conversation so far.
+        """
+        catalog_for: CatalogForStep = catalog if callable(catalog) else (lambda _messages: catalog)
         seen_calls: Counter[str] = Counter()
         calls_per_tool: Counter[str] = Counter()
         used_ids = _call_ids(messages)
         for step in range(1, self.settings.max_steps + 1):
-            request = fit_to_context(
-                [{"role": "system", "content": system_prompt}, *messages], tools, self.settings.context_window
-            )
+            step_catalog = catalog_for(messages)
+            tools = [self._definition(tool) for tool in step_catalog]
+            self._warn_if_prefix_is_large(system_prompt, tools)
             try:
-                answer = await self._stream_step(request, tools, used_ids)
+                request = await self._request(messages, system_prompt, tools)
+                if request is None:
+                    note = (
+                        "The conversation does not fit the model's context window even after compaction. "
+                        "Start a new conversation, or use a model with a larger window."
+                    )
+                    self.emit(ErrorEvent(code=E_CONTEXT_FULL, message=note))
+                    return TurnOutcome("error", note, step)
+                try:
+                    answer = await self._stream_step(request, tools, used_ids)
+                except ModelError as error:
+                    if error.code != E_MODEL_CONTEXT:
+                        raise
+                    # The server counts tokens its own way and refused: compact harder, then try once more.
+                    request = await self._request(messages, system_prompt, tools, squeeze=0.6)
+                    if request is None:
+                        raise
+                    answer = await self._stream_step(request, tools, used_ids)
             except ModelError as error:
                 self.emit(ErrorEvent(code=error.code, message=error.message))
                 return TurnOutcome("error", error.message, step)
@@ -102,7 +141,7 @@ class AgentLoop:
                 self._answer_unrun(messages, answer.tool_calls, "not run: " + note)
                 return TurnOutcome("repeated_call", note, step)
             try:
-                results = await self._run_calls(answer.tool_calls, ctx, catalog, calls_per_tool)
+                results = await self._run_calls(answer.tool_calls, ctx, step_catalog, calls_per_tool)
             except asyncio.CancelledError:
                 self._answer_unrun(messages, answer.tool_calls, "canceled by the user")
                 raise
@@ -115,6 +154,63 @@ class AgentLoop:
                 return TurnOutcome("canceled", ctx.cancel.reason, step)
         note = f"Stopped after {self.settings.max_steps} steps (the step limit). Send a message to continue."
         return TurnOutcome("step_limit", note, self.settings.max_steps)
+
+    def _definition(self, tool: Any) -> dict[str, Any]:
+        if tool.name not in self._definitions:
+            self._definitions[tool.name] = to_openai(tool)
+        return self._definitions[tool.name]
+
+    def _warn_if_prefix_is_large(self, system_prompt: str, tools: list[dict[str, Any]]) -> None:
+        window = self.settings.context_window
+        prefix = estimate_tokens(system_prompt) + estimate_tokens(tools)
+        if prefix <= window * self.settings.context_warning_share or prefix in self.warned_prefixes:
+            return
+        self.warned_prefixes.add(prefix)
+        share = round(100 * prefix / window)
+        self.emit(
+            ContextWarningEvent(
+                message=(
+                    f"The system prompt and {len(tools)} tool definitions take about {prefix:,} tokens, "
+                    f"{share} % of this model's {window:,}-token context window; little is left for the "
+                    "conversation. Use a model with a larger window, a smaller tool profile "
+                    "('profile': 'compact'), or fewer MCP servers."
+                ),
+                prefix_tokens=prefix,
+                context_window=window,
+                profile=self.settings.profile,
+            )
+        )
+
+    async def _request(
+        self,
+        messages: list[dict[str, Any]],
+        system_prompt: str,
+        tools: list[dict[str, Any]],
+        *,
+        squeeze: float = 1.0,
+    ) -> list[dict[str, Any]] | None:
+        """The messages to send, fitted to the window (compacting the conversation if it must); None if they
+        cannot fit. Never a request the server would have to cut: it would cut the system prompt first."""
+        window = int(self.settings.context_window * squeeze)
+        system = {"role": "system", "content": system_prompt}
+        request = fit_to_context([system, *messages], tools, window)
+        if squeeze == 1.0 and fits(request, tools, window):
+            return request
+        outcome = await compact(self.model, messages, system_prompt, tools, window)
+        if outcome is not None:
+            self.checkpoint()
+            self.emit(
+                ContextCompactedEvent(
+                    message=(
+                        f"Older messages were summarized to fit the model's context window "
+                        f"({outcome['messages_before']} messages became {outcome['messages_after']}). "
+                        "The full history stays in this conversation's log."
+                    ),
+                    **outcome,
+                )
+            )
+        request = fit_to_context([system, *messages], tools, window)
+        return request if fits(request, tools, window) else None
 
     async def _stream_step(
         self, request: list[dict[str, Any]], tools: list[dict[str, Any]], used_ids: set[str]

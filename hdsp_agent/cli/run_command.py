@@ -80,6 +80,8 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
         max_steps=config.max_steps,
         tool_call_limits=dict(config.tool_call_limits),
         disabled_tools=list(config.disabled_tools),
+        web_tools=config.web_tools,
+        context_warning_share=config.context_warning_share,
         broker_factory=lambda emit: _DelegatingBroker(approver),
     )
     context = {"active_document": {"path": args.notebook}} if args.notebook else {}
