@@ -50,6 +50,9 @@ class TurnStartEvent(BaseModel):
     type: Literal["turn.start"] = "turn.start"
     turn_id: str
     model: str
+    # The model's window in tokens (configured or reported by its server) and the tool profile it chose.
+    context_window: int | None = None
+    profile: str | None = None
 
 
 TurnEndReason = Literal["completed", "canceled", "error", "step_limit", "repeated_call", "interrupted"]

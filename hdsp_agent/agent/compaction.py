@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .context_budget import OLD_OUTPUT_CHARS, estimate_tokens, prompt_budget
+from .context_budget import OLD_OUTPUT_CHARS, estimate_tokens, prefix_tokens, prompt_budget
 from .llm import ModelClient
 
 SUMMARY_HEADER = "(hdsp-agent) The earlier conversation was compacted to fit the model's context window."
@@ -56,7 +56,7 @@ async def compact(
     context_window: int,
 ) -> dict[str, Any] | None:
     """Summarize the older part of ``messages`` in place; returns what happened, or None if nothing could go."""
-    available = prompt_budget(context_window, tools) - estimate_tokens(system_prompt)
+    available = prompt_budget(context_window, tools) - prefix_tokens(system_prompt, [])
     start = tail_start(messages, int(available * TAIL_SHARE))
     if start == 0:
         return None

@@ -1,9 +1,11 @@
 """Fitting the conversation into the model's context window.
 
 Token counts are estimated from characters: exact tokenizers need model files this server may not have, and the
-estimate only has to keep us safely under the limit. Three characters a token over-counts English and code (about
-four to five in o200k_base) and matches dense numeric output (two to three), which is what a data-science session
-sends most; a server that refuses an over-long prompt is worse than a prompt compacted a little early.
+estimate only has to keep us safely under the limit. Conversation text counts three characters a token: that
+over-counts English and code (four to five in o200k_base) and matches dense numeric output (two to three), which a
+data-science session sends a lot of; Ollama cuts an over-long prompt silently, so erring long is the safe side.
+The system prompt and tool schemas are our own English and JSON (3.9 characters a token in o200k_base, measured):
+they count 3.5, so a small window is not given up to the estimate's error on the part that is always there.
 
 What goes first, oldest first, never the latest step's results:
 1. old tool outputs shrink to a short head and tail (the output budget applied again, tighter);
@@ -19,6 +21,7 @@ from typing import Any
 from ..tools.output import OutputBudget, apply_budget
 
 CHARS_PER_TOKEN = 3
+PROSE_CHARS_PER_TOKEN = 3.5
 # Room left for the model's answer.
 ANSWER_RESERVE = 0.25
 # An old tool output (before the latest step) shrinks to this many characters first.
@@ -27,21 +30,36 @@ ELIDED_NOTE = (
     "[earlier tool output elided to fit the context window ({chars:,} characters); "
     "call the tool again if you need it]"
 )
+# The latest step's outputs are never cut below this (the model must see what its call did).
+LATEST_OUTPUT_FLOOR_CHARS = 600
 SHRUNK_HINT = "call the tool again (it was shortened to fit the context window)"
 
 
-def estimate_tokens(payload: Any) -> int:
+def estimate_tokens(payload: Any, chars_per_token: float = CHARS_PER_TOKEN) -> int:
     text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-    return len(text) // CHARS_PER_TOKEN + 1
+    return int(len(text) / chars_per_token) + 1
+
+
+def prefix_tokens(system_prompt: str, tools: list[dict[str, Any]]) -> int:
+    """The part of every request that does not change within a turn: the system prompt and the tool schemas."""
+    return estimate_tokens(system_prompt, PROSE_CHARS_PER_TOKEN) + estimate_tokens(
+        tools, PROSE_CHARS_PER_TOKEN
+    )
 
 
 def prompt_budget(context_window: int, tools: list[dict[str, Any]]) -> int:
     """Tokens the messages (system prompt included) may take next to ``tools``, leaving room for the answer."""
-    return int(context_window * (1 - ANSWER_RESERVE)) - estimate_tokens(tools)
+    return int(context_window * (1 - ANSWER_RESERVE)) - estimate_tokens(tools, PROSE_CHARS_PER_TOKEN)
+
+
+def message_tokens(message: dict[str, Any]) -> int:
+    if message.get("role") == "system":
+        return estimate_tokens(message, PROSE_CHARS_PER_TOKEN)
+    return estimate_tokens(message)
 
 
 def messages_tokens(messages: list[dict[str, Any]]) -> int:
-    return sum(estimate_tokens(message) for message in messages)
+    return sum(message_tokens(message) for message in messages)
 
 
 def fits(messages: list[dict[str, Any]], tools: list[dict[str, Any]], context_window: int) -> bool:
@@ -52,7 +70,7 @@ def fit_to_context(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]], context_window: int
 ) -> list[dict[str, Any]]:
     """A copy of ``messages`` that fits if shrinking and eliding old tool outputs is enough (else as close as
-    they get: the caller compacts). The latest step's outputs are kept whole."""
+    they get: the caller compacts). The latest step's outputs are kept whole unless nothing else is left."""
     budget = prompt_budget(context_window, tools)
     total = messages_tokens(messages)
     if total <= budget:
@@ -66,14 +84,31 @@ def fit_to_context(
         for index in old_outputs:
             if total <= budget:
                 return fitted
-            message = fitted[index]
-            replacement = shorten(str(message.get("content", "")))
-            if replacement is None:
-                continue
-            total -= estimate_tokens(message)
-            message["content"] = replacement
-            total += estimate_tokens(message)
+            total = _replace(fitted[index], shorten, total)
+    # Last: the latest step's outputs share what is left (head and tail, with how to page the rest).
+    latest = [i for i, m in enumerate(fitted) if m.get("role") == "tool" and i > last_assistant]
+    if total > budget and latest:
+        over_chars = (total - budget) * CHARS_PER_TOKEN
+        for index in latest:
+            content = str(fitted[index].get("content", ""))
+            keep = max(LATEST_OUTPUT_FLOOR_CHARS, len(content) - over_chars // len(latest) - 400)
+            if keep < len(content):
+                hint = "call the tool again with a narrower request"
+                total = _replace(
+                    fitted[index],
+                    lambda text: apply_budget(text, OutputBudget(max_chars=keep), hint).text,
+                    total,
+                )
     return fitted
+
+
+def _replace(message: dict[str, Any], shorten: Any, total: int) -> int:
+    replacement = shorten(str(message.get("content", "")))
+    if replacement is None:
+        return total
+    total -= message_tokens(message)
+    message["content"] = replacement
+    return total + message_tokens(message)
 
 
 def _shrunk(content: str) -> str | None:

@@ -170,15 +170,17 @@ class Conversation:
         outcome = TurnOutcome("error", "the turn did not finish")
         try:
             settings = self.runtime.model_settings(model or self.record.model or None)
-            self.emit(TurnStartEvent(turn_id=turn_id, model=settings.label))
+            window = await self.runtime.context_window(settings)
+            profile = self.runtime.profile(settings, window)
+            self.emit(
+                TurnStartEvent(turn_id=turn_id, model=settings.label, context_window=window, profile=profile)
+            )
             client = self.runtime.model_client(settings)
             # Tools include images in their results only for a model that can read them.
             client_context = {**context, "vision": settings.vision}
             ctx = self.runtime.tool_context(
                 session_id=self.id, cancel=cancel, emit=self.emit, client_context=client_context
             )
-            window = await self.runtime.context_window(settings)
-            profile = self.runtime.profile(settings, window)
             loop_settings = self.runtime.loop_settings(settings, window)
             loop_settings.profile = profile
             loop = AgentLoop(

@@ -29,11 +29,11 @@ from ..events import (
 from ..tools.base import ToolCall, ToolContext, ToolResult, ToolStatus
 from ..tools.definitions import to_openai
 from ..tools.executor import ToolExecutor
-from ..tools.output import model_text
+from ..tools.output import OutputBudget, apply_budget, model_text
 from ..tools.registry import ToolCatalog
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
 from .compaction import compact
-from .context_budget import estimate_tokens, fit_to_context, fits
+from .context_budget import CHARS_PER_TOKEN, fit_to_context, fits, prefix_tokens, prompt_budget
 from .llm import E_MODEL_CONTEXT, ModelClient, ModelError
 from .relay import DeltaBatcher
 
@@ -41,6 +41,12 @@ Emit = Callable[[BaseModel], None]
 # The catalog for the next step, from the conversation so far (tools appear when their context does).
 CatalogForStep = Callable[[list[dict[str, Any]]], ToolCatalog]
 E_CONTEXT_FULL = "E_CONTEXT_FULL"
+# One tool result may take at most this share of the context window (on top of the executor's output budget).
+RESULT_SHARE = 0.2
+# ... and at most this share of the room the system prompt and tool schemas leave, but never less than
+# MIN_RESULT_CHARS characters.
+ROOM_SHARE = 0.4
+MIN_RESULT_CHARS = 800
 
 
 @dataclass
@@ -145,7 +151,8 @@ class AgentLoop:
             except asyncio.CancelledError:
                 self._answer_unrun(messages, answer.tool_calls, "canceled by the user")
                 raise
-            messages.extend(_tool_message(result) for result in results)
+            room = prompt_budget(self.settings.context_window, tools) - prefix_tokens(system_prompt, [])
+            messages.extend(self._tool_message(result, room) for result in results)
             if self.settings.vision:
                 messages.extend(_image_message(results))
             self.checkpoint()
@@ -155,6 +162,21 @@ class AgentLoop:
         note = f"Stopped after {self.settings.max_steps} steps (the step limit). Send a message to continue."
         return TurnOutcome("step_limit", note, self.settings.max_steps)
 
+    def _tool_message(self, result: ToolResult, room: int) -> dict[str, Any]:
+        """The result as the model reads it, cut to a share of its window (a 4k model cannot take a 30,000
+        character output whole); the cut says how to page the rest, the sidebar still shows all of it.
+
+        ``room``: tokens the messages may take next to the system prompt and tools.
+        """
+        content = model_text(result)
+        share = min(self.settings.context_window * RESULT_SHARE, room * ROOM_SHARE)
+        limit = max(int(share * CHARS_PER_TOKEN), MIN_RESULT_CHARS)
+        if len(content) > limit:
+            tool = self.executor.registry.get(result.name)
+            hint = tool.paging_hint if tool is not None else "narrow the request"
+            content = apply_budget(content, OutputBudget(max_chars=limit), hint).text
+        return {"role": "tool", "tool_call_id": result.tool_call_id, "content": content}
+
     def _definition(self, tool: Any) -> dict[str, Any]:
         if tool.name not in self._definitions:
             self._definitions[tool.name] = to_openai(tool)
@@ -162,7 +184,7 @@ class AgentLoop:
 
     def _warn_if_prefix_is_large(self, system_prompt: str, tools: list[dict[str, Any]]) -> None:
         window = self.settings.context_window
-        prefix = estimate_tokens(system_prompt) + estimate_tokens(tools)
+        prefix = prefix_tokens(system_prompt, tools)
         if prefix <= window * self.settings.context_warning_share or prefix in self.warned_prefixes:
             return
         self.warned_prefixes.add(prefix)
@@ -172,8 +194,13 @@ class AgentLoop:
                 message=(
                     f"The system prompt and {len(tools)} tool definitions take about {prefix:,} tokens, "
                     f"{share} % of this model's {window:,}-token context window; little is left for the "
-                    "conversation. Use a model with a larger window, a smaller tool profile "
-                    "('profile': 'compact'), or fewer MCP servers."
+                    "conversation. "
+                    + (
+                        "Use a model with a larger window, or fewer MCP servers."
+                        if self.settings.profile == "compact"
+                        else "Use a model with a larger window, the compact tool profile "
+                        "('profile': 'compact'), or fewer MCP servers."
+                    )
                 ),
                 prefix_tokens=prefix,
                 context_window=window,
@@ -347,10 +374,6 @@ def _call_ids(messages: list[dict[str, Any]]) -> set[str]:
         for call in message.get("tool_calls") or []
         if isinstance(call, dict) and call.get("id")
     }
-
-
-def _tool_message(result: ToolResult) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": result.tool_call_id, "content": model_text(result)}
 
 
 def _image_message(results: list[ToolResult]) -> list[dict[str, Any]]:
