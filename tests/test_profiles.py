@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from hdsp_agent.agent.runtime import AgentRuntime
 from hdsp_agent.agent.models import ModelCatalog
+from hdsp_agent.agent.runtime import AgentRuntime
 from hdsp_agent.permissions.decision import ReadOnlyPolicy
 from hdsp_agent.tools.base import Tool, ToolArgs, ToolCall, ToolContext
 from hdsp_agent.tools.defaults import default_tools

@@ -55,7 +55,7 @@ async def compact(
     tools: list[dict[str, Any]],
     context_window: int,
 ) -> dict[str, Any] | None:
-    """Summarize the older part of ``messages`` in place; returns what happened, or None if nothing could go."""
+    """Summarize the older part of ``messages`` in place; what happened, or None if nothing could go."""
     available = prompt_budget(context_window, tools) - prefix_tokens(system_prompt, [])
     start = tail_start(messages, int(available * TAIL_SHARE))
     if start == 0:

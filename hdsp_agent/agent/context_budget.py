@@ -32,6 +32,7 @@ ELIDED_NOTE = (
 )
 # The latest step's outputs are never cut below this (the model must see what its call did).
 LATEST_OUTPUT_FLOOR_CHARS = 600
+LATEST_HINT = "call the tool again with a narrower request"
 SHRUNK_HINT = "call the tool again (it was shortened to fit the context window)"
 
 
@@ -41,14 +42,14 @@ def estimate_tokens(payload: Any, chars_per_token: float = CHARS_PER_TOKEN) -> i
 
 
 def prefix_tokens(system_prompt: str, tools: list[dict[str, Any]]) -> int:
-    """The part of every request that does not change within a turn: the system prompt and the tool schemas."""
+    """What every request of a turn starts with and does not change: the system prompt and tool schemas."""
     return estimate_tokens(system_prompt, PROSE_CHARS_PER_TOKEN) + estimate_tokens(
         tools, PROSE_CHARS_PER_TOKEN
     )
 
 
 def prompt_budget(context_window: int, tools: list[dict[str, Any]]) -> int:
-    """Tokens the messages (system prompt included) may take next to ``tools``, leaving room for the answer."""
+    """Tokens the messages (system prompt included) may take next to ``tools``, with room for the answer."""
     return int(context_window * (1 - ANSWER_RESERVE)) - estimate_tokens(tools, PROSE_CHARS_PER_TOKEN)
 
 
@@ -93,10 +94,11 @@ def fit_to_context(
             content = str(fitted[index].get("content", ""))
             keep = max(LATEST_OUTPUT_FLOOR_CHARS, len(content) - over_chars // len(latest) - 400)
             if keep < len(content):
-                hint = "call the tool again with a narrower request"
                 total = _replace(
                     fitted[index],
-                    lambda text: apply_budget(text, OutputBudget(max_chars=keep), hint).text,
+                    lambda text, keep=keep: (
+                        apply_budget(text, OutputBudget(max_chars=keep), LATEST_HINT).text
+                    ),
                     total,
                 )
     return fitted

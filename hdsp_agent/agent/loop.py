@@ -90,7 +90,7 @@ class AgentLoop:
         self.checkpoint = checkpoint
         # Prefix sizes already warned about in this conversation: the warning is shown once, not every turn.
         self.warned_prefixes = warned_prefixes if warned_prefixes is not None else set()
-        # One definition object per tool: the same bytes on every step, so servers can reuse the cached prefix.
+        # One definition per tool: the same bytes on every step, so servers can reuse the cached prefix.
         self._definitions: dict[str, dict[str, Any]] = {}
 
     async def run_turn(
