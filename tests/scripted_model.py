@@ -121,12 +121,16 @@ class ScriptedModel:
         factory: ReplyFactory | None = None,
         port: int = 0,
         max_prompt_tokens: int | None = None,
+        summary_reply: Reply | None = None,
     ) -> None:
         self._replies = list(replies)
         self._factory = factory
         self._lock = threading.Lock()
         # A small model's window: longer prompts are refused (HTTP 400), never truncated.
         self.max_prompt_tokens = max_prompt_tokens
+        # The answer to the agent's compaction requests (no tools, the summarizer's system prompt), given without
+        # taking a reply from the script: a browser test cannot know when the agent will compact.
+        self.summary_reply = summary_reply
         # The prompt size (o200k tokens) of every request, refused ones included, in arrival order.
         self.prompt_sizes: list[int] = []
         self.refused: list[dict[str, Any]] = []
@@ -148,12 +152,15 @@ class ScriptedModel:
         with self._lock:
             self._replies.extend(replies)
 
-    def load_script(self, replies: Iterable[Reply]) -> None:
-        """Replace the replies still queued and forget the requests seen (``POST /script``)."""
+    def load_script(self, replies: Iterable[Reply], max_prompt_tokens: int | None = None) -> None:
+        """Replace the replies still queued, set the window, forget the requests seen (``POST /script``)."""
         with self._lock:
             self._replies = list(replies)
+            self.max_prompt_tokens = max_prompt_tokens
             self.requests.clear()
             self.request_headers.clear()
+            self.prompt_sizes.clear()
+            self.refused.clear()
 
     @property
     def pending(self) -> int:
@@ -178,6 +185,8 @@ class ScriptedModel:
         with self._lock:
             self.requests.append(request)
             self.request_headers.append(headers)
+            if self.summary_reply is not None and _is_summary_request(request):
+                return self.summary_reply
             if self._replies:
                 return self._replies.pop(0)
         if self._factory is not None:
@@ -201,7 +210,15 @@ class ScriptedModel:
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/requests":  # what clients sent, for browser tests to inspect
                     with model._lock:
-                        self._json(200, {"requests": list(model.requests), "pending": len(model._replies)})
+                        self._json(
+                            200,
+                            {
+                                "requests": list(model.requests),
+                                "pending": len(model._replies),
+                                "prompt_sizes": list(model.prompt_sizes),
+                                "refused": len(model.refused),
+                            },
+                        )
                     return
                 if self.path.rstrip("/") == "/props" and model.max_prompt_tokens:  # llama.cpp's server
                     settings = {"n_ctx": model.max_prompt_tokens}
@@ -216,7 +233,10 @@ class ScriptedModel:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = json.loads(self.rfile.read(length) or b"{}")
                 if self.path.rstrip("/") == "/script":  # browser tests load their own replies
-                    model.load_script([reply_from_json(spec) for spec in request.get("replies", [])])
+                    model.load_script(
+                        [reply_from_json(spec) for spec in request.get("replies", [])],
+                        request.get("max_prompt_tokens"),
+                    )
                     self._json(200, {"pending": model.pending})
                     return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -282,6 +302,14 @@ class ScriptedModel:
                 self.wfile.write(body)
 
         return Handler
+
+
+SUMMARY_SYSTEM_START = "You compact a coding agent's conversation"
+
+
+def _is_summary_request(request: dict[str, Any]) -> bool:
+    messages = request.get("messages") or [{}]
+    return not request.get("tools") and str(messages[0].get("content", "")).startswith(SUMMARY_SYSTEM_START)
 
 
 def _context_exceeded(size: int, limit: int) -> dict[str, Any]:
@@ -355,8 +383,13 @@ def main() -> None:
     args = parser.parse_args()
     replies = [reply_from_json(spec) for spec in json.load(open(args.script))] if args.script else []
     fallback = text("(the scripted model has nothing more to say)")
+    summary = text("Done so far: see the notebook. Files and cells touched: the open notebook. Open: none.")
     model = ScriptedModel(
-        replies, factory=lambda request: fallback, port=args.port, max_prompt_tokens=args.max_prompt_tokens
+        replies,
+        factory=lambda request: fallback,
+        port=args.port,
+        max_prompt_tokens=args.max_prompt_tokens,
+        summary_reply=summary,
     )
     print(f"scripted model on {model.base_url}", flush=True)
     model.start()._thread.join()

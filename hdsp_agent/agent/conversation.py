@@ -70,6 +70,8 @@ class Conversation:
         self._interrupted = False
         # Prefix sizes the user was already warned about (see AgentLoop), so the warning is not repeated.
         self._warned_prefixes: set[int] = set()
+        # The context window of each model this conversation used, asked of its server once.
+        self._windows: dict[int, int] = {}
         self.log = logging.getLogger("hdsp_agent.session")
 
     @property
@@ -170,7 +172,9 @@ class Conversation:
         outcome = TurnOutcome("error", "the turn did not finish")
         try:
             settings = self.runtime.model_settings(model or self.record.model or None)
-            window = await self.runtime.context_window(settings)
+            if id(settings) not in self._windows:
+                self._windows[id(settings)] = await self.runtime.context_window(settings)
+            window = self._windows[id(settings)]
             profile = self.runtime.profile(settings, window)
             self.emit(
                 TurnStartEvent(turn_id=turn_id, model=settings.label, context_window=window, profile=profile)

@@ -58,8 +58,6 @@ class AgentRuntime:
     # One client per model for the server's life: its HTTP connections are reused from turn to turn.
     _clients: dict[int, ModelClient] = field(default_factory=dict, init=False, repr=False)
     _undo: TurnUndo | None = field(default=None, init=False, repr=False)
-    # Context windows the servers reported, per model (asked once per server life).
-    _windows: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def undo(self) -> TurnUndo:
@@ -80,13 +78,11 @@ class AgentRuntime:
         self._clients.clear()
 
     async def context_window(self, settings: ModelSettings) -> int:
-        """The configured window, else the one the server reports (asked once), else the default."""
+        """The configured window, else the one the server reports, else the default. Conversations ask once
+        (the server may load another model, or the same one with another window, between conversations)."""
         if settings.context_window > 0:
             return settings.context_window
-        if id(settings) not in self._windows:
-            detected = await detect_context_window(settings)
-            self._windows[id(settings)] = detected or DEFAULT_CONTEXT_WINDOW
-        return self._windows[id(settings)]
+        return await detect_context_window(settings) or DEFAULT_CONTEXT_WINDOW
 
     def loop_settings(self, settings: ModelSettings, context_window: int | None = None) -> LoopSettings:
         return LoopSettings(
