@@ -109,7 +109,8 @@ def _summary(request: dict[str, Any]) -> str:
     tools = request.get("tools") or []
     schema_chars = len(json.dumps(tools))
     message_chars = sum(len(json.dumps(m)) for m in request["messages"])
-    return f"{prompt_tokens(request):,} tokens: {len(tools)} tools ({schema_chars:,} chars), messages {message_chars:,} chars"
+    tokens = prompt_tokens(request)
+    return f"{tokens:,} tokens: {len(tools)} tools ({schema_chars:,} chars), messages {message_chars:,} chars"
 
 
 async def lean_figures(workdir: Path) -> list[Figure]:

@@ -1,7 +1,8 @@
 """One headless agent turn against a model endpoint, with Jupyter's managers for the notebook tools.
 
-Run in a subprocess by ``figures_lean.py``, with ``PYTHONPATH`` pointing at either this checkout or the code as it
-was before issue 17 (``git archive``), so both are measured through the same script. Uses only APIs both have.
+Run in a subprocess by ``figures_lean.py``, with ``PYTHONPATH`` pointing at either this checkout or the code
+as it was before issue 17 (``git archive``), so both are measured through the same script. Uses only APIs both
+have.
 """
 
 from __future__ import annotations

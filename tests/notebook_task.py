@@ -1,4 +1,5 @@
-"""A scripted multi-step notebook task for a small model: the test of the 4k window and the bench's token figures.
+"""A scripted multi-step notebook task for a small model: the test of the 4k window and the bench's token
+figures.
 
 The model reads the notebook, runs cells (some with long outputs), makes a quick check through execute_code (a
 tool the compact profile does not offer: it is called by name), adds a conclusions cell and answers. When the

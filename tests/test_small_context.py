@@ -1,8 +1,8 @@
 """A small local model (a 4,096-token window that refuses longer prompts) drives a multi-step notebook task.
 
-The scripted model counts every prompt with o200k_base and answers HTTP 400, as llama.cpp does, past 4,096 tokens;
-it reports its window at ``GET /props``. The agent must find the window, pick the compact profile, cut big outputs,
-shrink and compact the history, and finish the task without one refused request.
+The scripted model counts every prompt with o200k_base and answers HTTP 400, as llama.cpp does, past 4,096
+tokens; it reports its window at ``GET /props``. The agent must find the window, pick the compact profile, cut
+big outputs, shrink and compact the history, and finish the task without one refused request.
 """
 
 from __future__ import annotations

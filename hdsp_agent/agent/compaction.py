@@ -1,9 +1,9 @@
 """Compaction: when shrinking old tool outputs is not enough, older turns become a short summary by the model.
 
 The last steps are kept as they are (at least the latest assistant message with its tool results); everything
-before becomes one user message: the model's summary (what was done, files and cells touched, open questions) and
-the user's latest request verbatim, so a turn compacted mid-way still knows what it is for. The conversation's
-event log keeps the full history; the sidebar shows that it happened (``context.compacted``).
+before becomes one user message: the model's summary (what was done, files and cells touched, open questions)
+and the user's latest request verbatim, so a turn compacted mid-way still knows what it is for. The
+conversation's event log keeps the full history; the sidebar shows that it happened (``context.compacted``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
 """Fitting the conversation into the model's context window.
 
-Token counts are estimated from characters: exact tokenizers need model files this server may not have, and the
-estimate only has to keep us safely under the limit. Conversation text counts three characters a token: that
-over-counts English and code (four to five in o200k_base) and matches dense numeric output (two to three), which a
-data-science session sends a lot of; Ollama cuts an over-long prompt silently, so erring long is the safe side.
-The system prompt and tool schemas are our own English and JSON (3.9 characters a token in o200k_base, measured):
-they count 3.5, so a small window is not given up to the estimate's error on the part that is always there.
+Token counts are estimated from characters: exact tokenizers need model files this server may not have, and
+the estimate only has to keep us safely under the limit. Conversation text counts three characters a token:
+that over-counts English and code (four to five in o200k_base) and matches dense numeric output (two to
+three), which a data-science session sends a lot of; Ollama cuts an over-long prompt silently, so erring long
+is the safe side. The system prompt and tool schemas are our own English and JSON (3.9 characters a token in
+o200k_base, measured): they count 3.5, so a small window is not given up to the estimate's error on the part
+that is always there.
 
-What goes first, oldest first, never the latest step's results:
-1. old tool outputs shrink to a short head and tail (the output budget applied again, tighter);
-2. old tool outputs are elided, with a note saying how to get them back;
-3. then the conversation is compacted: older turns are summarized by the model (see ``compaction.py``).
+What goes first, oldest first, never the latest step's results: 1. old tool outputs shrink to a short head and
+tail (the output budget applied again, tighter); 2. old tool outputs are elided, with a note saying how to get
+them back; 3. then the conversation is compacted: older turns are summarized by the model (see
+``compaction.py``).
 """
 
 from __future__ import annotations

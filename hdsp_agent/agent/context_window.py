@@ -5,9 +5,10 @@ Local servers each say it their own way, and none in the OpenAI API:
 - vLLM: ``GET /v1/models`` → ``data[].max_model_len``.
 - llama.cpp: ``GET /props`` → ``default_generation_settings.n_ctx`` (newer builds also a top-level ``n_ctx``).
 - LM Studio: ``GET /api/v0/models`` → ``data[].loaded_context_length`` or ``max_context_length``.
-- Ollama: ``POST /api/show {"model"}`` → ``parameters`` (``num_ctx N``) or ``model_info["<arch>.context_length"]``.
-  Ollama runs a model with ``num_ctx`` (its default, 4096, unless the Modelfile or request sets it), not with the
-  model's trained length, and cuts the front of a longer prompt silently: without ``num_ctx`` we assume 4096.
+- Ollama: ``POST /api/show {"model"}`` → ``parameters`` (``num_ctx N``) or
+  ``model_info["<arch>.context_length"]``. Ollama runs a model with ``num_ctx`` (its default, 4096, unless the
+  Modelfile or request sets it), not with the model's trained length, and cuts the front of a longer prompt
+  silently: without ``num_ctx`` we assume 4096.
 
 Each probe is short and failures are quiet: a server that answers none of them gets the configured default.
 """

@@ -1,10 +1,10 @@
 """Which tools a step offers the model: a profile sized to its context window, narrowed by what is in play.
 
 Every tool's schema is sent on every step, so a small local model (a 4k–16k window) cannot afford all of them.
-A profile names the built-in tools offered; the context adds the notebook tools once a notebook is open or named,
-and the web tools only when the administrator turned them on. A tool the profile leaves out stays *callable by
-name* (results and error suggestions name them, e.g. "read on with read_file_range"); tools the permission mode,
-availability or ``disabled_tools`` exclude are not callable at all.
+A profile names the built-in tools offered; the context adds the notebook tools once a notebook is open or
+named, and the web tools only when the administrator turned them on. A tool the profile leaves out stays
+*callable by name* (results and error suggestions name them, e.g. "read on with read_file_range"); tools the
+permission mode, availability or ``disabled_tools`` exclude are not callable at all.
 
 Tools that are not built in (MCP servers, declared tools, plugins; test tools) are offered in ``standard`` and
 ``full``; ``compact`` keeps the grouped ones (``server__tool``) callable by name only.
