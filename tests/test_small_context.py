@@ -32,14 +32,15 @@ def test_a_4k_model_completes_a_notebook_task_through_hdsp_agent_run(tmp_path: P
                 sys.executable, "-m", "hdsp_agent.cli", "run",
                 "-p", PROMPT,
                 "--root", str(root), "--model", "small", "--base-url", model.base_url,
-                "--approve", "all", "--json",
+                "--approve", "all", "--json", "--notebook", NOTEBOOK,
             ],
             capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
             env={**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)},
         )  # fmt: skip
         sizes, refused, requests = list(model.prompt_sizes), list(model.refused), list(model.requests)
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    assert done.returncode == 0, done.stderr[-3000:]
+    ends = [e for e in events if e["type"] in ("error", "turn.end")]
+    assert done.returncode == 0, ([(e["type"], e.get("code"), e.get("message")) for e in ends], done.stderr[-500:])
     start = next(e for e in events if e["type"] == "turn.start")
     assert (start["context_window"], start["profile"]) == (WINDOW, "compact"), "read from the server's /props"
     assert refused == [] and max(sizes) <= WINDOW, f"a prompt over the window was sent: {sizes}"
@@ -56,6 +57,15 @@ def test_a_4k_model_completes_a_notebook_task_through_hdsp_agent_run(tmp_path: P
     compacted = [e for e in events if e["type"] == "context.compacted"]
     assert compacted, f"twelve steps of long outputs in 4k must compact (prompt sizes {sizes})"
     assert compacted[0]["messages_after"] < compacted[0]["messages_before"]
+    notes = [
+        m["content"]
+        for r in requests
+        for m in r["messages"]
+        if m["role"] == "user" and "was compacted" in str(m["content"])
+    ]
+    assert notes and "The active notebook now" in notes[-1] and "# Measurements" in notes[-1], (
+        "the live notebook's outline is kept with the summary"
+    )
     summaries = [r for r in requests if r["messages"][0]["content"] == SUMMARY_SYSTEM]
     assert summaries and all("tools" not in r for r in summaries)
 

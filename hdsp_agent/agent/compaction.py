@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .context_budget import OLD_OUTPUT_CHARS, estimate_tokens, prefix_tokens, prompt_budget
+from .context_budget import CHARS_PER_TOKEN, OLD_OUTPUT_CHARS, estimate_tokens, prefix_tokens, prompt_budget
 from .llm import ModelClient
 
 SUMMARY_HEADER = "(hdsp-agent) The earlier conversation was compacted to fit the model's context window."
@@ -24,6 +24,8 @@ SUMMARY_SYSTEM = (
 # Share of the message budget the kept tail may take; the summary and the next answer need the rest.
 TAIL_SHARE = 0.5
 LATEST_REQUEST_CHARS = 1_500
+# Share of the message budget the live notebook outline may take in the compaction note.
+LIVE_STATE_SHARE = 0.15
 TRANSCRIPT_ITEM_CHARS = 600
 
 
@@ -54,6 +56,7 @@ async def compact(
     system_prompt: str,
     tools: list[dict[str, Any]],
     context_window: int,
+    live_state: str | None = None,
 ) -> dict[str, Any] | None:
     """Summarize the older part of ``messages`` in place; what happened, or None if nothing could go."""
     available = prompt_budget(context_window, tools) - prefix_tokens(system_prompt, [])
@@ -63,10 +66,23 @@ async def compact(
     older, tail = messages[:start], messages[start:]
     summary = await summarize(model, older, context_window)
     latest_request = next((_text(m.get("content")) for m in reversed(older) if m.get("role") == "user"), "")
+    # The note must fit next to the kept tail: the notebook outline goes first, then the summary is cut.
+    room = available - _tokens(tail) - 20
     parts = [SUMMARY_HEADER, "Summary:\n" + summary.strip()]
     if latest_request and not _has_user_message(tail):
         parts.append("The user's latest request:\n" + latest_request[:LATEST_REQUEST_CHARS])
+    if live_state:
+        # What the notebook is now, so the model does not work from cells the summary only remembers.
+        cap = max(300, int(available * LIVE_STATE_SHARE) * CHARS_PER_TOKEN)
+        state = (
+            live_state if len(live_state) <= cap else live_state[:cap] + "\n[... more cells: read_notebook]"
+        )
+        with_state = [*parts, "The active notebook now (cells, without outputs):\n" + state]
+        if estimate_tokens("\n\n".join(with_state)) <= room:
+            parts = with_state
     note = "\n\n".join(parts)
+    if estimate_tokens(note) > room:
+        note = _cut(note, max(room, 100) * CHARS_PER_TOKEN)
     before = _tokens(messages)
     if tail and tail[0].get("role") == "user" and isinstance(tail[0].get("content"), str):
         # Some chat templates insist that roles alternate: fold the note into the user message that follows.

@@ -27,7 +27,7 @@ from ..events import (
     UserMessageEvent,
 )
 from ..permissions.approval import ApprovalReply
-from ..tools.base import CancelToken
+from ..tools.base import CancelToken, ToolContext
 from ..tools.registry import ToolCatalog
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
@@ -194,6 +194,7 @@ class Conversation:
                 self.emit,
                 checkpoint=lambda: self.store.save_messages(self.id, self.messages),
                 warned_prefixes=self._warned_prefixes,
+                live_state=lambda: self._live_notebook_outline(ctx),
             )
             await self.runtime.prepare_catalog(ctx)  # MCP servers connect (once) and list their tools
 
@@ -222,6 +223,21 @@ class Conversation:
             self.emit(TurnEndEvent(turn_id=turn_id, reason=outcome.reason, message=outcome.message))
             self.store.save_messages(self.id, self.messages)
             self._set_status("idle")
+
+    async def _live_notebook_outline(self, ctx: ToolContext) -> str | None:
+        """The active notebook as read_notebook's brief outline (live, without outputs), for a compaction."""
+        document = ctx.client_context.get("active_document") or {}
+        path = document.get("path")
+        tool = self.runtime.registry.get("read_notebook")
+        if tool is None or not isinstance(path, str) or not path.endswith(".ipynb"):
+            return None
+        try:
+            args = tool.args_model(path=path, include_outputs=False)
+            output = await tool.run(args, ctx.for_call(f"compaction_{uuid.uuid4().hex[:8]}"))
+        except Exception:  # the outline is a help, never a reason for the turn to fail
+            self.log.debug("hdsp-agent: no notebook outline for the compaction", exc_info=True)
+            return None
+        return output if isinstance(output, str) else output.content
 
     async def cancel(self, reason: str = "stopped by the user", *, interrupted: bool = False) -> None:
         """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals canceled.

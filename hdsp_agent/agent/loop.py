@@ -11,7 +11,7 @@ import asyncio
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,7 @@ class AgentLoop:
         emit: Emit,
         checkpoint: Callable[[], None] = lambda: None,
         warned_prefixes: set[int] | None = None,
+        live_state: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self.model = model
         self.executor = executor
@@ -90,6 +91,8 @@ class AgentLoop:
         self.checkpoint = checkpoint
         # Prefix sizes already warned about in this conversation: the warning is shown once, not every turn.
         self.warned_prefixes = warned_prefixes if warned_prefixes is not None else set()
+        # The live notebook's outline, kept in the note when the history is compacted.
+        self.live_state = live_state
         # One definition per tool: the same bytes on every step, so servers can reuse the cached prefix.
         self._definitions: dict[str, dict[str, Any]] = {}
 
@@ -223,7 +226,8 @@ class AgentLoop:
         request = fit_to_context([system, *messages], tools, window)
         if squeeze == 1.0 and fits(request, tools, window):
             return request
-        outcome = await compact(self.model, messages, system_prompt, tools, window)
+        state = await self.live_state() if self.live_state is not None else None
+        outcome = await compact(self.model, messages, system_prompt, tools, window, state)
         if outcome is not None:
             self.checkpoint()
             self.emit(
