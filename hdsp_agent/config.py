@@ -118,8 +118,8 @@ class HdspAgentConfig(Configurable):
     context_window = Int(
         0,
         config=True,
-        help="The model's context size in tokens. 0: ask the server (Ollama, vLLM, llama.cpp, LM Studio), else "
-        "32,768. Requests are compacted to fit it.",
+        help="The model's context size in tokens. 0: ask the server (Ollama, vLLM, llama.cpp, LM Studio), "
+        "else 32,768. Requests are compacted to fit it.",
     )
     profile = Unicode(
         "auto",
@@ -130,7 +130,8 @@ class HdspAgentConfig(Configurable):
     web_tools = Bool(
         False,
         config=True,
-        help="Offer the web tools (fetch_url_content; search_web when search_backend_url is set) to the model.",
+        help="Offer the web tools (fetch_url_content; search_web when search_backend_url is set) to the "
+        "model.",
     )
     context_warning_share = Float(
         0.5,

@@ -125,7 +125,7 @@ class ContextWarningEvent(BaseModel):
 
 
 class ContextCompactedEvent(BaseModel):
-    """Older turns were summarized to fit the window; the events before this one still hold the full history."""
+    """Older turns were summarized to fit the window; the events before this one hold the full history."""
 
     type: Literal["context.compacted"] = "context.compacted"
     message: str

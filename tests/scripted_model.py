@@ -5,8 +5,9 @@ every choice and call, ``finish_reason`` on the last chunk, ``data: [DONE]`` —
 loop and the executor run end to end. Each test scripts the replies (text, tool calls split into deltas, parallel
 calls, HTTP errors, 429s, dropped connections, slow streams) and can read back every request it received.
 
-With ``max_prompt_tokens`` it behaves like a small local model: a request whose prompt (counted with o200k_base)
-is longer is refused with HTTP 400 and llama.cpp's error, and ``GET /props`` reports the window as llama.cpp does.
+With ``max_prompt_tokens`` it behaves like a small local model: a request whose prompt (counted with
+o200k_base) is longer is refused with HTTP 400 and llama.cpp's error, and ``GET /props`` reports the window as
+llama.cpp does.
 
 Runs in its own thread so any event loop (pytest-asyncio's, pytest-jupyter's) can talk to it. Also runnable as
 ``python tests/scripted_model.py --port N --script script.json [--max-prompt-tokens 4096]`` for the browser tests.
@@ -128,8 +129,8 @@ class ScriptedModel:
         self._lock = threading.Lock()
         # A small model's window: longer prompts are refused (HTTP 400), never truncated.
         self.max_prompt_tokens = max_prompt_tokens
-        # The answer to the agent's compaction requests (no tools, the summarizer's system prompt), given without
-        # taking a reply from the script: a browser test cannot know when the agent will compact.
+        # The answer to the agent's compaction requests (no tools, the summarizer's system prompt), given
+        # without taking a reply from the script: a browser test cannot know when the agent will compact.
         self.summary_reply = summary_reply
         # The prompt size (o200k tokens) of every request, refused ones included, in arrival order.
         self.prompt_sizes: list[int] = []

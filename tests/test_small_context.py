@@ -40,7 +40,8 @@ def test_a_4k_model_completes_a_notebook_task_through_hdsp_agent_run(tmp_path: P
         sizes, refused, requests = list(model.prompt_sizes), list(model.refused), list(model.requests)
     events = [json.loads(line) for line in done.stdout.splitlines()]
     ends = [e for e in events if e["type"] in ("error", "turn.end")]
-    assert done.returncode == 0, ([(e["type"], e.get("code"), e.get("message")) for e in ends], done.stderr[-500:])
+    ended = [(e["type"], e.get("code"), e.get("message")) for e in ends]
+    assert done.returncode == 0, (ended, done.stderr[-500:])
     start = next(e for e in events if e["type"] == "turn.start")
     assert (start["context_window"], start["profile"]) == (WINDOW, "compact"), "read from the server's /props"
     assert refused == [] and max(sizes) <= WINDOW, f"a prompt over the window was sent: {sizes}"

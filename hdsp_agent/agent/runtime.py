@@ -112,8 +112,8 @@ class AgentRuntime:
         profile: ProfileName | None = None,
         messages: list[dict[str, Any]] | None = None,
     ) -> ToolCatalog:
-        """The tools callable in this step; with a ``profile``, only those it offers in this context have their
-        schemas sent, the others stay callable by name."""
+        """The tools callable in this step. With a ``profile``, only those it offers in this context have
+        their schemas sent; the others stay callable by name."""
         include = self.catalog_filter
         mode_for = getattr(self.policy, "mode_for", None)  # the rule policy knows each session's mode
         if mode_for is not None and ctx.session_id:
@@ -152,7 +152,8 @@ class AgentRuntime:
         profile: ProfileName | None = None,
         messages: list[dict[str, Any]] | None = None,
     ) -> ToolCatalog:
-        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for them."""
+        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for
+        them."""
         if self.refresh_tools is not None:
             await self.refresh_tools()
         return self.catalog(ctx, profile, messages)

@@ -72,8 +72,8 @@ def run_prompt(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
     root = args.root.resolve()
     approver = approver_for(args.approve)
-    # Jupyter's managers without a server, so the notebook tools read, edit and run notebooks as in the sidebar;
-    # the kernels they start are shut down when the run ends.
+    # Jupyter's managers without a server, so the notebook tools read, edit and run notebooks as in the
+    # sidebar; the kernels they start are shut down when the run ends.
     async with headless_jupyter(root) as jupyter:
         runtime = AgentRuntime(
             registry=default_registry(config),
