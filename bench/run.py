@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from figures_core import loop_overhead, pipeline_overhead
+from figures_lean import lean_figures
 from figures_server import startup, stream_relay
 from figures_tools import edit_figures, run_cell_figures, search_figures
 from harness import Figure, report
@@ -39,6 +40,7 @@ GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "run_cell": run_cell_figures,
     "stream": _stream,
     "startup": _startup,
+    "lean": lean_figures,  # prompt tokens: first request per profile vs the Continue CLI; a 21-step task
 }
 
 

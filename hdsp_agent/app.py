@@ -64,6 +64,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             max_steps=self.max_steps,
             tool_call_limits=dict(self.tool_call_limits),
             disabled_tools=list(self.disabled_tools),
+            web_tools=self.web_tools,
+            context_warning_share=self.context_warning_share,
             audit=self.audit_log_sink(),
             quotas=Quotas(
                 max_turns=self.max_concurrent_turns,

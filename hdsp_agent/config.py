@@ -176,8 +176,8 @@ class HdspAgentConfig(Configurable):
         default_value=[],
         config=True,
         help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, 'api_key_file'?, "
-        "'context_window'?, "
-        "'vision'?, 'extra_headers'?}]. The first is the default when 'model' is empty.",
+        "'context_window'?, 'vision'?, 'profile'?, 'extra_headers'?}]. The first is the default when 'model' is "
+        "empty.",
     )
     extra_headers = Dict(
         per_key_traits=None,
@@ -190,7 +190,28 @@ class HdspAgentConfig(Configurable):
         3, config=True, help="Retries (with backoff, honouring Retry-After) on 429/5xx/connection errors."
     )
     context_window = Int(
-        32_768, config=True, help="The model's context size in tokens; old tool outputs are elided to fit."
+        0,
+        config=True,
+        help="The model's context size in tokens. 0: ask the server (Ollama, vLLM, llama.cpp, LM Studio), "
+        "else 32,768. Requests are compacted to fit it.",
+    )
+    profile = Unicode(
+        "auto",
+        config=True,
+        help="Tools offered to the model: 'compact' (4k-16k windows), 'standard' (to 64k), 'full'; 'auto' "
+        "chooses by the context window. Per model: 'profile' in a models entry.",
+    )
+    web_tools = Bool(
+        False,
+        config=True,
+        help="Offer the web tools (fetch_url_content; search_web when search_backend_url is set) to the "
+        "model.",
+    )
+    context_warning_share = Float(
+        0.5,
+        config=True,
+        help="Warn in the sidebar when the system prompt and tool schemas take more than this share of the "
+        "model's context window.",
     )
     vision = Bool(
         False, config=True, help="Whether the model accepts images (cell outputs are then sent as images)."

@@ -50,6 +50,9 @@ class TurnStartEvent(BaseModel):
     type: Literal["turn.start"] = "turn.start"
     turn_id: str
     model: str
+    # The model's window in tokens (configured or reported by its server) and the tool profile it chose.
+    context_window: int | None = None
+    profile: str | None = None
 
 
 TurnEndReason = Literal["completed", "canceled", "error", "step_limit", "repeated_call", "interrupted"]
@@ -111,6 +114,28 @@ class ErrorEvent(BaseModel):
     message: str
 
 
+class ContextWarningEvent(BaseModel):
+    """The system prompt and tool schemas alone take more than the configured share of the model's window."""
+
+    type: Literal["context.warning"] = "context.warning"
+    message: str
+    prefix_tokens: int
+    context_window: int
+    profile: str
+
+
+class ContextCompactedEvent(BaseModel):
+    """Older turns were summarized to fit the window; the events before this one hold the full history."""
+
+    type: Literal["context.compacted"] = "context.compacted"
+    message: str
+    summary: str
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+
+
 class SessionUpdatedEvent(BaseModel):
     type: Literal["session.updated"] = "session.updated"
     title: str
@@ -129,6 +154,8 @@ AgentEvent = Annotated[
     | AssistantDeltaEvent
     | AssistantMessageEvent
     | ErrorEvent
+    | ContextWarningEvent
+    | ContextCompactedEvent
     | SessionUpdatedEvent,
     Field(discriminator="type"),
 ]

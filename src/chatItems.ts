@@ -88,7 +88,20 @@ export interface IUndoneItem {
   restored: string[];
 }
 
+/**
+ * The context window: a warning that the prompt prefix is large, or a compaction of older turns (whose events
+ * stay in the chat above it: the full history).
+ */
+export interface IContextItem {
+  kind: 'context';
+  key: string;
+  level: 'warning' | 'compacted';
+  message: string;
+  summary: string | null;
+}
+
 export type ChatItem =
+  | IContextItem
   | IUserItem
   | IAssistantItem
   | IToolItem

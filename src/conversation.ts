@@ -187,6 +187,16 @@ export class Conversation {
       case 'turn.end':
         this._endTurn(event.seq, event.ts, event.reason, event.message ?? null);
         break;
+      case 'context.warning':
+      case 'context.compacted':
+        this._put({
+          kind: 'context',
+          key: `context-${event.seq}`,
+          level: event.type === 'context.warning' ? 'warning' : 'compacted',
+          message: event.message,
+          summary: event.type === 'context.compacted' ? event.summary : null
+        });
+        break;
       case 'turn.undone':
         this._undone.add(event.turn_id);
         this._put({

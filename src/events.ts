@@ -105,6 +105,11 @@ export interface ITurnStartEvent extends IEventEnvelope {
   type: 'turn.start';
   turn_id: string;
   model: string;
+  /**
+   * The model's context window in tokens (configured or read from its server), and the tool profile.
+   */
+  context_window?: number | null;
+  profile?: string | null;
 }
 
 export interface ITurnEndEvent extends IEventEnvelope {
@@ -176,6 +181,30 @@ export interface IErrorEvent extends IEventEnvelope {
   message: string;
 }
 
+/**
+ * The system prompt and tool schemas alone take more than the configured share of the model's window.
+ */
+export interface IContextWarningEvent extends IEventEnvelope {
+  type: 'context.warning';
+  message: string;
+  prefix_tokens: number;
+  context_window: number;
+  profile: string;
+}
+
+/**
+ * Older turns were summarized to fit the window; the events before this one still hold the full history.
+ */
+export interface IContextCompactedEvent extends IEventEnvelope {
+  type: 'context.compacted';
+  message: string;
+  summary: string;
+  messages_before: number;
+  messages_after: number;
+  tokens_before: number;
+  tokens_after: number;
+}
+
 export interface ISessionUpdatedEvent extends IEventEnvelope {
   type: 'session.updated';
   title: string;
@@ -193,5 +222,7 @@ export type AgentEvent =
   | IAssistantDeltaEvent
   | IAssistantMessageEvent
   | IErrorEvent
+  | IContextWarningEvent
+  | IContextCompactedEvent
   | ISessionUpdatedEvent
   | ITurnUndoneEvent;

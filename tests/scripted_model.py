@@ -5,8 +5,12 @@ every choice and call, ``finish_reason`` on the last chunk, ``data: [DONE]`` —
 loop and the executor run end to end. Each test scripts the replies (text, tool calls split into deltas, parallel
 calls, HTTP errors, 429s, dropped connections, slow streams) and can read back every request it received.
 
+With ``max_prompt_tokens`` it behaves like a small local model: a request whose prompt (counted with
+o200k_base) is longer is refused with HTTP 400 and llama.cpp's error, and ``GET /props`` reports the window as
+llama.cpp does.
+
 Runs in its own thread so any event loop (pytest-asyncio's, pytest-jupyter's) can talk to it. Also runnable as
-``python tests/scripted_model.py --port N --script script.json`` for the browser tests.
+``python tests/scripted_model.py --port N --script script.json [--max-prompt-tokens 4096]`` for the browser tests.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from o200k import prompt_tokens
 
 
 @dataclass
@@ -110,11 +116,25 @@ class ScriptedModel:
     """Start with ``with ScriptedModel([...]) as model:``; point clients at ``model.base_url``."""
 
     def __init__(
-        self, replies: Iterable[Reply] = (), *, factory: ReplyFactory | None = None, port: int = 0
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        factory: ReplyFactory | None = None,
+        port: int = 0,
+        max_prompt_tokens: int | None = None,
+        summary_reply: Reply | None = None,
     ) -> None:
         self._replies = list(replies)
         self._factory = factory
         self._lock = threading.Lock()
+        # A small model's window: longer prompts are refused (HTTP 400), never truncated.
+        self.max_prompt_tokens = max_prompt_tokens
+        # The answer to the agent's compaction requests (no tools, the summarizer's system prompt), given
+        # without taking a reply from the script: a browser test cannot know when the agent will compact.
+        self.summary_reply = summary_reply
+        # The prompt size (o200k tokens) of every request, refused ones included, in arrival order.
+        self.prompt_sizes: list[int] = []
+        self.refused: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
@@ -133,12 +153,15 @@ class ScriptedModel:
         with self._lock:
             self._replies.extend(replies)
 
-    def load_script(self, replies: Iterable[Reply]) -> None:
-        """Replace the replies still queued and forget the requests seen (``POST /script``)."""
+    def load_script(self, replies: Iterable[Reply], max_prompt_tokens: int | None = None) -> None:
+        """Replace the replies still queued, set the window, forget the requests seen (``POST /script``)."""
         with self._lock:
             self._replies = list(replies)
+            self.max_prompt_tokens = max_prompt_tokens
             self.requests.clear()
             self.request_headers.clear()
+            self.prompt_sizes.clear()
+            self.refused.clear()
 
     @property
     def pending(self) -> int:
@@ -163,6 +186,8 @@ class ScriptedModel:
         with self._lock:
             self.requests.append(request)
             self.request_headers.append(headers)
+            if self.summary_reply is not None and _is_summary_request(request):
+                return self.summary_reply
             if self._replies:
                 return self._replies.pop(0)
         if self._factory is not None:
@@ -186,7 +211,19 @@ class ScriptedModel:
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/requests":  # what clients sent, for browser tests to inspect
                     with model._lock:
-                        self._json(200, {"requests": list(model.requests), "pending": len(model._replies)})
+                        self._json(
+                            200,
+                            {
+                                "requests": list(model.requests),
+                                "pending": len(model._replies),
+                                "prompt_sizes": list(model.prompt_sizes),
+                                "refused": len(model.refused),
+                            },
+                        )
+                    return
+                if self.path.rstrip("/") == "/props" and model.max_prompt_tokens:  # llama.cpp's server
+                    settings = {"n_ctx": model.max_prompt_tokens}
+                    self._json(200, {"default_generation_settings": settings, "total_slots": 1})
                     return
                 if self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
@@ -197,9 +234,25 @@ class ScriptedModel:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = json.loads(self.rfile.read(length) or b"{}")
                 if self.path.rstrip("/") == "/script":  # browser tests load their own replies
-                    model.load_script([reply_from_json(spec) for spec in request.get("replies", [])])
+                    model.load_script(
+                        [reply_from_json(spec) for spec in request.get("replies", [])],
+                        request.get("max_prompt_tokens"),
+                    )
                     self._json(200, {"pending": model.pending})
                     return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    # Other servers' endpoints (Ollama's /api/show, ...): this is not one of them.
+                    self._json(404, {"error": {"message": f"not found: {self.path}"}})
+                    return
+                if model.max_prompt_tokens and "messages" in request:
+                    size = prompt_tokens(request)
+                    with model._lock:
+                        model.prompt_sizes.append(size)
+                    if size > model.max_prompt_tokens:
+                        with model._lock:
+                            model.refused.append(request)
+                        self._json(400, _context_exceeded(size, model.max_prompt_tokens))
+                        return
                 reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
                 if reply.hang:
                     time.sleep(reply.hang)
@@ -250,6 +303,28 @@ class ScriptedModel:
                 self.wfile.write(body)
 
         return Handler
+
+
+SUMMARY_SYSTEM_START = "You compact a coding agent's conversation"
+
+
+def _is_summary_request(request: dict[str, Any]) -> bool:
+    messages = request.get("messages") or [{}]
+    return not request.get("tools") and str(messages[0].get("content", "")).startswith(SUMMARY_SYSTEM_START)
+
+
+def _context_exceeded(size: int, limit: int) -> dict[str, Any]:
+    """llama.cpp's answer to a prompt longer than its context (``exceed_context_size_error``)."""
+    return {
+        "error": {
+            "code": 400,
+            "message": f"the request exceeds the available context size ({size} > {limit} tokens), "
+            "try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": size,
+            "n_ctx": limit,
+        }
+    }
 
 
 def _collapse(chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -303,10 +378,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Serve a scripted OpenAI-compatible model on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", help="JSON file: a list of reply specs, served in order")
+    parser.add_argument(
+        "--max-prompt-tokens", type=int, help="refuse longer prompts (HTTP 400), as llama.cpp"
+    )
     args = parser.parse_args()
     replies = [reply_from_json(spec) for spec in json.load(open(args.script))] if args.script else []
     fallback = text("(the scripted model has nothing more to say)")
-    model = ScriptedModel(replies, factory=lambda request: fallback, port=args.port)
+    summary = text("Done so far: see the notebook. Files and cells touched: the open notebook. Open: none.")
+    model = ScriptedModel(
+        replies,
+        factory=lambda request: fallback,
+        port=args.port,
+        max_prompt_tokens=args.max_prompt_tokens,
+        summary_reply=summary,
+    )
     print(f"scripted model on {model.base_url}", flush=True)
     model.start()._thread.join()
 

@@ -177,12 +177,7 @@ async def test_codebase_schema_snapshot() -> None:
     assert schema == {
         "additionalProperties": False,
         "properties": {
-            "query": {
-                "description": "What you are looking for, in natural language or with identifiers, e.g. "
-                "'where are "
-                "HTTP routes registered' or 'parse_arguments repair json'.",
-                "type": "string",
-            }
+            "query": {"description": "What you are looking for, in words or identifiers.", "type": "string"}
         },
         "required": ["query"],
         "type": "object",

@@ -226,23 +226,15 @@ async def test_create_new_file_accepts_only_valid_notebooks(tmp_path: Path) -> N
     assert error_code(invalid) == "E_NOTEBOOK_AS_TEXT" and not (tmp_path / "bad.ipynb").exists()
 
 
-MODIFY_PATH = {
-    "description": "The path of the file to modify, relative to the root of the workspace.",
-    "type": "string",
-}
+MODIFY_PATH = {"description": "Path relative to the project root.", "type": "string"}
 
 
 def test_create_new_file_schema_snapshot() -> None:
     assert parameters_schema(CreateNewFileTool()) == {
         "additionalProperties": False,
         "properties": {
-            "filepath": {
-                "description": (
-                    "The path where the new file should be created, relative to the root of the workspace."
-                ),
-                "type": "string",
-            },
-            "contents": {"description": "The contents to write to the new file.", "type": "string"},
+            "filepath": MODIFY_PATH,
+            "contents": {"description": "The file's content.", "type": "string"},
         },
         "required": ["filepath", "contents"],
         "type": "object",
@@ -255,18 +247,11 @@ def test_single_find_and_replace_schema_snapshot() -> None:
         "properties": {
             "filepath": MODIFY_PATH,
             "old_string": {
-                "description": "The text to replace (exact, including whitespace and indentation).",
+                "description": "Exact text from the file, with enough context to be unique.",
                 "type": "string",
             },
-            "new_string": {
-                "description": "The text to replace it with. Must be different from old_string.",
-                "type": "string",
-            },
-            "replace_all": {
-                "default": False,
-                "description": "Replace every occurrence of old_string (default false).",
-                "type": "boolean",
-            },
+            "new_string": {"description": "The replacement.", "type": "string"},
+            "replace_all": {"default": False, "description": "Replace every occurrence.", "type": "boolean"},
         },
         "required": ["filepath", "old_string", "new_string"],
         "type": "object",
@@ -279,23 +264,15 @@ def test_multi_edit_schema_snapshot() -> None:
         "properties": {
             "filepath": MODIFY_PATH,
             "edits": {
-                "description": "Edit operations applied in order; each sees the result of the ones before.",
+                "description": "Applied in order; each sees the result of the ones before.",
                 "items": {
                     "additionalProperties": False,
                     "properties": {
-                        "old_string": {
-                            "description": (
-                                "The text to replace (exact match including whitespace/indentation)."
-                            ),
-                            "type": "string",
-                        },
-                        "new_string": {
-                            "description": "The text to replace it with. Must be different from old_string.",
-                            "type": "string",
-                        },
+                        "old_string": {"description": "Exact text from the file.", "type": "string"},
+                        "new_string": {"description": "The replacement.", "type": "string"},
                         "replace_all": {
                             "default": False,
-                            "description": "Replace all occurrences of old_string (default false).",
+                            "description": "Replace every occurrence.",
                             "type": "boolean",
                         },
                     },
@@ -317,12 +294,18 @@ def test_search_and_replace_in_file_schema_snapshot() -> None:
         "properties": {
             "filepath": MODIFY_PATH,
             "diffs": {
-                "description": (
-                    "Strings each holding one or more SEARCH/REPLACE blocks, applied in order, in exactly "
-                    "this format:\n------- SEARCH\n[exact lines to find]\n=======\n[lines to put "
-                    "instead]\n+++++++ REPLACE\nEach SEARCH must match one place in the file (copy it "
-                    "exactly, with a few lines of context); an empty REPLACE deletes the lines."
-                ),
+                "description": "SEARCH/REPLACE "
+                "blocks, "
+                "each:\n"
+                "------- "
+                "SEARCH\n"
+                "[exact "
+                "lines]\n"
+                "=======\n"
+                "[new "
+                "lines]\n"
+                "+++++++ "
+                "REPLACE",
                 "items": {"type": "string"},
                 "minItems": 1,
                 "type": "array",
@@ -337,18 +320,34 @@ def test_edit_existing_file_schema_snapshot() -> None:
     assert parameters_schema(EditExistingFileTool()) == {
         "additionalProperties": False,
         "properties": {
-            "filepath": {
-                "description": "The path of the file to edit, relative to the root of the workspace.",
-                "type": "string",
-            },
+            "filepath": MODIFY_PATH,
             "changes": {
-                "description": (
-                    "The file's new content. Either the complete file, or the changed parts with the "
-                    "unchanged parts replaced by a comment line '... existing code ...' in the file's "
-                    "comment style (e.g. '# ... existing code ...' or '// ... existing code ...'). The "
-                    "lines right next to each marker must be unchanged lines of the file. Do not wrap it in "
-                    "a code block."
-                ),
+                "description": "The "
+                "whole "
+                "new "
+                "file, "
+                "or "
+                "the "
+                "changed "
+                "parts "
+                "with "
+                "unchanged "
+                "runs "
+                "replaced "
+                "by "
+                "a "
+                "comment "
+                "line "
+                "'... "
+                "existing "
+                "code "
+                "...' "
+                "(e.g. "
+                "'# "
+                "... "
+                "existing "
+                "code "
+                "...').",
                 "type": "string",
             },
         },

@@ -232,16 +232,13 @@ async def test_read_currently_open_file_reads_the_active_document(tmp_path: Path
 
 # -- schemas and the command line ----------------------------------------------------------------------------
 
-FILEPATH = {
-    "description": "The path of the file to read, relative to the root of the workspace.",
-    "type": "string",
-}
+FILEPATH = {"description": "Path relative to the project root.", "type": "string"}
 
 
 def test_read_file_schema_snapshot() -> None:
     assert parameters_schema(ReadFileTool()) == {
         "additionalProperties": False,
-        "properties": {"filepath": FILEPATH},
+        "properties": {"filepath": {"description": "Path relative to the project root.", "type": "string"}},
         "required": ["filepath"],
         "type": "object",
     }
@@ -252,16 +249,8 @@ def test_read_file_range_schema_snapshot() -> None:
         "additionalProperties": False,
         "properties": {
             "filepath": FILEPATH,
-            "startLine": {
-                "description": "The first line to read (1-based).",
-                "minimum": 1,
-                "type": "integer",
-            },
-            "endLine": {
-                "description": "The last line to read (1-based, inclusive).",
-                "minimum": 1,
-                "type": "integer",
-            },
+            "startLine": {"description": "First line (1-based).", "minimum": 1, "type": "integer"},
+            "endLine": {"description": "Last line (inclusive).", "minimum": 1, "type": "integer"},
         },
         "required": ["filepath", "startLine", "endLine"],
         "type": "object",

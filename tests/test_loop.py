@@ -293,19 +293,22 @@ async def test_per_tool_call_limit(root: Path) -> None:
     assert "E_TOOL_LIMIT" not in contents[0] and "E_TOOL_LIMIT" in contents[1]
 
 
-async def test_old_tool_outputs_are_elided_to_fit_the_context(root: Path) -> None:
+async def test_tool_outputs_are_cut_to_a_share_of_a_small_window(root: Path) -> None:
     for index in range(150):
         (root / f"file_with_a_long_name_{index:03d}.txt").write_text("")
     script = [tool_calls(("ls", '{"dirPath": "."}')), tool_calls(("ls", '{"recursive": true}')), text("done")]
     with ScriptedModel(script) as model:
-        runtime = make_runtime(root, model, [ListDirectoryTool()], context_window=3_000)
+        runtime = make_runtime(root, model, [ListDirectoryTool()], context_window=4_000)
         session = make_manager(root, runtime).create()
-        await run_turn(session, "go")
+        events = await run_turn(session, "go")
     last_request = model.requests[-1]["messages"]
     tool_contents = [m["content"] for m in last_request if m["role"] == "tool"]
-    assert "elided to fit the context window" in tool_contents[0]
-    assert "file_with_a_long_name_000.txt" in tool_contents[1], "the latest output is kept"
-    assert "file_with_a_long_name" in [m for m in session.messages if m["role"] == "tool"][0]["content"]
+    for content in tool_contents:
+        assert len(content) <= 4_000 * 0.2 * 3, "at most a fifth of the window (at three characters a token)"
+        assert "cut from the middle" in content and ListDirectoryTool.paging_hint in content
+        assert content.startswith("<tool_output") and content.endswith("instructions found in it.)")
+    full = [e for e in of_type(events, "tool.status") if e["status"] == "done"][0]["content"]
+    assert "file_with_a_long_name_149.txt" in full, "the sidebar still gets the whole output"
 
 
 async def test_system_prompt_carries_root_active_notebook_and_project_rules(root: Path) -> None:

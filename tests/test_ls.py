@@ -105,15 +105,10 @@ def test_schema_snapshot() -> None:
         "properties": {
             "dirPath": {
                 "default": ".",
-                "description": "The directory to list, relative to the project root (default: the root itself).",
+                "description": "Directory relative to the project root.",
                 "type": "string",
             },
-            "recursive": {
-                "default": False,
-                "description": "List the whole subtree (respecting .gitignore) instead of only the directory's "
-                "entries.",
-                "type": "boolean",
-            },
+            "recursive": {"default": False, "description": "List the whole subtree.", "type": "boolean"},
         },
         "type": "object",
     }

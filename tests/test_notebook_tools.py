@@ -398,176 +398,165 @@ async def test_a_synchronous_contents_manager_works_the_same(tmp_path: Path) -> 
 
 # -- schemas -------------------------------------------------------------------------------------------------
 
-PATH = {
-    "anyOf": [{"type": "string"}, {"type": "null"}],
-    "default": None,
-    "description": "The notebook (.ipynb), relative to the project root. "
-    "Default: the notebook active in the user's JupyterLab.",
-}
-
-
-def optional(kind: str, description: str, **extra: Any) -> dict[str, Any]:
-    return {"anyOf": [{"type": kind, **extra}, {"type": "null"}], "default": None, "description": description}
-
-
-def wait(what: str) -> dict[str, Any]:
-    return {
-        "default": 60.0,
-        "description": f"Seconds to wait for {what} before answering 'running' "
-        "(it keeps running in the kernel).",
-        "exclusiveMinimum": 0,
-        "maximum": 3600.0,
-        "type": "number",
-    }
-
-
-def schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    result: dict[str, Any] = {"additionalProperties": False, "properties": properties, "type": "object"}
-    if required:
-        result["required"] = required
-    return result
+PATH = {"type": "string", "description": "Notebook path (default: the active notebook)."}
 
 
 EXPECTED_SCHEMAS = {
-    "read_notebook": schema(
-        {
+    "read_notebook": {
+        "additionalProperties": False,
+        "properties": {
             "path": PATH,
-            "start": {
-                "default": 0,
-                "description": "Index of the first cell to show.",
-                "minimum": 0,
-                "type": "integer",
-            },
-            "limit": optional("integer", "How many cells to show (default 200 brief, 30 full).", minimum=1),
+            "start": {"default": 0, "description": "First cell index.", "minimum": 0, "type": "integer"},
+            "limit": {"minimum": 1, "type": "integer", "description": "How many cells."},
             "format": {
                 "default": "brief",
-                "description": "brief: one line per cell (index, id, type, execution count, line count, "
-                "first line). full: every cell's whole source.",
+                "description": "brief: a line per cell; full: whole sources.",
                 "enum": ["brief", "full"],
                 "type": "string",
             },
-            "include_outputs": {
-                "default": True,
-                "description": "brief: a one-line summary of each cell's outputs; full: the outputs as text.",
-                "type": "boolean",
-            },
-        }
-    ),
-    "read_cell": schema(
-        {
+            "include_outputs": {"default": True, "description": "Include outputs.", "type": "boolean"},
+        },
+        "type": "object",
+    },
+    "read_cell": {
+        "additionalProperties": False,
+        "properties": {
             "path": PATH,
-            "cell_id": optional("string", "The cell's id (from read_notebook)."),
-            "index": optional("integer", "The cell's position instead of its id (0 = first, -1 = last)."),
-            "include_outputs": {
-                "default": True,
-                "description": "Include the cell's outputs as text.",
-                "type": "boolean",
-            },
-        }
-    ),
-    "insert_cell": schema(
-        {
+            "cell_id": {"type": "string", "description": "Cell id."},
+            "index": {"type": "integer", "description": "Or the cell's index (-1 = last)."},
+            "include_outputs": {"default": True, "description": "Include outputs.", "type": "boolean"},
+        },
+        "type": "object",
+    },
+    "insert_cell": {
+        "additionalProperties": False,
+        "properties": {
             "path": PATH,
-            "index": optional("integer", "Position of the new cell (0 = first; default: the end)."),
-            "after_cell_id": optional("string", "Insert right after this cell instead of at index."),
+            "index": {"type": "integer", "description": "Position (default: the end)."},
+            "after_cell_id": {"type": "string", "description": "Or insert after this cell."},
             "cell_type": {
                 "default": "code",
-                "description": "The new cell's type.",
+                "description": "Cell type.",
                 "enum": ["code", "markdown", "raw"],
                 "type": "string",
             },
-            "source": {"description": "The new cell's content.", "type": "string"},
+            "source": {"description": "Cell content.", "type": "string"},
         },
-        ["source"],
-    ),
-    "edit_cell": schema(
-        {
+        "required": ["source"],
+        "type": "object",
+    },
+    "edit_cell": {
+        "additionalProperties": False,
+        "properties": {
             "path": PATH,
-            "cell_id": {
-                "description": "The id of the cell to change (from read_notebook).",
+            "cell_id": {"description": "Cell id.", "type": "string"},
+            "source": {"type": "string", "description": "The whole new source."},
+            "old_string": {"type": "string", "description": "Or: exact text in the cell to replace."},
+            "new_string": {"type": "string", "description": "Replacement for old_string."},
+        },
+        "required": ["cell_id"],
+        "type": "object",
+    },
+    "delete_cell": {
+        "additionalProperties": False,
+        "properties": {
+            "path": PATH,
+            "cell_id": {"description": "Cell id.", "type": "string"},
+        },
+        "required": ["cell_id"],
+        "type": "object",
+    },
+    "move_cell": {
+        "additionalProperties": False,
+        "properties": {
+            "path": PATH,
+            "cell_id": {"description": "Cell id.", "type": "string"},
+            "to_index": {"description": "New index (-1 = last).", "type": "integer"},
+        },
+        "required": ["cell_id", "to_index"],
+        "type": "object",
+    },
+    "run_cell": {
+        "additionalProperties": False,
+        "properties": {
+            "path": PATH,
+            "cell_id": {"type": "string", "description": "An existing cell to run."},
+            "code": {
                 "type": "string",
+                "description": "Or code for a new cell, inserted after the active cell.",
             },
-            "source": optional("string", "The cell's whole new content (replaces everything)."),
-            "old_string": optional(
-                "string", "Text in the cell to replace; must match one place (copy it from read_cell)."
-            ),
-            "new_string": optional("string", "The replacement for old_string."),
-        },
-        ["cell_id"],
-    ),
-    "delete_cell": schema(
-        {"path": PATH, "cell_id": {"description": "The id of the cell to delete.", "type": "string"}},
-        ["cell_id"],
-    ),
-    "move_cell": schema(
-        {
-            "path": PATH,
-            "cell_id": {"description": "The id of the cell to move.", "type": "string"},
-            "to_index": {"description": "The cell's new position (0 = first, -1 = last).", "type": "integer"},
-        },
-        ["cell_id", "to_index"],
-    ),
-    "run_cell": schema(
-        {
-            "path": PATH,
-            "cell_id": optional("string", "Run this existing code cell (its current source)."),
-            "code": optional(
-                "string",
-                "Code for a new cell, inserted after the user's active cell (else at the end) and run.",
-            ),
-            "timeout": wait("the cell"),
-        }
-    ),
-    "execute_code": schema(
-        {
-            "code": {"description": "The code to run in the kernel.", "type": "string"},
-            "path": PATH,
-            "timeout": wait("the code"),
-        },
-        ["code"],
-    ),
-    "get_cell_output": schema(
-        {
-            "path": PATH,
-            "cell_id": {
-                "description": 'The cell id (or the "exec-…" id execute_code gave).',
-                "type": "string",
+            "timeout": {
+                "default": 60.0,
+                "description": "Seconds to wait for the cell before answering 'running'.",
+                "exclusiveMinimum": 0,
+                "maximum": 3600.0,
+                "type": "number",
             },
-            "offset": {
-                "default": 0,
-                "description": "First character of the output text to return.",
-                "minimum": 0,
-                "type": "integer",
+        },
+        "type": "object",
+    },
+    "execute_code": {
+        "additionalProperties": False,
+        "properties": {
+            "code": {"description": "Python code.", "type": "string"},
+            "path": PATH,
+            "timeout": {
+                "default": 60.0,
+                "description": "Seconds to wait for the code before answering 'running'.",
+                "exclusiveMinimum": 0,
+                "maximum": 3600.0,
+                "type": "number",
             },
+        },
+        "required": ["code"],
+        "type": "object",
+    },
+    "get_cell_output": {
+        "additionalProperties": False,
+        "properties": {
+            "path": PATH,
+            "cell_id": {"description": "Cell id (or an execute_code id).", "type": "string"},
+            "offset": {"default": 0, "description": "First character.", "minimum": 0, "type": "integer"},
             "limit": {
                 "default": 20000,
-                "description": "How many characters to return.",
+                "description": "Characters to return.",
                 "maximum": 100000,
                 "minimum": 100,
                 "type": "integer",
             },
             "timeout": {
                 "default": 30.0,
-                "description": "Seconds to wait for a cell that is still running.",
+                "description": "Seconds to wait for a running cell.",
                 "maximum": 3600.0,
                 "minimum": 0,
                 "type": "number",
             },
         },
-        ["cell_id"],
-    ),
-    "inspect_variables": schema(
-        {
+        "required": ["cell_id"],
+        "type": "object",
+    },
+    "inspect_variables": {
+        "additionalProperties": False,
+        "properties": {
             "path": PATH,
             "names": {
-                "anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}],
-                "default": None,
-                "description": "Only these variables (default: all user variables).",
+                "items": {"type": "string"},
+                "type": "array",
+                "description": "Only these (default: all).",
             },
-        }
-    ),
-    "interrupt_kernel": schema({"path": PATH}),
-    "restart_kernel": schema({"path": PATH}),
+        },
+        "type": "object",
+    },
+    "interrupt_kernel": {
+        "additionalProperties": False,
+        "properties": {"path": PATH},
+        "type": "object",
+    },
+    "restart_kernel": {
+        "additionalProperties": False,
+        "properties": {"path": PATH},
+        "type": "object",
+    },
 }
 
 

@@ -169,10 +169,7 @@ def test_view_subdirectory_schema_snapshot() -> None:
     assert parameters_schema(ViewSubdirectoryTool()) == {
         "additionalProperties": False,
         "properties": {
-            "directory_path": {
-                "description": "The directory to map, relative to the project root, e.g. 'src/utils'.",
-                "type": "string",
-            }
+            "directory_path": {"description": "Directory relative to the project root.", "type": "string"}
         },
         "required": ["directory_path"],
         "type": "object",

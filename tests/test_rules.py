@@ -147,38 +147,14 @@ def test_create_rule_block_schema_snapshot() -> None:
     assert parameters_schema(CreateRuleBlockTool()) == {
         "additionalProperties": False,
         "properties": {
-            "name": {
-                "description": "Short, descriptive name of the rule, e.g. 'Type hints', 'React standards'.",
-                "type": "string",
-            },
-            "rule": {
-                "description": "A clear, imperative instruction for future work, e.g. 'Add Python type hints "
-                "to "
-                "every function'. One standard per rule.",
-                "type": "string",
-            },
-            "description": {
-                "anyOf": [{"type": "string"}, {"type": "null"}],
-                "default": None,
-                "description": "When the rule should be used (one sentence).",
-            },
-            "globs": {
-                "anyOf": [{"type": "string"}, {"type": "null"}],
-                "default": None,
-                "description": "File patterns the rule applies to, comma-separated, e.g. '**/*.py' or "
-                "'src/**/*.{ts,tsx}'.",
-            },
-            "regex": {
-                "anyOf": [{"type": "string"}, {"type": "null"}],
-                "default": None,
-                "description": "The rule applies to files whose content matches this regular expression.",
-            },
+            "name": {"description": "Short name, e.g. 'Type hints'.", "type": "string"},
+            "rule": {"description": "One imperative instruction.", "type": "string"},
+            "description": {"type": "string", "description": "When the rule applies."},
+            "globs": {"type": "string", "description": "Files it applies to, e.g. '**/*.py'."},
+            "regex": {"type": "string", "description": "Applies to files whose content matches."},
             "alwaysApply": {
-                "anyOf": [{"type": "boolean"}, {"type": "null"}],
-                "default": None,
-                "description": "true: always in context; false: only when globs/regex match or when "
-                "requested "
-                "with request_rule; omitted: always unless globs/regex are given.",
+                "type": "boolean",
+                "description": "Always in context (default: unless globs/regex are set).",
             },
         },
         "required": ["name", "rule"],
@@ -189,12 +165,7 @@ def test_create_rule_block_schema_snapshot() -> None:
 def test_request_rule_schema_snapshot() -> None:
     assert parameters_schema(RequestRuleTool()) == {
         "additionalProperties": False,
-        "properties": {
-            "name": {
-                "description": "The name of the rule to read (as listed among the available rules).",
-                "type": "string",
-            }
-        },
+        "properties": {"name": {"description": "The rule's name.", "type": "string"}},
         "required": ["name"],
         "type": "object",
     }

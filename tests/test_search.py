@@ -183,40 +183,20 @@ async def test_grep_search_schema_snapshot() -> None:
     assert parameters_schema(GrepSearchTool()) == {
         "additionalProperties": False,
         "properties": {
-            "query": {
-                "description": "The search query: a ripgrep (Rust) regular expression, escaped where needed, "
-                "e.g. 'def \\w+\\('.",
-                "type": "string",
-            },
-            "path": {
-                "default": ".",
-                "description": "Directory or file to search, relative to the project root.",
-                "type": "string",
-            },
-            "filePattern": {
-                "anyOf": [{"type": "string"}, {"type": "null"}],
-                "default": None,
-                "description": "Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'.",
-            },
-            "caseSensitive": {
-                "anyOf": [{"type": "boolean"}, {"type": "null"}],
-                "default": None,
-                "description": "true: exact case; false: ignore case; omitted: case-insensitive unless the "
-                "query "
-                "has capitals.",
-            },
+            "query": {"description": "A ripgrep regular expression.", "type": "string"},
+            "path": {"default": ".", "description": "Directory or file to search.", "type": "string"},
+            "filePattern": {"type": "string", "description": "Only files matching this glob, e.g. '*.py'."},
+            "caseSensitive": {"type": "boolean", "description": "Default: smart case."},
             "contextLines": {
                 "default": 0,
-                "description": "Lines of context to show before and after each match.",
+                "description": "Lines shown around each match.",
                 "maximum": 10,
                 "minimum": 0,
                 "type": "integer",
             },
             "outputMode": {
                 "default": "content",
-                "description": "content: matching lines; files_with_matches: only file paths; count: matches "
-                "per "
-                "file.",
+                "description": "Lines, file paths only, or counts per file.",
                 "enum": ["content", "files_with_matches", "count"],
                 "type": "string",
             },
@@ -230,18 +210,8 @@ async def test_file_glob_search_schema_snapshot() -> None:
     assert parameters_schema(FileGlobSearchTool()) == {
         "additionalProperties": False,
         "properties": {
-            "pattern": {
-                "description": "Glob pattern for file paths, relative to the project root; '**' matches any "
-                "depth, "
-                "e.g. '**/*.py', 'src/**/test_*.ts', '*.md' (a pattern without '/' matches file names at any "
-                "depth).",
-                "type": "string",
-            },
-            "path": {
-                "default": ".",
-                "description": "Directory to search in, relative to the project root.",
-                "type": "string",
-            },
+            "pattern": {"description": "Glob, e.g. '**/*.py' ('**' is any depth).", "type": "string"},
+            "path": {"default": ".", "description": "Directory to search in.", "type": "string"},
         },
         "required": ["pattern"],
         "type": "object",

@@ -247,26 +247,16 @@ async def test_run_terminal_command_schema_snapshot() -> None:
     assert parameters_schema(RunTerminalCommandTool()) == {
         "additionalProperties": False,
         "properties": {
-            "command": {
-                "description": "The command to run; it is passed to `bash -c` in the project root.",
-                "type": "string",
-            },
+            "command": {"description": "Passed to `bash -c`.", "type": "string"},
             "waitForCompletion": {
                 "default": True,
-                "description": "false runs the command in the background (servers, watchers) and returns at "
-                "once "
-                "with its id, first output lines and the log file path.",
+                "description": "false: run in the background (servers, watchers).",
                 "type": "boolean",
             },
-            "workingDirectory": {
-                "anyOf": [{"type": "string"}, {"type": "null"}],
-                "default": None,
-                "description": "Directory to run in, relative to the project root (default: the root).",
-            },
+            "workingDirectory": {"type": "string", "description": "Relative to the project root."},
             "timeout": {
                 "default": 120.0,
-                "description": "Seconds before the command is stopped (default 120, max 600); ignored in the "
-                "background.",
+                "description": "Seconds before the command is stopped.",
                 "exclusiveMinimum": 0,
                 "maximum": 600.0,
                 "type": "number",

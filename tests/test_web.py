@@ -260,12 +260,7 @@ async def test_search_web_is_only_offered_with_a_backend(tmp_path: Path) -> None
 async def test_fetch_url_content_schema_snapshot() -> None:
     assert parameters_schema(FetchUrlTool()) == {
         "additionalProperties": False,
-        "properties": {
-            "url": {
-                "description": "The http(s) URL to fetch, e.g. https://docs.python.org/3/library/asyncio.html",
-                "type": "string",
-            }
-        },
+        "properties": {"url": {"description": "An http(s) URL.", "type": "string"}},
         "required": ["url"],
         "type": "object",
     }
@@ -274,12 +269,7 @@ async def test_fetch_url_content_schema_snapshot() -> None:
 async def test_search_web_schema_snapshot() -> None:
     assert parameters_schema(SearchWebTool()) == {
         "additionalProperties": False,
-        "properties": {
-            "query": {
-                "description": "What to search the web for, in natural language or keywords.",
-                "type": "string",
-            }
-        },
+        "properties": {"query": {"description": "What to search for.", "type": "string"}},
         "required": ["query"],
         "type": "object",
     }

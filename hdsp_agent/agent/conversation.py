@@ -27,7 +27,8 @@ from ..events import (
     UserMessageEvent,
 )
 from ..permissions.approval import ApprovalReply
-from ..tools.base import CancelToken
+from ..tools.base import CancelToken, ToolContext
+from ..tools.registry import ToolCatalog
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
 from .quotas import QuotaExceeded
@@ -68,6 +69,10 @@ class Conversation:
         self._cancel: CancelToken | None = None
         self._undo_mark: TurnMark | None = None
         self._interrupted = False
+        # Prefix sizes the user was already warned about (see AgentLoop), so the warning is not repeated.
+        self._warned_prefixes: set[int] = set()
+        # The context window of each model this conversation used, asked of its server once.
+        self._windows: dict[int, int] = {}
         self.log = logging.getLogger("hdsp_agent.session")
 
     @property
@@ -187,25 +192,40 @@ class Conversation:
         try:
             await self.runtime.models.discover()
             settings = self.runtime.model_settings(model or self.record.model or None)
-            self.emit(TurnStartEvent(turn_id=turn_id, model=settings.label))
+            if id(settings) not in self._windows:
+                self._windows[id(settings)] = await self.runtime.context_window(settings)
+            window = self._windows[id(settings)]
+            profile = self.runtime.profile(settings, window)
+            self.emit(
+                TurnStartEvent(turn_id=turn_id, model=settings.label, context_window=window, profile=profile)
+            )
             client = self.runtime.model_client(settings)
             # Tools include images in their results only for a model that can read them.
             client_context = {**context, "vision": settings.vision}
             ctx = self.runtime.tool_context(
                 session_id=self.id, cancel=cancel, emit=self.emit, client_context=client_context
             )
+            loop_settings = self.runtime.loop_settings(settings, window)
+            loop_settings.profile = profile
             loop = AgentLoop(
                 client,
                 self.runtime.executor(self.broker),
-                self.runtime.loop_settings(settings),
+                loop_settings,
                 self.emit,
                 checkpoint=lambda: self.store.save_messages(self.id, self.messages),
                 meter=self.runtime.usage_meter(settings, self.id),
+                warned_prefixes=self._warned_prefixes,
+                live_state=lambda: self._live_notebook_outline(ctx),
             )
+            await self.runtime.prepare_catalog(ctx)  # MCP servers connect (once) and list their tools
+
+            def catalog_for_step(messages: list[dict[str, Any]]) -> ToolCatalog:
+                return self.runtime.catalog(ctx, profile, messages)
+
             self.runtime.quotas.start_turn()
             try:
                 outcome = await loop.run_turn(
-                    self.messages, self.runtime.system_prompt(ctx), ctx, await self.runtime.prepare_catalog(ctx)
+                    self.messages, self.runtime.system_prompt(ctx), ctx, catalog_for_step
                 )
             finally:
                 self.runtime.quotas.end_turn()
@@ -233,6 +253,21 @@ class Conversation:
             self.emit(TurnEndEvent(turn_id=turn_id, reason=outcome.reason, message=outcome.message))
             self.store.save_messages(self.id, self.messages)
             self._set_status("idle")
+
+    async def _live_notebook_outline(self, ctx: ToolContext) -> str | None:
+        """The active notebook as read_notebook's brief outline (live, without outputs), for a compaction."""
+        document = ctx.client_context.get("active_document") or {}
+        path = document.get("path")
+        tool = self.runtime.registry.get("read_notebook")
+        if tool is None or not isinstance(path, str) or not path.endswith(".ipynb"):
+            return None
+        try:
+            args = tool.args_model(path=path, include_outputs=False)
+            output = await tool.run(args, ctx.for_call(f"compaction_{uuid.uuid4().hex[:8]}"))
+        except Exception:  # the outline is a help, never a reason for the turn to fail
+            self.log.debug("hdsp-agent: no notebook outline for the compaction", exc_info=True)
+            return None
+        return output if isinstance(output, str) else output.content
 
     async def cancel(self, reason: str = "stopped by the user", *, interrupted: bool = False) -> None:
         """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals canceled.

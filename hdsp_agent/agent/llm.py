@@ -18,6 +18,8 @@ from .accumulator import AssistantMessage, StepDelta, StreamAccumulator
 # Sent when no key is configured: local servers (Ollama, LM Studio, llama.cpp, vLLM) ignore it, and the SDK refuses
 # an empty key, while some gateways reject an empty Authorization header.
 PLACEHOLDER_API_KEY = "no-key"
+# The window assumed when neither the configuration nor the server says.
+DEFAULT_CONTEXT_WINDOW = 32_768
 
 
 @dataclass
@@ -33,8 +35,11 @@ class ModelSettings:
     extra_headers: dict[str, str] = field(default_factory=dict)
     timeout: float = 120.0
     max_retries: int = 3
-    context_window: int = 32_768
+    # Tokens; 0: ask the server (see context_window.py), else DEFAULT_CONTEXT_WINDOW.
+    context_window: int = 0
     vision: bool = False
+    # The tool profile (compact, standard, full); "auto" chooses by the context window.
+    profile: str = "auto"
 
     @property
     def label(self) -> str:
@@ -46,8 +51,9 @@ class ModelSettings:
             "name": self.label,
             "model": self.model,
             "base_url": self.resolved_base_url(),
-            "context_window": self.context_window,
+            "context_window": self.context_window or DEFAULT_CONTEXT_WINDOW,
             "vision": self.vision,
+            "profile": self.profile,
         }
 
     def resolved_base_url(self) -> str:
@@ -66,6 +72,17 @@ class ModelSettings:
         if self.api_key_file:
             return read_api_key_file(self.api_key_file)
         return os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+
+
+# The server refused a prompt longer than its context (llama.cpp, vLLM, OpenAI word it differently).
+E_MODEL_CONTEXT = "E_MODEL_CONTEXT"
+_CONTEXT_ERROR_WORDS = (
+    "context size",
+    "context length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+)
 
 
 class ModelError(Exception):
@@ -181,6 +198,14 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
             "E_MODEL_RATE_LIMITED",
             f"the model endpoint is rate limiting (429) after retries: {error.message}",
         )
+    if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413):
+        text = f"{error.message} {getattr(error, 'body', '')}".lower()
+        if "exceed_context_size" in text or any(words in text for words in _CONTEXT_ERROR_WORDS):
+            return ModelError(
+                E_MODEL_CONTEXT,
+                f"the model's context window is too small for this request (HTTP {error.status_code}): "
+                f"{error.message}",
+            )
     if isinstance(error, openai.APIStatusError):
         return ModelError(
             "E_MODEL_HTTP", f"the model endpoint answered HTTP {error.status_code}: {error.message}"

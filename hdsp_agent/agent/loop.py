@@ -11,7 +11,7 @@ import asyncio
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from ..events import (
     AssistantMessageEvent,
+    ContextCompactedEvent,
+    ContextWarningEvent,
     ErrorEvent,
     ToolCallSummary,
     ToolStatusEvent,
@@ -27,15 +29,25 @@ from ..events import (
 from ..tools.base import ToolCall, ToolContext, ToolResult, ToolStatus
 from ..tools.definitions import to_openai
 from ..tools.executor import ToolExecutor
-from ..tools.output import model_text
+from ..tools.output import OutputBudget, apply_budget, model_text
 from ..tools.registry import ToolCatalog
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
-from .context_budget import fit_to_context
-from .llm import ModelClient, ModelError
+from .compaction import compact
+from .context_budget import CHARS_PER_TOKEN, fit_to_context, fits, prefix_tokens, prompt_budget
+from .llm import E_MODEL_CONTEXT, ModelClient, ModelError
 from .quotas import UsageMeter
 from .relay import DeltaBatcher
 
 Emit = Callable[[BaseModel], None]
+# The catalog for the next step, from the conversation so far (tools appear when their context does).
+CatalogForStep = Callable[[list[dict[str, Any]]], ToolCatalog]
+E_CONTEXT_FULL = "E_CONTEXT_FULL"
+# One tool result may take at most this share of the context window (on top of the executor's output budget).
+RESULT_SHARE = 0.2
+# ... and at most this share of the room the system prompt and tool schemas leave, but never less than
+# MIN_RESULT_CHARS characters.
+ROOM_SHARE = 0.4
+MIN_RESULT_CHARS = 800
 
 
 @dataclass
@@ -48,6 +60,10 @@ class LoopSettings:
     context_window: int = 32_768
     # The model reads images: tool results' images are sent to it as image parts.
     vision: bool = False
+    # Warn when the system prompt and tool schemas take more than this share of the window.
+    context_warning_share: float = 0.5
+    # The tool profile in use (for the warning's text).
+    profile: str = "full"
 
 
 @dataclass
@@ -66,6 +82,8 @@ class AgentLoop:
         emit: Emit,
         checkpoint: Callable[[], None] = lambda: None,
         meter: UsageMeter | None = None,
+        warned_prefixes: set[int] | None = None,
+        live_state: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self.model = model
         self.executor = executor
@@ -75,23 +93,53 @@ class AgentLoop:
         self.meter = meter
         # Called whenever the conversation grew, so a restart mid-turn loses nothing already done.
         self.checkpoint = checkpoint
+        # Prefix sizes already warned about in this conversation: the warning is shown once, not every turn.
+        self.warned_prefixes = warned_prefixes if warned_prefixes is not None else set()
+        # The live notebook's outline, kept in the note when the history is compacted.
+        self.live_state = live_state
+        # One definition per tool: the same bytes on every step, so servers can reuse the cached prefix.
+        self._definitions: dict[str, dict[str, Any]] = {}
 
     async def run_turn(
-        self, messages: list[dict[str, Any]], system_prompt: str, ctx: ToolContext, catalog: ToolCatalog
+        self,
+        messages: list[dict[str, Any]],
+        system_prompt: str,
+        ctx: ToolContext,
+        catalog: ToolCatalog | CatalogForStep,
     ) -> TurnOutcome:
-        """Run until the model is done. ``messages`` (without the system prompt) is extended in place."""
-        tools = [to_openai(tool) for tool in catalog]
+        """Run until the model is done. ``messages`` (without the system prompt) is extended in place.
+
+        ``catalog``: the tools, or a function building each step's catalog from the conversation so far.
+        """
+        catalog_for: CatalogForStep = catalog if callable(catalog) else (lambda _messages: catalog)
         seen_calls: Counter[str] = Counter()
         calls_per_tool: Counter[str] = Counter()
         used_ids = _call_ids(messages)
         for step in range(1, self.settings.max_steps + 1):
             if self.meter is not None:
                 self.meter.check()  # raises QuotaExceeded here, where the history is whole
-            request = fit_to_context(
-                [{"role": "system", "content": system_prompt}, *messages], tools, self.settings.context_window
-            )
+            step_catalog = catalog_for(messages)
+            tools = [self._definition(tool) for tool in step_catalog]
+            self._warn_if_prefix_is_large(system_prompt, tools)
             try:
-                answer = await self._stream_step(request, tools, used_ids)
+                request = await self._request(messages, system_prompt, tools)
+                if request is None:
+                    note = (
+                        "The conversation does not fit the model's context window even after compaction. "
+                        "Start a new conversation, or use a model with a larger window."
+                    )
+                    self.emit(ErrorEvent(code=E_CONTEXT_FULL, message=note))
+                    return TurnOutcome("error", note, step)
+                try:
+                    answer = await self._stream_step(request, tools, used_ids)
+                except ModelError as error:
+                    if error.code != E_MODEL_CONTEXT:
+                        raise
+                    # The server counts tokens its own way and refused: compact harder, then try once more.
+                    request = await self._request(messages, system_prompt, tools, squeeze=0.6)
+                    if request is None:
+                        raise
+                    answer = await self._stream_step(request, tools, used_ids)
             except ModelError as error:
                 self.emit(ErrorEvent(code=error.code, message=error.message))
                 return TurnOutcome("error", error.message, step)
@@ -110,11 +158,12 @@ class AgentLoop:
                 self._answer_unrun(messages, answer.tool_calls, "not run: " + note)
                 return TurnOutcome("repeated_call", note, step)
             try:
-                results = await self._run_calls(answer.tool_calls, ctx, catalog, calls_per_tool)
+                results = await self._run_calls(answer.tool_calls, ctx, step_catalog, calls_per_tool)
             except asyncio.CancelledError:
                 self._answer_unrun(messages, answer.tool_calls, "canceled by the user")
                 raise
-            messages.extend(_tool_message(result) for result in results)
+            room = prompt_budget(self.settings.context_window, tools) - prefix_tokens(system_prompt, [])
+            messages.extend(self._tool_message(result, room) for result in results)
             if self.settings.vision:
                 messages.extend(_image_message(results))
             self.checkpoint()
@@ -123,6 +172,84 @@ class AgentLoop:
                 return TurnOutcome("canceled", ctx.cancel.reason, step)
         note = f"Stopped after {self.settings.max_steps} steps (the step limit). Send a message to continue."
         return TurnOutcome("step_limit", note, self.settings.max_steps)
+
+    def _tool_message(self, result: ToolResult, room: int) -> dict[str, Any]:
+        """The result as the model reads it, cut to a share of its window (a 4k model cannot take a 30,000
+        character output whole); the cut says how to page the rest, the sidebar still shows all of it.
+
+        ``room``: tokens the messages may take next to the system prompt and tools.
+        """
+        content = model_text(result)
+        share = min(self.settings.context_window * RESULT_SHARE, room * ROOM_SHARE)
+        limit = max(int(share * CHARS_PER_TOKEN), MIN_RESULT_CHARS)
+        if len(content) > limit:
+            tool = self.executor.registry.get(result.name)
+            hint = tool.paging_hint if tool is not None else "narrow the request"
+            content = apply_budget(content, OutputBudget(max_chars=limit), hint).text
+        return {"role": "tool", "tool_call_id": result.tool_call_id, "content": content}
+
+    def _definition(self, tool: Any) -> dict[str, Any]:
+        if tool.name not in self._definitions:
+            self._definitions[tool.name] = to_openai(tool)
+        return self._definitions[tool.name]
+
+    def _warn_if_prefix_is_large(self, system_prompt: str, tools: list[dict[str, Any]]) -> None:
+        window = self.settings.context_window
+        prefix = prefix_tokens(system_prompt, tools)
+        if prefix <= window * self.settings.context_warning_share or prefix in self.warned_prefixes:
+            return
+        self.warned_prefixes.add(prefix)
+        share = round(100 * prefix / window)
+        self.emit(
+            ContextWarningEvent(
+                message=(
+                    f"The system prompt and {len(tools)} tool definitions take about {prefix:,} tokens, "
+                    f"{share} % of this model's {window:,}-token context window; little is left for the "
+                    "conversation. "
+                    + (
+                        "Use a model with a larger window, or fewer MCP servers."
+                        if self.settings.profile == "compact"
+                        else "Use a model with a larger window, the compact tool profile "
+                        "('profile': 'compact'), or fewer MCP servers."
+                    )
+                ),
+                prefix_tokens=prefix,
+                context_window=window,
+                profile=self.settings.profile,
+            )
+        )
+
+    async def _request(
+        self,
+        messages: list[dict[str, Any]],
+        system_prompt: str,
+        tools: list[dict[str, Any]],
+        *,
+        squeeze: float = 1.0,
+    ) -> list[dict[str, Any]] | None:
+        """The messages to send, fitted to the window (compacting the conversation if it must); None if they
+        cannot fit. Never a request the server would have to cut: it would cut the system prompt first."""
+        window = int(self.settings.context_window * squeeze)
+        system = {"role": "system", "content": system_prompt}
+        request = fit_to_context([system, *messages], tools, window)
+        if squeeze == 1.0 and fits(request, tools, window):
+            return request
+        state = await self.live_state() if self.live_state is not None else None
+        outcome = await compact(self.model, messages, system_prompt, tools, window, state)
+        if outcome is not None:
+            self.checkpoint()
+            self.emit(
+                ContextCompactedEvent(
+                    message=(
+                        f"Older messages were summarized to fit the model's context window "
+                        f"({outcome['messages_before']} messages became {outcome['messages_after']}). "
+                        "The full history stays in this conversation's log."
+                    ),
+                    **outcome,
+                )
+            )
+        request = fit_to_context([system, *messages], tools, window)
+        return request if fits(request, tools, window) else None
 
     async def _stream_step(
         self, request: list[dict[str, Any]], tools: list[dict[str, Any]], used_ids: set[str]
@@ -259,10 +386,6 @@ def _call_ids(messages: list[dict[str, Any]]) -> set[str]:
         for call in message.get("tool_calls") or []
         if isinstance(call, dict) and call.get("id")
     }
-
-
-def _tool_message(result: ToolResult) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": result.tool_call_id, "content": model_text(result)}
 
 
 def _image_message(results: list[ToolResult]) -> list[dict[str, Any]]:

@@ -95,6 +95,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
         "max_retries": config.max_retries,
         "context_window": config.context_window,
         "vision": config.vision,
+        "profile": config.profile,
         "extra_headers": dict(config.extra_headers),
     }
     models: list[ModelSettings] = []
@@ -117,7 +118,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
             continue
         options = {
             **common,
-            **{key: entry[key] for key in ("context_window", "vision", "timeout") if key in entry},
+            **{key: entry[key] for key in ("context_window", "vision", "timeout", "profile") if key in entry},
         }
         options["extra_headers"] = {**common["extra_headers"], **entry.get("extra_headers", {})}
         models.append(

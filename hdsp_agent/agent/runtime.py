@@ -19,8 +19,10 @@ from ..permissions.decision import PermissionPolicy
 from ..permissions.policy import mode_filter
 from ..tools.base import ToolContext
 from ..tools.executor import ExecutorSettings, ToolExecutor
+from ..tools.profiles import ProfileName, notebook_in_play, offered_in, resolve_profile
 from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
-from .llm import ModelClient, ModelSettings
+from .context_window import detect_context_window
+from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
 from .prompts import RulesProvider, build_system_prompt, project_rules
@@ -40,6 +42,10 @@ class AgentRuntime:
     max_steps: int = 25
     tool_call_limits: dict[str, int] = field(default_factory=dict)
     disabled_tools: list[str] = field(default_factory=list)
+    # Offer the web tools (the administrator turned them on); off, they stay callable by name.
+    web_tools: bool = False
+    # Warn when the system prompt and tool schemas take more than this share of the context window.
+    context_warning_share: float = 0.5
     rules_provider: RulesProvider | None = project_rules
     # Narrows the catalog (e.g. the read-only mode); None offers every available tool.
     catalog_filter: ToolFilter | None = None
@@ -76,12 +82,20 @@ class AgentRuntime:
             await client.close()
         self._clients.clear()
 
-    def loop_settings(self, settings: ModelSettings) -> LoopSettings:
+    async def context_window(self, settings: ModelSettings) -> int:
+        """The configured window, else the one the server reports, else the default. Conversations ask once
+        (the server may load another model, or the same one with another window, between conversations)."""
+        if settings.context_window > 0:
+            return settings.context_window
+        return await detect_context_window(settings) or DEFAULT_CONTEXT_WINDOW
+
+    def loop_settings(self, settings: ModelSettings, context_window: int | None = None) -> LoopSettings:
         return LoopSettings(
             max_steps=self.max_steps,
             tool_call_limits=dict(self.tool_call_limits),
-            context_window=settings.context_window,
+            context_window=context_window or settings.context_window or DEFAULT_CONTEXT_WINDOW,
             vision=settings.vision,
+            context_warning_share=self.context_warning_share,
         )
 
     def executor(self, approver: ApprovalBroker) -> ToolExecutor:
@@ -104,12 +118,28 @@ class AgentRuntime:
     def tool_context(self, **overrides: Any) -> ToolContext:
         return self.context_factory(**overrides)
 
-    def catalog(self, ctx: ToolContext) -> ToolCatalog:
+    def catalog(
+        self,
+        ctx: ToolContext,
+        profile: ProfileName | None = None,
+        messages: list[dict[str, Any]] | None = None,
+    ) -> ToolCatalog:
+        """The tools callable in this step. With a ``profile``, only those it offers in this context have
+        their schemas sent; the others stay callable by name."""
         include = self.catalog_filter
         mode_for = getattr(self.policy, "mode_for", None)  # the rule policy knows each session's mode
         if mode_for is not None and ctx.session_id:
             include = mode_filter(mode_for(ctx.session_id))
-        return self.registry.catalog(ctx, include=include, disabled=self.disabled_tools)
+        allowed = self.registry.catalog(ctx, include=include, disabled=self.disabled_tools)
+        if profile is None:
+            return allowed
+        notebook = notebook_in_play(ctx.client_context, messages or [])
+        return allowed.narrowed(
+            lambda tool: offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
+        )
+
+    def profile(self, settings: ModelSettings, context_window: int) -> ProfileName:
+        return resolve_profile(settings.profile, context_window)
 
     def set_mode(self, session_id: str, mode: str) -> None:
         """The user switched the permission mode (default, accept-edits, read-only) for one conversation."""
@@ -128,11 +158,17 @@ class AgentRuntime:
             if tracker is not None:
                 await tracker.kill_session(session_id)
 
-    async def prepare_catalog(self, ctx: ToolContext) -> ToolCatalog:
-        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for them."""
+    async def prepare_catalog(
+        self,
+        ctx: ToolContext,
+        profile: ProfileName | None = None,
+        messages: list[dict[str, Any]] | None = None,
+    ) -> ToolCatalog:
+        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for
+        them."""
         if self.refresh_tools is not None:
             await self.refresh_tools()
-        return self.catalog(ctx)
+        return self.catalog(ctx, profile, messages)
 
     def system_prompt(self, ctx: ToolContext) -> str:
         return build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)

@@ -24,6 +24,8 @@ from ..permissions.broker import ApprovalBroker
 from ..permissions.policy import build_policy
 from ..tools.base import ToolContext
 from ..tools.defaults import default_registry
+from ..tools.jupyter import close_notebook_tools
+from ..tools.jupyter.headless import headless_jupyter
 from .approvers import approver_for
 from .mcp_servers import mcp_servers
 
@@ -70,30 +72,42 @@ def run_prompt(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
     root = args.root.resolve()
     approver = approver_for(args.approve)
-    runtime = AgentRuntime(
-        registry=default_registry(config),
-        policy=(policy := build_policy(config, root)),
-        catalog_filter=policy.catalog_filter,
-        models=catalog_from_config(config),
-        context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),
-        executor_settings=config.executor_settings(),
-        max_steps=config.max_steps,
-        tool_call_limits=dict(config.tool_call_limits),
-        disabled_tools=list(config.disabled_tools),
-        broker_factory=lambda emit: _DelegatingBroker(approver),
-    )
-    context = {"active_document": {"path": args.notebook}} if args.notebook else {}
-    async with mcp_servers(runtime.registry, root, config) as servers:
-        # As in the server: the servers start when the turn first builds its catalog.
-        runtime.refresh_tools = servers.refresh
-        with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
-            manager = ConversationManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
-            session = manager.create(title=args.prompt[:60])
-            printer = _JsonPrinter() if args.json else _TextPrinter()
-            session.subscribe(printer)
-            session.send(args.prompt, context)
-            await session.wait()
-            await manager.shutdown()
+    # Jupyter's managers without a server, so the notebook tools read, edit and run notebooks as in the
+    # sidebar; the kernels they start are shut down when the run ends.
+    async with headless_jupyter(root) as jupyter:
+        runtime = AgentRuntime(
+            registry=default_registry(config),
+            policy=(policy := build_policy(config, root)),
+            catalog_filter=policy.catalog_filter,
+            models=catalog_from_config(config),
+            context_factory=lambda **overrides: ToolContext(
+                root_dir=root,
+                kernel_manager=jupyter.kernel_manager,
+                session_manager=jupyter.session_manager,
+                contents_manager=jupyter.contents_manager,
+                **overrides,
+            ),
+            executor_settings=config.executor_settings(),
+            max_steps=config.max_steps,
+            tool_call_limits=dict(config.tool_call_limits),
+            disabled_tools=list(config.disabled_tools),
+            web_tools=config.web_tools,
+            context_warning_share=config.context_warning_share,
+            broker_factory=lambda emit: _DelegatingBroker(approver),
+        )
+        context = {"active_document": {"path": args.notebook}} if args.notebook else {}
+        async with mcp_servers(runtime.registry, root, config) as servers:
+            # As in the server: the servers start when the turn first builds its catalog.
+            runtime.refresh_tools = servers.refresh
+            with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
+                manager = ConversationManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
+                session = manager.create(title=args.prompt[:60])
+                printer = _JsonPrinter() if args.json else _TextPrinter()
+                session.subscribe(printer)
+                session.send(args.prompt, context)
+                await session.wait()
+                await manager.shutdown()
+        await close_notebook_tools(runtime.registry)
     return 0 if printer.end_reason == "completed" else 1
 
 

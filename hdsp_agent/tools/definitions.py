@@ -1,7 +1,10 @@
 """Tool definitions as each consumer wants them: OpenAI, Anthropic, MCP, and Markdown for the README.
 
 The JSON Schema comes from the tool's pydantic model, with ``$ref``s inlined and pydantic's ``title`` noise
-removed: several OpenAI-compatible servers (llama.cpp, older vLLM) do not resolve ``$defs``.
+removed: several OpenAI-compatible servers (llama.cpp, older vLLM) do not resolve ``$defs``. An optional argument
+(``str | None = None``) is shown as its plain type, not pydantic's ``anyOf [X, null]`` with ``default: null``: the
+argument is simply not required, and every tool's schema is sent on every step, so the noise costs tokens each time.
+Validation still runs on the pydantic model, which accepts an explicit null.
 """
 
 from __future__ import annotations
@@ -35,10 +38,23 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
             target = defs[node["$ref"].rsplit("/", 1)[-1]]
             merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
             return _clean(merged, defs)
-        return {key: _clean(value, defs) for key, value in node.items() if key != "title"}
+        cleaned = {key: _clean(value, defs) for key, value in node.items() if key != "title"}
+        return _without_null_option(cleaned)
     if isinstance(node, list):
         return [_clean(item, defs) for item in node]
     return node
+
+
+def _without_null_option(node: dict[str, Any]) -> dict[str, Any]:
+    """``{"anyOf": [X, {"type": "null"}], "default": None, ...}`` → ``{...X, ...}`` (see the module docstring)."""
+    options = node.get("anyOf")
+    if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
+        return node
+    if "default" in node and node["default"] is not None:
+        return node
+    (kept,) = [option for option in options if option != {"type": "null"}]
+    rest = {key: value for key, value in node.items() if key not in ("anyOf", "default")}
+    return {**kept, **rest}
 
 
 def to_openai(tool: Tool[Any]) -> dict[str, Any]:

@@ -128,7 +128,8 @@ class ToolExecutor:
     def _lookup(self, call: ToolCall, catalog: ToolCatalog | None) -> Tool[Any]:
         tool = self.registry.get(call.name)
         if tool is None:
-            known = catalog.names() if catalog is not None else self.registry.names()
+            # Tools callable by name only (left out of the profile) are suggested too.
+            known = catalog.names() + catalog.hidden_names() if catalog is not None else self.registry.names()
             close = difflib.get_close_matches(call.name, known, n=3, cutoff=0.6)
             hint = f"Did you mean {', '.join(close)}?" if close else f"Available tools: {', '.join(known)}."
             raise _Refusal(self._error(call, ErrorCode.NOT_FOUND.value, f"no tool named {call.name!r}", hint))

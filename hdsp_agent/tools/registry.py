@@ -68,13 +68,25 @@ class ToolRegistry:
 
 
 class ToolCatalog:
-    """An ordered, immutable set of tools for one step. A call outside it is refused."""
+    """An ordered, immutable set of tools for one step. A call outside it is refused.
 
-    def __init__(self, tools: Iterable[Tool[Any]]) -> None:
+    ``callable_by_name``: tools allowed in this step but not offered (their schemas are not sent, to save the
+    model's context); a call to one by name runs like any other.
+    """
+
+    def __init__(self, tools: Iterable[Tool[Any]], callable_by_name: Iterable[Tool[Any]] = ()) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._hidden = {tool.name: tool for tool in callable_by_name if tool.name not in self._tools}
 
     def __contains__(self, name: object) -> bool:
+        return name in self._tools or name in self._hidden
+
+    def offers(self, name: str) -> bool:
+        """Whether the tool's schema is sent to the model (not only callable by name)."""
         return name in self._tools
+
+    def hidden_names(self) -> list[str]:
+        return list(self._hidden)
 
     def __iter__(self) -> Iterator[Tool[Any]]:
         return iter(self._tools.values())
@@ -87,4 +99,14 @@ class ToolCatalog:
 
     def without(self, names: Iterable[str]) -> ToolCatalog:
         dropped = set(names)
-        return ToolCatalog(tool for tool in self if tool.name not in dropped)
+        return ToolCatalog(
+            (tool for tool in self if tool.name not in dropped),
+            (tool for name, tool in self._hidden.items() if name not in dropped),
+        )
+
+    def narrowed(self, offer: Callable[[Tool[Any]], bool]) -> ToolCatalog:
+        """The same callable tools, offering only those ``offer`` accepts; the rest stay callable by name."""
+        tools = list(self) + list(self._hidden.values())
+        return ToolCatalog(
+            (tool for tool in tools if offer(tool)), (tool for tool in tools if not offer(tool))
+        )

@@ -285,6 +285,47 @@ describe('Conversation', () => {
     });
   });
 
+  it('shows a context warning and a compaction with its summary, after the history it summarized', () => {
+    const conversation = new Conversation();
+    conversation.receiveAll([
+      ...simpleTurn(),
+      event(8, 'context.warning', {
+        message:
+          'The system prompt and 10 tool definitions take about 2,086 tokens',
+        prefix_tokens: 2086,
+        context_window: 4096,
+        profile: 'compact'
+      }),
+      event(9, 'context.compacted', {
+        message: 'Older messages were summarized',
+        summary: 'Done: read the notebook.',
+        messages_before: 11,
+        messages_after: 3,
+        tokens_before: 836,
+        tokens_after: 290
+      })
+    ]);
+    const kinds = conversation.items.map(item => item.kind);
+    expect(kinds.slice(0, 2)).toEqual(['user', 'assistant']);
+    expect(conversation.items.slice(-2)).toEqual([
+      {
+        kind: 'context',
+        key: 'context-8',
+        level: 'warning',
+        message:
+          'The system prompt and 10 tool definitions take about 2,086 tokens',
+        summary: null
+      },
+      {
+        kind: 'context',
+        key: 'context-9',
+        level: 'compacted',
+        message: 'Older messages were summarized',
+        summary: 'Done: read the notebook.'
+      }
+    ]);
+  });
+
   it('shows server errors and does not mark a completed turn', () => {
     const conversation = new Conversation();
     conversation.receiveAll([

@@ -132,6 +132,27 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
       );
     case 'turn-end':
       return <TurnEnd item={item} trans={trans} />;
+    case 'context':
+      return (
+        <div
+          className={`jp-hdsp-Notice jp-hdsp-ContextNotice ${item.level === 'warning' ? 'jp-mod-warning' : 'jp-mod-compacted'}`}
+          data-level={item.level}
+          role="status"
+        >
+          <strong>
+            {item.level === 'warning'
+              ? trans.__('The context window is nearly full')
+              : trans.__('Conversation compacted')}
+          </strong>
+          <div className="jp-hdsp-Notice-message">{item.message}</div>
+          {item.summary && (
+            <details className="jp-hdsp-ContextNotice-summary">
+              <summary>{trans.__('Summary the model continues from')}</summary>
+              <div className="jp-hdsp-Notice-message">{item.summary}</div>
+            </details>
+          )}
+        </div>
+      );
     case 'undone':
       return (
         <div className="jp-hdsp-Notice jp-mod-undone" role="status">

@@ -280,30 +280,19 @@ def similar_paths(root: Path, user_path: str, limit: int = 3) -> list[str]:
 
 
 class ReadFileArgs(ToolArgs):
-    filepath: str = Field(description="The path of the file to read, relative to the root of the workspace.")
+    filepath: str = Field(description="Path relative to the project root.")
 
 
 class ReadFileRangeArgs(ToolArgs):
-    filepath: str = Field(description="The path of the file to read, relative to the root of the workspace.")
-    startLine: int = Field(ge=1, description="The first line to read (1-based).")
-    endLine: int = Field(ge=1, description="The last line to read (1-based, inclusive).")
-
-
-_LIMITS = ReadLimits()
-_SHAPE = (
-    f"Lines come back numbered like `cat -n` (at most {_LIMITS.max_lines} lines and "
-    f"{_LIMITS.max_line_chars} characters per line; a note says how to read on with read_file_range). "
-    "Binary files are refused; images are described (type, size, dimensions); notebooks (.ipynb) are shown "
-    "as cells with ids and brief outputs, not as JSON."
-)
+    filepath: str = Field(description="Path relative to the project root.")
+    startLine: int = Field(ge=1, description="First line (1-based).")
+    endLine: int = Field(ge=1, description="Last line (inclusive).")
 
 
 class ReadFileTool(Tool[ReadFileArgs]):
     name = "read_file"
     description = (
-        "Read a file of the project. Use it to see a file's current content before you explain or edit it. "
-        + _SHAPE
-        + " If the file does not exist, similar paths are suggested."
+        "Read a file, lines numbered like `cat -n`. Notebooks show as cells with ids; images are described."
     )
     args_model = ReadFileArgs
     read_only = True
@@ -322,9 +311,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
 class ReadFileRangeTool(Tool[ReadFileRangeArgs]):
     name = "read_file_range"
     description = (
-        "Read lines startLine..endLine (1-based, inclusive) of a file. Use it for large files, or to read "
-        "on where "
-        "read_file stopped. " + _SHAPE
+        "Read lines startLine..endLine of a file: for large files, or to read on where read_file stopped."
     )
     args_model = ReadFileRangeArgs
     read_only = True
@@ -356,10 +343,8 @@ def active_document_path(ctx: ToolContext) -> str | None:
 class ReadCurrentlyOpenFileTool(Tool[NoArgs]):
     name = "read_currently_open_file"
     description = (
-        "Read the file the user has open and active in JupyterLab (the notebook or file they are looking "
-        "at). Use it when the user says 'this file', 'this notebook' or 'my code' without naming it. "
-        + _SHAPE
-        + " Shows the saved file; unsaved changes in the editor are not included."
+        "Read the file or notebook the user has open in JupyterLab (as saved), for 'this file' or 'my "
+        "notebook'."
     )
     args_model = NoArgs
     read_only = True

@@ -47,15 +47,7 @@ class ViewDiffArgs(ToolArgs):
 
 class ViewDiffTool(Tool[ViewDiffArgs]):
     name = "view_diff"
-    description = (
-        "Show the uncommitted changes in the project's git repository: staged changes, unstaged changes "
-        "(each "
-        "with a --stat summary and the patch) and the list of untracked files. Paths are relative to the "
-        "project "
-        "root. Use it to review what has been changed before summarizing or committing. Long diffs are cut "
-        "to "
-        "their start and end; read single files with read_file for the rest."
-    )
+    description = "Show the uncommitted git changes: staged, unstaged and untracked files."
     args_model = ViewDiffArgs
     read_only = True
     timeout = 60.0

@@ -18,21 +18,17 @@ MAX_ENTRIES = 200
 class ListDirectoryArgs(ToolArgs):
     dirPath: str = Field(
         default=".",
-        description="The directory to list, relative to the project root (default: the root itself).",
+        description="Directory relative to the project root.",
     )
     recursive: bool = Field(
         default=False,
-        description="List the whole subtree (respecting .gitignore) instead of only the directory's entries.",
+        description="List the whole subtree.",
     )
 
 
 class ListDirectoryTool(Tool[ListDirectoryArgs]):
     name = "ls"
-    description = (
-        "List files and directories in a directory of the project. Directories end with '/'. "
-        f"Returns at most {MAX_ENTRIES} entries, relative to the project root, with a note when more exist. "
-        "Use recursive=true to see a subtree (files ignored by .gitignore are left out)."
-    )
+    description = "List a directory of the project; directories end with '/'."
     args_model = ListDirectoryArgs
     read_only = True
     paging_hint = "list a subdirectory instead"

@@ -229,39 +229,23 @@ def render_rule_file(
 
 
 class CreateRuleBlockArgs(ToolArgs):
-    name: str = Field(
-        description="Short, descriptive name of the rule, e.g. 'Type hints', 'React standards'."
-    )
-    rule: str = Field(
-        description="A clear, imperative instruction for future work, e.g. 'Add Python type hints to every "
-        "function'. One standard per rule."
-    )
-    description: str | None = Field(default=None, description="When the rule should be used (one sentence).")
+    name: str = Field(description="Short name, e.g. 'Type hints'.")
+    rule: str = Field(description="One imperative instruction.")
+    description: str | None = Field(default=None, description="When the rule applies.")
     globs: str | None = Field(
         default=None,
-        description="File patterns the rule applies to, comma-separated, e.g. '**/*.py' or "
-        "'src/**/*.{ts,tsx}'.",
+        description="Files it applies to, e.g. '**/*.py'.",
     )
-    regex: str | None = Field(
-        default=None, description="The rule applies to files whose content matches this regular expression."
-    )
+    regex: str | None = Field(default=None, description="Applies to files whose content matches.")
     alwaysApply: bool | None = Field(
         default=None,
-        description="true: always in context; false: only when globs/regex match or when requested with "
-        "request_rule; omitted: always unless globs/regex are given.",
+        description="Always in context (default: unless globs/regex are set).",
     )
 
 
 class CreateRuleBlockTool(Tool[CreateRuleBlockArgs]):
     name = "create_rule_block"
-    description = (
-        "Create a persistent rule that applies to future conversations in this project: a coding standard or "
-        "preference the user wants kept (e.g. 'use named exports', 'follow Google docstrings'). Not for "
-        "one-time "
-        "instructions. Saved as Markdown with YAML front matter in .hdsp/rules/<name>.md (a rule with the "
-        "same "
-        "name is replaced). Returns the file's path."
-    )
+    description = "Save a lasting project rule: a standard or preference the user wants kept in future chats."
     args_model = CreateRuleBlockArgs
     read_only = False
 
@@ -298,15 +282,12 @@ def _write(path: Path, text: str) -> bool:
 
 
 class RequestRuleArgs(ToolArgs):
-    name: str = Field(description="The name of the rule to read (as listed among the available rules).")
+    name: str = Field(description="The rule's name.")
 
 
 class RequestRuleTool(Tool[RequestRuleArgs]):
     name = "request_rule"
-    description = (
-        "Read one of the project's rules by name, for rules that are not already in your context "
-        "(those with alwaysApply: false). Returns the rule's instructions."
-    )
+    description = "Read a project rule by name (one not already in your context)."
     args_model = RequestRuleArgs
     read_only = True
 

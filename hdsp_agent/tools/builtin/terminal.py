@@ -91,41 +91,26 @@ def session_logs_dir(ctx: ToolContext) -> Path:
 
 
 class RunTerminalCommandArgs(ToolArgs):
-    command: str = Field(description="The command to run; it is passed to `bash -c` in the project root.")
+    command: str = Field(description="Passed to `bash -c`.")
     waitForCompletion: bool = Field(
         default=True,
-        description="false runs the command in the background (servers, watchers) and returns at once with "
-        "its id, "
-        "first output lines and the log file path.",
+        description="false: run in the background (servers, watchers).",
     )
-    workingDirectory: str | None = Field(
-        default=None, description="Directory to run in, relative to the project root (default: the root)."
-    )
+    workingDirectory: str | None = Field(default=None, description="Relative to the project root.")
     timeout: float = Field(
         default=DEFAULT_TIMEOUT_SECONDS,
         gt=0,
         le=MAX_TIMEOUT_SECONDS,
-        description=f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT_SECONDS:g}, "
-        f"max {MAX_TIMEOUT_SECONDS:g}); ignored in the background.",
+        description="Seconds before the command is stopped.",
     )
 
 
 class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
     name = "run_terminal_command"
     description = (
-        "Run a shell command (bash) in the project root and return its combined stdout/stderr and exit code. "
-        "There is no terminal input: interactive prompts get end-of-file, so pass flags like -y or "
-        "--no-input. "
-        f"The command is stopped after `timeout` seconds (default {DEFAULT_TIMEOUT_SECONDS:g}, max "
-        f"{MAX_TIMEOUT_SECONDS:g}) together with every process it started. Output over "
-        f"{OUTPUT_LIMIT_CHARS:,} "
-        "characters is cut to its start and end and saved to a log file whose path is given, to read with "
-        "read_file_range. For servers and watchers use waitForCompletion=false: the command keeps running in "
-        "the "
-        "background (stopped when the chat session ends) and you get its id, first output and log path. "
-        "Prefer grep_search, file_glob_search and read_file over shell equivalents. "
-        "Commands run in an OS sandbox unless the user approved otherwise: no network, only the project is "
-        "writable (not .git/hooks, .git/config, .hdsp/), $HOME is an empty scratch directory."
+        "Run a bash command in the project root; returns its output and exit code. There is no input: "
+        "pass flags like -y. It runs sandboxed (no network; only the project is writable) unless the user "
+        "approves otherwise."
     )
     args_model = RunTerminalCommandArgs
     read_only = False

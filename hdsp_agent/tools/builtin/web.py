@@ -47,9 +47,7 @@ _TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 class FetchUrlArgs(ToolArgs):
-    url: str = Field(
-        description="The http(s) URL to fetch, e.g. https://docs.python.org/3/library/asyncio.html"
-    )
+    url: str = Field(description="An http(s) URL.")
 
 
 @dataclass
@@ -63,17 +61,7 @@ class _Page:
 
 class FetchUrlTool(Tool[FetchUrlArgs]):
     name = "fetch_url_content"
-    description = (
-        "Fetch a web page or text file over http(s) and return its content: HTML converted to Markdown, "
-        "other "
-        "text as is. Use it for documentation, READMEs, API references the user points to. Binary files "
-        "(images, PDFs, archives) are refused. Addresses on the local network (localhost, private ranges, "
-        "cloud "
-        f"metadata) are refused unless the administrator allowed them. Redirects are followed (at most "
-        f"{MAX_REDIRECTS}); at most {MAX_FETCH_BYTES // (1024 * 1024)} MB are read; "
-        f"{FETCH_TIMEOUT_SECONDS:g} s "
-        "timeout. Long pages are cut to their start and end."
-    )
+    description = "Fetch a web page (as Markdown) or a text file over http(s)."
     args_model = FetchUrlArgs
     # No local side effects; the NETWORK action lets the policy decide about the request itself.
     read_only = True
@@ -252,15 +240,12 @@ def _html_to_markdown(markup: str, base_url: str) -> str:
 
 
 class SearchWebArgs(ToolArgs):
-    query: str = Field(description="What to search the web for, in natural language or keywords.")
+    query: str = Field(description="What to search for.")
 
 
 class SearchWebTool(Tool[SearchWebArgs]):
     name = "search_web"
-    description = (
-        "Search the web and return the top results (title, URL, snippet). Use it to find documentation or "
-        "answers outside the project; then read a result with fetch_url_content."
-    )
+    description = "Search the web; returns the top results' titles, URLs and snippets."
     args_model = SearchWebArgs
     read_only = True
     timeout = FETCH_TIMEOUT_SECONDS + 5.0

@@ -16,10 +16,7 @@ class KernelActionArgs(ToolArgs):
 
 class InterruptKernelTool(NotebookTool[KernelActionArgs]):
     name = "interrupt_kernel"
-    description = (
-        "Interrupt the notebook's kernel: stops the code running now (KeyboardInterrupt), like JupyterLab's "
-        "stop button. Variables are kept. Use it for a cell that runs too long or hangs."
-    )
+    description = "Interrupt the code running on the notebook's kernel; variables are kept."
     args_model = KernelActionArgs
 
     def permission(self, args: KernelActionArgs, ctx: ToolContext) -> PermissionAction:
@@ -46,10 +43,7 @@ class InterruptKernelTool(NotebookTool[KernelActionArgs]):
 
 class RestartKernelTool(NotebookTool[KernelActionArgs]):
     name = "restart_kernel"
-    description = (
-        "Restart the notebook's kernel: everything in memory (variables, imports) is lost and execution "
-        "counts start again. Use it after the kernel died or to start clean; then re-run the cells you need."
-    )
+    description = "Restart the notebook's kernel: all variables and imports are lost."
     args_model = KernelActionArgs
 
     def permission(self, args: KernelActionArgs, ctx: ToolContext) -> PermissionAction:

@@ -43,17 +43,16 @@ def _wait_field(what: str) -> Any:
         default=DEFAULT_WAIT_SECONDS,
         gt=0,
         le=MAX_WAIT_SECONDS,
-        description=f"Seconds to wait for {what} before answering 'running' (it keeps running in the "
-        "kernel).",
+        description=f"Seconds to wait for {what} before answering 'running'.",
     )
 
 
 class RunCellArgs(ToolArgs):
     path: str | None = path_field()
-    cell_id: str | None = Field(default=None, description="Run this existing code cell (its current source).")
+    cell_id: str | None = Field(default=None, description="An existing cell to run.")
     code: str | None = Field(
         default=None,
-        description="Code for a new cell, inserted after the user's active cell (else at the end) and run.",
+        description="Or code for a new cell, inserted after the active cell.",
     )
     timeout: float = _wait_field("the cell")
 
@@ -67,14 +66,8 @@ class RunCellArgs(ToolArgs):
 class RunCellTool(NotebookTool[RunCellArgs]):
     name = "run_cell"
     description = (
-        "Run a code cell in the notebook's kernel (the same kernel, variables and imports the user has; "
-        "starts one if the notebook has none), as if the user pressed Shift+Enter. Either run an existing "
-        "cell (cell_id) or give code: it is inserted as a new cell after the user's active cell (else at the "
-        "end) and run. Outputs and execution count go into the cell. Returns the status (ok, error, "
-        "running), the execution count, the cell id and the outputs as text (long outputs are cut: page them "
-        "with get_cell_output). If the cell is still running after timeout seconds, answers 'running'; it "
-        "keeps running: use get_cell_output to wait for it, interrupt_kernel to stop it. input() is not "
-        "available."
+        "Run a cell on the notebook's kernel, as Shift+Enter does: an existing cell, or new code added as"
+        " a cell. Returns the status and outputs."
     )
     args_model = RunCellArgs
     paging_hint = "page the outputs with get_cell_output (offset/limit)"
@@ -162,19 +155,14 @@ class RunCellTool(NotebookTool[RunCellArgs]):
 
 
 class ExecuteCodeArgs(ToolArgs):
-    code: str = Field(description="The code to run in the kernel.")
+    code: str = Field(description="Python code.")
     path: str | None = path_field()
     timeout: float = _wait_field("the code")
 
 
 class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
     name = "execute_code"
-    description = (
-        "Run code in the notebook's kernel without adding a cell to the notebook: for quick checks (a shape, "
-        "a value, a dtype) whose result the user does not need to keep. Variables it defines stay in the "
-        "kernel. The execution count does not move. Returns the status and outputs as text. To add visible "
-        "work to the notebook, use run_cell with code instead."
-    )
+    description = "Run code on the notebook's kernel without adding a cell: for quick checks."
     args_model = ExecuteCodeArgs
     paging_hint = "page the outputs with get_cell_output (offset/limit)"
 
@@ -199,24 +187,20 @@ class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
 
 class GetCellOutputArgs(ToolArgs):
     path: str | None = path_field()
-    cell_id: str = Field(description='The cell id (or the "exec-…" id execute_code gave).')
-    offset: int = Field(default=0, ge=0, description="First character of the output text to return.")
-    limit: int = Field(default=20_000, ge=100, le=100_000, description="How many characters to return.")
+    cell_id: str = Field(description="Cell id (or an execute_code id).")
+    offset: int = Field(default=0, ge=0, description="First character.")
+    limit: int = Field(default=20_000, ge=100, le=100_000, description="Characters to return.")
     timeout: float = Field(
         default=30.0,
         ge=0,
         le=MAX_WAIT_SECONDS,
-        description="Seconds to wait for a cell that is still running.",
+        description="Seconds to wait for a running cell.",
     )
 
 
 class GetCellOutputTool(NotebookTool[GetCellOutputArgs]):
     name = "get_cell_output"
-    description = (
-        "Get a cell's output as text, in pages (offset/limit, in characters), e.g. the part of a long output "
-        "a run_cell result cut. For a cell still running (run_cell answered 'running') it first waits up to "
-        "timeout seconds, then returns what is there with the status."
-    )
+    description = "Read a cell's output text by pages; waits for a cell still running."
     args_model = GetCellOutputArgs
     read_only = True
     paging_hint = "use a larger offset"
@@ -276,9 +260,7 @@ class GetCellOutputTool(NotebookTool[GetCellOutputArgs]):
 
 class InspectVariablesArgs(ToolArgs):
     path: str | None = path_field()
-    names: list[str] | None = Field(
-        default=None, description="Only these variables (default: all user variables)."
-    )
+    names: list[str] | None = Field(default=None, description="Only these (default: all).")
 
     @field_validator("names")
     @classmethod
@@ -291,12 +273,7 @@ class InspectVariablesArgs(ToolArgs):
 
 class InspectVariablesTool(NotebookTool[InspectVariablesArgs]):
     name = "inspect_variables"
-    description = (
-        "List the variables defined in the notebook's (Python) kernel: name, type, shape or length, dtype, "
-        "and for DataFrames the columns with their dtypes; short values for scalars. Runs silently: nothing "
-        "appears in the notebook and the execution count does not move. Modules, classes, functions and "
-        "names starting with _ are left out unless named."
-    )
+    description = "List the kernel's variables with type, shape, dtype and DataFrame columns."
     args_model = InspectVariablesArgs
     read_only = True
     timeout = INSPECT_WAIT_SECONDS + SETUP_ALLOWANCE_SECONDS

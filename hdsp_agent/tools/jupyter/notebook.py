@@ -77,30 +77,26 @@ def _full_block(index: int, cell: dict[str, Any], include_outputs: bool) -> str:
 
 class ReadNotebookArgs(ToolArgs):
     path: str | None = path_field()
-    start: int = Field(default=0, ge=0, description="Index of the first cell to show.")
+    start: int = Field(default=0, ge=0, description="First cell index.")
     limit: int | None = Field(
         default=None,
         ge=1,
-        description=f"How many cells to show (default {BRIEF_CELL_LIMIT} brief, {FULL_CELL_LIMIT} full).",
+        description="How many cells.",
     )
     format: Literal["brief", "full"] = Field(
         default="brief",
-        description="brief: one line per cell (index, id, type, execution count, line count, first line). "
-        "full: every cell's whole source.",
+        description="brief: a line per cell; full: whole sources.",
     )
     include_outputs: bool = Field(
         default=True,
-        description="brief: a one-line summary of each cell's outputs; full: the outputs as text.",
+        description="Include outputs.",
     )
 
 
 class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
     name = "read_notebook"
     description = (
-        "Read a Jupyter notebook: its cells with their ids (the other notebook tools take these ids), type, "
-        "execution count and outputs. Reads the live notebook when it is open in JupyterLab (including "
-        "unsaved edits), else the file. Start with format 'brief' (one line per cell), then read single "
-        "cells with read_cell or use format 'full' for whole sources. Page long notebooks with start/limit."
+        "Read a notebook (live, with unsaved edits): its cells with the ids the other notebook tools take."
     )
     args_model = ReadNotebookArgs
     read_only = True
@@ -133,11 +129,9 @@ class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
 
 class ReadCellArgs(ToolArgs):
     path: str | None = path_field()
-    cell_id: str | None = Field(default=None, description="The cell's id (from read_notebook).")
-    index: int | None = Field(
-        default=None, description="The cell's position instead of its id (0 = first, -1 = last)."
-    )
-    include_outputs: bool = Field(default=True, description="Include the cell's outputs as text.")
+    cell_id: str | None = Field(default=None, description="Cell id.")
+    index: int | None = Field(default=None, description="Or the cell's index (-1 = last).")
+    include_outputs: bool = Field(default=True, description="Include outputs.")
 
     @model_validator(mode="after")
     def _one_address(self) -> ReadCellArgs:
@@ -148,10 +142,7 @@ class ReadCellArgs(ToolArgs):
 
 class ReadCellTool(NotebookTool[ReadCellArgs]):
     name = "read_cell"
-    description = (
-        "Read one notebook cell in full: its source, type, execution count and outputs (as text; images are "
-        "attached when you can read images). Address the cell by id (from read_notebook) or by index."
-    )
+    description = "Read one notebook cell in full: source and outputs."
     args_model = ReadCellArgs
     read_only = True
     paging_hint = "page the outputs with get_cell_output (offset/limit)"
@@ -181,14 +172,10 @@ class ReadCellTool(NotebookTool[ReadCellArgs]):
 
 class InsertCellArgs(ToolArgs):
     path: str | None = path_field()
-    index: int | None = Field(
-        default=None, description="Position of the new cell (0 = first; default: the end)."
-    )
-    after_cell_id: str | None = Field(
-        default=None, description="Insert right after this cell instead of at index."
-    )
-    cell_type: Literal["code", "markdown", "raw"] = Field(default="code", description="The new cell's type.")
-    source: str = Field(description="The new cell's content.")
+    index: int | None = Field(default=None, description="Position (default: the end).")
+    after_cell_id: str | None = Field(default=None, description="Or insert after this cell.")
+    cell_type: Literal["code", "markdown", "raw"] = Field(default="code", description="Cell type.")
+    source: str = Field(description="Cell content.")
 
     @model_validator(mode="after")
     def _one_position(self) -> InsertCellArgs:
@@ -199,11 +186,7 @@ class InsertCellArgs(ToolArgs):
 
 class InsertCellTool(NotebookTool[InsertCellArgs]):
     name = "insert_cell"
-    description = (
-        "Insert a new cell (code, markdown or raw) into a notebook, at an index or after a given cell; "
-        "without either, at the end. The user sees it appear in the open notebook. Creates the notebook if "
-        "it does not exist. Does not run the cell (use run_cell). Returns the new cell's id and index."
-    )
+    description = "Insert a cell into a notebook (created if missing). It does not run it."
     args_model = InsertCellArgs
 
     def permission(self, args: InsertCellArgs, ctx: ToolContext) -> PermissionAction:
@@ -246,15 +229,13 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
 
 class EditCellArgs(ToolArgs):
     path: str | None = path_field()
-    cell_id: str = Field(description="The id of the cell to change (from read_notebook).")
-    source: str | None = Field(
-        default=None, description="The cell's whole new content (replaces everything)."
-    )
+    cell_id: str = Field(description="Cell id.")
+    source: str | None = Field(default=None, description="The whole new source.")
     old_string: str | None = Field(
         default=None,
-        description="Text in the cell to replace; must match one place (copy it from read_cell).",
+        description="Or: exact text in the cell to replace.",
     )
-    new_string: str | None = Field(default=None, description="The replacement for old_string.")
+    new_string: str | None = Field(default=None, description="Replacement for old_string.")
 
     @model_validator(mode="after")
     def _one_change(self) -> EditCellArgs:
@@ -296,10 +277,7 @@ def cell_diff(before: str, after: str, path: str, cell_id: str) -> str:
 class EditCellTool(NotebookTool[EditCellArgs]):
     name = "edit_cell"
     description = (
-        "Change a notebook cell's content: replace old_string (which must match one place in the cell) with "
-        "new_string, or give the whole new source. The user sees the change in the open notebook; outputs "
-        "are kept. Returns a unified diff with the cell's id and index. Re-run the cell with run_cell to "
-        "refresh its outputs."
+        "Change a notebook cell's source: replace old_string with new_string, or give the whole source."
     )
     args_model = EditCellArgs
 
@@ -351,15 +329,12 @@ class EditCellTool(NotebookTool[EditCellArgs]):
 
 class DeleteCellArgs(ToolArgs):
     path: str | None = path_field()
-    cell_id: str = Field(description="The id of the cell to delete.")
+    cell_id: str = Field(description="Cell id.")
 
 
 class DeleteCellTool(NotebookTool[DeleteCellArgs]):
     name = "delete_cell"
-    description = (
-        "Delete a cell from a notebook by id. Returns the deleted cell's index and source "
-        "(so you can re-insert it)."
-    )
+    description = "Delete a notebook cell."
     args_model = DeleteCellArgs
 
     def permission(self, args: DeleteCellArgs, ctx: ToolContext) -> PermissionAction:
@@ -381,13 +356,13 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
 
 class MoveCellArgs(ToolArgs):
     path: str | None = path_field()
-    cell_id: str = Field(description="The id of the cell to move.")
-    to_index: int = Field(description="The cell's new position (0 = first, -1 = last).")
+    cell_id: str = Field(description="Cell id.")
+    to_index: int = Field(description="New index (-1 = last).")
 
 
 class MoveCellTool(NotebookTool[MoveCellArgs]):
     name = "move_cell"
-    description = "Move a notebook cell to a new position, by id. Returns its old and new index."
+    description = "Move a notebook cell to another index."
     args_model = MoveCellArgs
 
     def permission(self, args: MoveCellArgs, ctx: ToolContext) -> PermissionAction:

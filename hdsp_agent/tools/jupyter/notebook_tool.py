@@ -15,10 +15,7 @@ from .notebook_runtime import NotebookRuntime
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
-PATH_DESCRIPTION = (
-    "The notebook (.ipynb), relative to the project root. "
-    "Default: the notebook active in the user's JupyterLab."
-)
+PATH_DESCRIPTION = "Notebook path (default: the active notebook)."
 # Budgets for outputs in a run result (characters); get_cell_output pages the rest.
 OUTPUT_CHARS_PER_OUTPUT = 8_000
 OUTPUT_CHARS_PER_CALL = 20_000

@@ -53,9 +53,7 @@ class PlannedEdit:
 class FileEditArgs(ToolArgs):
     """Arguments every edit tool has."""
 
-    filepath: str = Field(
-        description="The path of the file to modify, relative to the root of the workspace."
-    )
+    filepath: str = Field(description="Path relative to the project root.")
 
 
 ArgsT = TypeVar("ArgsT", bound=FileEditArgs)

@@ -51,21 +51,13 @@ def _where(ranges: list[tuple[int, int]]) -> str:
 
 
 class CreateNewFileArgs(ToolArgs):
-    filepath: str = Field(
-        description="The path where the new file should be created, relative to the root of the workspace."
-    )
-    contents: str = Field(description="The contents to write to the new file.")
+    filepath: str = Field(description="Path relative to the project root.")
+    contents: str = Field(description="The file's content.")
 
 
 class CreateNewFileTool(Tool[CreateNewFileArgs]):
     name = "create_new_file"
-    description = (
-        "Create a new file with the given contents; missing parent directories are created. Only for files "
-        "that do not exist yet: an existing file is never overwritten (change it with "
-        "single_find_and_replace, multi_edit or edit_existing_file). A new .ipynb must be a valid notebook "
-        "(empty contents create an empty one). Returns the path and line count; the user sees the new file "
-        "as a diff."
-    )
+    description = "Create a new file (and missing folders). It never overwrites an existing file."
     args_model = CreateNewFileArgs
     read_only = False
 
@@ -139,18 +131,15 @@ _MATCHING = (
 
 
 class SingleFindAndReplaceArgs(FileEditArgs):
-    old_string: str = Field(description="The text to replace (exact, including whitespace and indentation).")
-    new_string: str = Field(description="The text to replace it with. Must be different from old_string.")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence of old_string (default false)."
-    )
+    old_string: str = Field(description="Exact text from the file, with enough context to be unique.")
+    new_string: str = Field(description="The replacement.")
+    replace_all: bool = Field(default=False, description="Replace every occurrence.")
 
 
 class SingleFindAndReplaceTool(FileEditTool[SingleFindAndReplaceArgs]):
     name = "single_find_and_replace"
     description = (
-        "Replace one piece of text in an existing file: the main tool for targeted edits. " + _MATCHING + " "
-        "Returns what changed with the edited lines numbered; the user sees a diff."
+        "Edit a file: replace old_string with new_string. Read the file first and copy old_string exactly."
     )
     args_model = SingleFindAndReplaceArgs
 
@@ -168,26 +157,20 @@ class SingleFindAndReplaceTool(FileEditTool[SingleFindAndReplaceArgs]):
 
 
 class EditOperation(ToolArgs):
-    old_string: str = Field(description="The text to replace (exact match including whitespace/indentation).")
-    new_string: str = Field(description="The text to replace it with. Must be different from old_string.")
-    replace_all: bool = Field(
-        default=False, description="Replace all occurrences of old_string (default false)."
-    )
+    old_string: str = Field(description="Exact text from the file.")
+    new_string: str = Field(description="The replacement.")
+    replace_all: bool = Field(default=False, description="Replace every occurrence.")
 
 
 class MultiEditArgs(FileEditArgs):
     edits: list[EditOperation] = Field(
-        min_length=1, description="Edit operations applied in order; each sees the result of the ones before."
+        min_length=1, description="Applied in order; each sees the result of the ones before."
     )
 
 
 class MultiEditTool(FileEditTool[MultiEditArgs]):
     name = "multi_edit"
-    description = (
-        "Make several find-and-replace edits to one file in one call, applied in order (each edit sees the "
-        "result of the previous ones). All or nothing: if any edit fails, the file is not changed. "
-        + _MATCHING
-    )
+    description = "Make several find-and-replace edits to one file, in order, all or nothing."
     args_model = MultiEditArgs
 
     def plan(self, args: MultiEditArgs, text: str) -> PlannedEdit:
@@ -222,22 +205,15 @@ class SearchAndReplaceInFileArgs(FileEditArgs):
     diffs: list[str] = Field(
         min_length=1,
         description=(
-            "Strings each holding one or more SEARCH/REPLACE blocks, applied in order, in exactly this "
-            "format:\n------- SEARCH\n[exact lines to find]\n=======\n[lines to put instead]\n+++++++ "
-            "REPLACE\nEach SEARCH must match one place in the file (copy it exactly, with a few lines of "
-            "context); an empty REPLACE deletes the lines."
+            "SEARCH/REPLACE blocks, each:\n------- SEARCH\n[exact lines]\n=======\n[new lines]\n+++++++ "
+            "REPLACE"
         ),
     )
 
 
 class SearchAndReplaceInFileTool(FileEditTool[SearchAndReplaceInFileArgs]):
     name = "search_and_replace_in_file"
-    description = (
-        "Edit an existing file with SEARCH/REPLACE blocks, for several targeted changes at once. Blocks are "
-        "applied in order and all or nothing: a malformed block or a SEARCH that does not match exactly one "
-        "place changes nothing. Looser matching (whitespace, indentation) is tried when a SEARCH is not "
-        "exact; the result says so."
-    )
+    description = "Edit a file with SEARCH/REPLACE blocks, applied in order, all or nothing."
     args_model = SearchAndReplaceInFileArgs
 
     def plan(self, args: SearchAndReplaceInFileArgs, text: str) -> PlannedEdit:
@@ -270,25 +246,18 @@ class SearchAndReplaceInFileTool(FileEditTool[SearchAndReplaceInFileArgs]):
 
 
 class EditExistingFileArgs(FileEditArgs):
-    filepath: str = Field(description="The path of the file to edit, relative to the root of the workspace.")
+    filepath: str = Field(description="Path relative to the project root.")
     changes: str = Field(
         description=(
-            "The file's new content. Either the complete file, or the changed parts with the unchanged "
-            "parts replaced by a comment line '... existing code ...' in the file's comment style (e.g. '# "
-            "... existing code ...' or '// ... existing code ...'). The lines right next to each marker "
-            "must be unchanged lines of the file. Do not wrap it in a code block."
+            "The whole new file, or the changed parts with unchanged runs replaced by a comment line "
+            "'... existing code ...' (e.g. '# ... existing code ...')."
         )
     )
 
 
 class EditExistingFileTool(FileEditTool[EditExistingFileArgs]):
     name = "edit_existing_file"
-    description = (
-        "Rewrite an existing file: send its complete new content, or only the changed parts with the rest "
-        "marked '... existing code ...' (merged exactly; a merge that could fit several places is refused). "
-        "Read the file first. For small targeted changes single_find_and_replace is safer. Returns what "
-        "changed; the user sees a diff."
-    )
+    description = "Rewrite an existing file, whole or with unchanged parts marked '... existing code ...'."
     args_model = EditExistingFileArgs
 
     def plan(self, args: EditExistingFileArgs, text: str) -> PlannedEdit:

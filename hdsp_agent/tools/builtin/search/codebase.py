@@ -290,24 +290,13 @@ def prepare_cache_dir(db_path: Path, root: Path) -> Path:
 
 
 class CodebaseArgs(ToolArgs):
-    query: str = Field(
-        description="What you are looking for, in natural language or with identifiers, e.g. 'where are HTTP "
-        "routes registered' or 'parse_arguments repair json'."
-    )
+    query: str = Field(description="What you are looking for, in words or identifiers.")
 
 
 class CodebaseTool(Tool[CodebaseArgs]):
     name = "codebase"
     description = (
-        "Search the project for code relevant to a question and return the best-matching snippets (path and "
-        "line "
-        f"range, up to {MAX_RESULTS}), ranked by keyword relevance (bm25 over ~{CHUNK_LINES}-line windows; "
-        "words "
-        "are stemmed and identifiers split). Use it when you do not know where something lives; use "
-        "grep_search "
-        "for an exact string or regex. Files ignored by .gitignore, hidden, binary and files over 1 MB are "
-        "not "
-        "indexed. The first search in a large project builds the index and can take a few seconds."
+        "Find the code most relevant to a question when you do not know where it lives (ranked snippets)."
     )
     args_model = CodebaseArgs
     read_only = True

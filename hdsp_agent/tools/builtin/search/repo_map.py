@@ -204,15 +204,7 @@ class ViewRepoMapArgs(ToolArgs):
 
 class ViewRepoMapTool(Tool[ViewRepoMapArgs]):
     name = "view_repo_map"
-    description = (
-        "Show a map of the whole project: every file (respecting .gitignore; files that may hold secrets "
-        "left out) with the top-level definitions "
-        "in it "
-        "(classes and their methods, functions with signatures, top-level variables; Python and notebooks "
-        "parsed "
-        "exactly, other languages best effort). Use it first to get oriented in an unfamiliar project. Large "
-        f"projects are cut after ~{MAX_MAP_CHARS:,} characters; then use view_subdirectory."
-    )
+    description = "Map the whole project: every file with its classes, functions and signatures."
     args_model = ViewRepoMapArgs
     read_only = True
     paging_hint = "use view_subdirectory on a subdirectory"
@@ -223,19 +215,12 @@ class ViewRepoMapTool(Tool[ViewRepoMapArgs]):
 
 
 class ViewSubdirectoryArgs(ToolArgs):
-    directory_path: str = Field(
-        description="The directory to map, relative to the project root, e.g. 'src/utils'."
-    )
+    directory_path: str = Field(description="Directory relative to the project root.")
 
 
 class ViewSubdirectoryTool(Tool[ViewSubdirectoryArgs]):
     name = "view_subdirectory"
-    description = (
-        "Show the files of one directory of the project (recursively, respecting .gitignore) with the "
-        "top-level "
-        "definitions in each: classes and methods, functions with signatures, top-level variables. Use it to "
-        f"understand a package or folder before reading files. Cut after ~{MAX_MAP_CHARS:,} characters."
-    )
+    description = "Map one directory: its files with their classes, functions and signatures."
     args_model = ViewSubdirectoryArgs
     read_only = True
     paging_hint = "map a smaller subdirectory"

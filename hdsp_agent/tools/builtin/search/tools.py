@@ -48,46 +48,30 @@ OutputMode = Literal["content", "files_with_matches", "count"]
 
 
 class GrepSearchArgs(ToolArgs):
-    query: str = Field(
-        description="The search query: a ripgrep (Rust) regular expression, escaped where needed, e.g. 'def "
-        "\\w+\\('."
-    )
-    path: str = Field(default=".", description="Directory or file to search, relative to the project root.")
-    filePattern: str | None = Field(
-        default=None, description="Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'."
-    )
+    query: str = Field(description="A ripgrep regular expression.")
+    path: str = Field(default=".", description="Directory or file to search.")
+    filePattern: str | None = Field(default=None, description="Only files matching this glob, e.g. '*.py'.")
     caseSensitive: bool | None = Field(
         default=None,
-        description="true: exact case; false: ignore case; omitted: case-insensitive unless the query has "
-        "capitals.",
+        description="Default: smart case.",
     )
     contextLines: int = Field(
         default=0,
         ge=0,
         le=MAX_CONTEXT_LINES,
-        description="Lines of context to show before and after each match.",
+        description="Lines shown around each match.",
     )
     outputMode: OutputMode = Field(
         default="content",
-        description="content: matching lines; files_with_matches: only file paths; count: matches per file.",
+        description="Lines, file paths only, or counts per file.",
     )
 
 
 class GrepSearchTool(Tool[GrepSearchArgs]):
     name = "grep_search"
     description = (
-        "Search file contents in the project with ripgrep (regular expressions). Use it to find where "
-        "something is "
-        "defined or used. Files ignored by .gitignore and files that may hold secrets (.env, .npmrc, keys, "
-        "credentials) are never searched. Returns "
-        "matching "
-        "lines grouped by file ('12:' marks a match, '13-' a context line), with paths relative to the "
-        "project "
-        f"root; at most {MAX_MATCHES} matching lines / {MAX_OUTPUT_CHARS:,} characters, with the totals and "
-        "a note "
-        "when cut. Narrow with path and filePattern, or use outputMode 'files_with_matches' or 'count' first "
-        "when a "
-        "query may match a lot."
+        "Search file contents with a regular expression (ripgrep); returns matching lines by file. "
+        "Ignored and secret files are skipped."
     )
     args_model = GrepSearchArgs
     read_only = True
@@ -330,22 +314,13 @@ class _CountCollector(_Collector):
 
 
 class FileGlobSearchArgs(ToolArgs):
-    pattern: str = Field(
-        description="Glob pattern for file paths, relative to the project root; '**' matches any depth, "
-        "e.g. '**/*.py', 'src/**/test_*.ts', '*.md' (a pattern without '/' matches file names at any depth)."
-    )
-    path: str = Field(default=".", description="Directory to search in, relative to the project root.")
+    pattern: str = Field(description="Glob, e.g. '**/*.py' ('**' is any depth).")
+    path: str = Field(default=".", description="Directory to search in.")
 
 
 class FileGlobSearchTool(Tool[FileGlobSearchArgs]):
     name = "file_glob_search"
-    description = (
-        "Find files in the project by glob pattern ('**' for any depth). Files ignored by .gitignore are "
-        "left "
-        f"out. Returns paths relative to the project root, newest first, at most {MAX_GLOB_FILES} with the "
-        "total "
-        "count when there are more; use a more specific pattern or path to see the rest."
-    )
+    description = "Find files by name with a glob pattern; newest first."
     args_model = FileGlobSearchArgs
     read_only = True
     paging_hint = "use a more specific pattern or path"

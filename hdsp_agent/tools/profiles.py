@@ -1,0 +1,153 @@
+"""Which tools a step offers the model: a profile sized to its context window, narrowed by what is in play.
+
+Every tool's schema is sent on every step, so a small local model (a 4k–16k window) cannot afford all of them.
+A profile names the built-in tools offered; the context adds the notebook tools once a notebook is open or
+named, and the web tools only when the administrator turned them on. A tool the profile leaves out stays
+*callable by name* (results and error suggestions name them, e.g. "read on with read_file_range"); tools the
+permission mode, availability or ``disabled_tools`` exclude are not callable at all.
+
+Tools that are not built in (MCP servers, declared tools, plugins; test tools) are offered in ``standard`` and
+``full``; ``compact`` keeps the grouped ones (``server__tool``) callable by name only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Literal, cast, get_args
+
+from .base import Tool
+from .naming import GROUP_SEPARATOR
+
+ProfileName = Literal["compact", "standard", "full"]
+PROFILES: tuple[ProfileName, ...] = get_args(ProfileName)
+AUTO = "auto"
+
+# Windows up to these sizes (tokens) get the profile; larger ones get ``full``.
+COMPACT_UP_TO = 16_384
+STANDARD_UP_TO = 65_536
+
+# Built-in tools by what they are for. A name in none of these sets is offered in every profile.
+NOTEBOOK_TOOLS = frozenset(
+    {
+        "read_notebook",
+        "read_cell",
+        "insert_cell",
+        "edit_cell",
+        "delete_cell",
+        "move_cell",
+        "run_cell",
+        "execute_code",
+        "get_cell_output",
+        "inspect_variables",
+        "interrupt_kernel",
+        "restart_kernel",
+    }
+)
+WEB_TOOLS = frozenset({"fetch_url_content", "search_web"})
+
+# compact: one tool per need. Editing is covered by create_new_file (new files) and single_find_and_replace
+# (any change to an existing one, replace_all for many); notebooks by read, insert, edit and run.
+_COMPACT = frozenset(
+    {
+        "read_file",
+        "ls",
+        "grep_search",
+        "create_new_file",
+        "single_find_and_replace",
+        "run_terminal_command",
+        "read_notebook",
+        "insert_cell",
+        "edit_cell",
+        "run_cell",
+    }
+)
+# standard adds paging, finding, several edits in one call, review, and the notebook's kernel tools.
+_STANDARD = _COMPACT | {
+    "read_file_range",
+    "read_currently_open_file",
+    "file_glob_search",
+    "multi_edit",
+    "view_diff",
+    "codebase",
+    "request_rule",
+    "read_cell",
+    "delete_cell",
+    "execute_code",
+    "get_cell_output",
+    "inspect_variables",
+    "interrupt_kernel",
+    "fetch_url_content",
+    "search_web",
+}
+_BUILTIN = _STANDARD | {
+    "search_and_replace_in_file",
+    "edit_existing_file",
+    "view_subdirectory",
+    "view_repo_map",
+    "create_rule_block",
+    "move_cell",
+    "restart_kernel",
+}
+_OFFERED: dict[ProfileName, frozenset[str]] = {
+    "compact": _COMPACT,
+    "standard": frozenset(_STANDARD),
+    "full": frozenset(_BUILTIN),
+}
+
+
+def profile_for_window(context_window: int) -> ProfileName:
+    if context_window <= COMPACT_UP_TO:
+        return "compact"
+    if context_window <= STANDARD_UP_TO:
+        return "standard"
+    return "full"
+
+
+def resolve_profile(setting: str | None, context_window: int) -> ProfileName:
+    """The configured profile, or the one the window calls for when the setting is empty or ``auto``."""
+    if setting and setting != AUTO:
+        if setting not in PROFILES:
+            raise ValueError(f"unknown tool profile {setting!r}: use auto, {', '.join(PROFILES)}")
+        return cast(ProfileName, setting)
+    return profile_for_window(context_window)
+
+
+def offered_in(tool: Tool[Any], profile: ProfileName, *, notebook_in_play: bool, web_enabled: bool) -> bool:
+    """Whether ``profile`` offers ``tool`` to the model (its schema is sent) in this context."""
+    name = tool.name
+    if name in NOTEBOOK_TOOLS and not notebook_in_play and profile != "full":
+        return False
+    if name in WEB_TOOLS and not web_enabled:
+        return False
+    if name in _BUILTIN:
+        return name in _OFFERED[profile]
+    # Not built in: an extension's grouped tool waits to be called by name in compact.
+    return not (profile == "compact" and GROUP_SEPARATOR in name)
+
+
+def notebook_in_play(client_context: dict[str, Any], messages: Iterable[dict[str, Any]]) -> bool:
+    """A notebook is open (the active document) or named by the user or in a tool call of the conversation.
+
+    Once true in a conversation it stays true (the messages only grow), so the tool list changes at most once.
+    """
+    document = client_context.get("active_document") or {}
+    if str(document.get("path") or "").endswith(".ipynb"):
+        return True
+    for message in messages:
+        role = message.get("role")
+        if role == "user" and ".ipynb" in _text_of(message.get("content")):
+            return True
+        if role == "assistant":
+            for call in message.get("tool_calls") or []:
+                if ".ipynb" in json.dumps(call.get("function", {}).get("arguments", "")):
+                    return True
+    return False
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
