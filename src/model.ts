@@ -203,8 +203,8 @@ export class AgentModel implements IDisposable {
       query && source ? source.variables(query).catch(() => [] as string[]) : Promise.resolve([])
     ]);
     return [
-      ...cellSuggestions(source?.cells() ?? [], query),
       ...variableSuggestions(variables, query),
+      ...cellSuggestions(source?.cells() ?? [], query),
       ...fileSuggestions(files)
     ];
   }
