@@ -74,7 +74,9 @@ class ModelCatalog:
         try:
             names = await endpoint_models(endpoint.resolved_base_url(), endpoint.resolved_api_key())
         except EndpointError as error:
-            self._discovery_error = f"No model is configured, and the endpoint's model list failed: {error}"
+            self._discovery_error = (
+                f"No model is configured, and the endpoint's model list failed: {error}\n{SETUP_HELP}"
+            )
             self._retry_at = time.monotonic() + DISCOVERY_RETRY_SECONDS
             return
         if not names:
