@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from hdsp_agent.tools.builtin.search.ripgrep import find_rg
 
 MARK = "@MARKER@"
 # (name, payload); ``@MARKER@`` becomes the marker's absolute path.
@@ -73,6 +74,9 @@ def _env(home: Path) -> dict[str, str]:
         for key, value in os.environ.items()
         if key in ("PATH", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
     }
+    # The ripgrep wheel's rg (the payloads that abuse rg must find it, as the agent's own commands would).
+    rg_dir = str(Path(find_rg()).parent)
+    keep["PATH"] = rg_dir + os.pathsep + keep.get("PATH", "")
     return {**keep, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
 
 
@@ -85,7 +89,6 @@ def _clear(scratch: dict[str, Path]) -> None:
         path.unlink(missing_ok=True)
 
 
-@pytest.mark.skipif(shutil.which("rg") is None or shutil.which("git") is None, reason="needs rg and git")
 @pytest.mark.parametrize(("name", "payload"), ATTACKS, ids=[name for name, _ in ATTACKS])
 def test_attack_is_live_in_bash_and_does_not_run_through_the_agent(
     scratch: dict[str, Path], name: str, payload: str

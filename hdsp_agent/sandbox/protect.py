@@ -81,8 +81,13 @@ def protected_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:
     candidates += [_absolute(root, path) for path in extra]
     # The policy's own list (permissions/protected.py) too: every protected place that exists here, and all of
     # them when the project is the home directory (a shell rc file must not be created there either).
+    # Jupyter's own dirs are left out: they are masked (masked_paths), and a read-only bind would show them.
+    hidden = [Path(place) for place in jupyter_dirs()]
     candidates += [
-        path for path, _level in protected_paths_under(root) if root == home or path.exists() or path.is_symlink()
+        path
+        for path, _level in protected_paths_under(root)
+        if (root == home or path.exists() or path.is_symlink())
+        and not any(path == place or place in path.parents for place in hidden)
     ]
     for path in dict.fromkeys(candidates):
         if not _beneath(path, root) or path == root:
