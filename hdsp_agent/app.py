@@ -9,24 +9,24 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
+from .agent.conversations import ConversationManager
 from .agent.models import SETUP_HELP, catalog_from_config, probe_local_servers
 from .agent.runtime import AgentRuntime
-from .agent.conversations import ConversationManager
 from .agent.store import SessionStore
 from .config import HdspAgentConfig
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
-from .web.routes import build_handlers
+from .tools.base import ToolContext
+from .tools.defaults import default_registry
+from .tools.jupyter.live import LiveNotebooks
+from .tools.registry import ToolCatalog
+from .tools.state import ToolState
 from .web.bridge import build_bridge_handlers
 from .web.mcp import build_mcp_handlers
 from .web.openai_v1 import build_openai_handlers
-from .tools.base import ToolContext
-from .tools.defaults import default_registry
-from .tools.jupyter import close_notebook_tools
-from .tools.jupyter.live import LiveNotebooks
-from .tools.registry import ToolCatalog
+from .web.routes import build_handlers
 
 
 class HdspAgentApp(HdspAgentConfig, ExtensionApp):
@@ -38,10 +38,14 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     def initialize_settings(self) -> None:
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
-        self.registry = default_registry(self)
+        # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
+        # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
+        self.tool_state = ToolState()
+        self.registry = default_registry(self, self.tool_state)
         self.policy = build_policy(self, self.root_dir)
         self.runtime = AgentRuntime(
             registry=self.registry,
+            state=self.tool_state,
             policy=self.policy,
             catalog_filter=self.policy.catalog_filter,
             broker_factory=lambda emit: ApprovalBroker(on_reply=self.policy.grants.record),
@@ -106,4 +110,4 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         await self.sessions.shutdown()
         await self.mcp.close()
         # Notebook runs still going after their call answered: stop waiting before the kernels go away.
-        await close_notebook_tools(self.registry)
+        await self.tool_state.notebooks.aclose()

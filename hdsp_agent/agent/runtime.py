@@ -1,7 +1,7 @@
-"""What every session shares: the registry, the policy, the models, the settings — and how to build a turn's parts.
+"""What every session shares: registry, policy, models, settings, tool state; how to build a turn's parts.
 
-The server and the headless CLI each build one ``AgentRuntime``; sessions ask it for a model client, an executor
-wired to their approval broker, a tool context and the step's catalog.
+The server and the headless CLI each build one ``AgentRuntime``; sessions ask it for a model client, an
+executor wired to their approval broker, a tool context and the step's catalog.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..permissions.broker import ApprovalBroker
-from ..permissions.decision import PermissionPolicy
+from ..permissions.decision import SessionPolicy
 from ..permissions.policy import mode_filter
 from ..tools.base import ToolContext
 from ..tools.executor import ExecutorSettings, ToolExecutor
 from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
+from ..tools.state import ToolState
 from .llm import ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
@@ -31,7 +32,7 @@ ContextFactory = Callable[..., ToolContext]
 @dataclass
 class AgentRuntime:
     registry: ToolRegistry
-    policy: PermissionPolicy
+    policy: SessionPolicy
     models: ModelCatalog
     context_factory: ContextFactory
     executor_settings: ExecutorSettings = field(default_factory=ExecutorSettings)
@@ -45,6 +46,9 @@ class AgentRuntime:
     refresh_tools: Callable[[], Awaitable[None]] | None = None
     # Builds approval brokers; sessions keep one each so grants "for this session" stay in that session.
     broker_factory: Callable[[Callable[[BaseModel], Any]], ApprovalBroker] | None = None
+    # What the tools keep across calls: the same object the registry's tools were built with
+    # (``default_registry(config, state)``), so turn undo and "forget this conversation" see their histories.
+    state: ToolState = field(default_factory=ToolState)
 
     def model_settings(self, name: str | None) -> ModelSettings:
         return self.models.get(name)
@@ -57,7 +61,7 @@ class AgentRuntime:
     def undo(self) -> TurnUndo:
         """Turn-level undo over the file and notebook tools' histories."""
         if self._undo is None:
-            self._undo = TurnUndo(self.registry)
+            self._undo = TurnUndo(self.state)
         return self._undo
 
     def model_client(self, settings: ModelSettings) -> ModelClient:
@@ -94,30 +98,23 @@ class AgentRuntime:
 
     def catalog(self, ctx: ToolContext) -> ToolCatalog:
         include = self.catalog_filter
-        mode_for = getattr(self.policy, "mode_for", None)  # the rule policy knows each session's mode
-        if mode_for is not None and ctx.session_id:
-            include = mode_filter(mode_for(ctx.session_id))
+        if ctx.session_id:  # the conversation's permission mode (read-only offers only the read tools)
+            include = mode_filter(self.policy.mode_for(ctx.session_id))
         return self.registry.catalog(ctx, include=include, disabled=self.disabled_tools)
 
     def set_mode(self, session_id: str, mode: str) -> None:
         """The user switched the permission mode (default, accept-edits, read-only) for one conversation."""
-        set_mode = getattr(self.policy, "set_mode", None)
-        if set_mode is not None:
-            set_mode(mode, session_id=session_id)
+        self.policy.set_mode(mode, session_id=session_id)
 
     async def forget_session(self, session_id: str) -> None:
         """A conversation was deleted: drop its grants and undo history, stop its background processes."""
         self.undo.forget(session_id)
-        grants = getattr(self.policy, "grants", None)
-        if grants is not None:
-            grants.sessions.forget(session_id)
-        for tool in self.registry:
-            tracker = getattr(tool, "tracker", None)
-            if tracker is not None:
-                await tracker.kill_session(session_id)
+        self.policy.forget_session(session_id)
+        await self.state.processes.kill_session(session_id)
 
     async def prepare_catalog(self, ctx: ToolContext) -> ToolCatalog:
-        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for them."""
+        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for
+        them."""
         if self.refresh_tools is not None:
             await self.refresh_tools()
         return self.catalog(ctx)

@@ -27,7 +27,7 @@ from .pipeline import (
     PlannedEdit,
     write_edit,
 )
-from .filestate import DEFAULT_FILE_STATE, FileStateStore
+from .filestate import FileStateStore
 from .fuzzy import apply_edit
 from .textfile import as_lf, changed_ranges, preview, unified_diff
 
@@ -70,7 +70,7 @@ class CreateNewFileTool(Tool[CreateNewFileArgs]):
     read_only = False
 
     def __init__(self, state: FileStateStore | None = None) -> None:
-        self.state = state or DEFAULT_FILE_STATE
+        self.state = state if state is not None else FileStateStore()
 
     def _check(self, args: CreateNewFileArgs, ctx: ToolContext) -> tuple[Path, str, str]:
         path = resolve_in_root(ctx.root_dir, args.filepath)
