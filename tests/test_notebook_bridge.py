@@ -240,7 +240,7 @@ async def test_undo_in_the_open_notebook_takes_back_only_the_agents_cells(
 
 
 def answered(tab: BrowserTab) -> list[str]:
-    """The methods of the round trips the tab was asked for (progress pushes, which want no answer, left out)."""
+    """The methods of the round trips the tab was asked for (progress pushes, wanting no answer, left out)."""
     return [request["method"] for request in tab.requests if request["id"] is not None]
 
 
@@ -270,7 +270,8 @@ async def test_a_live_run_cell_crosses_the_bridge_no_more_than_it_must(
         # and of the outputs comes from what the call already holds, not from another read.
         ok(await agent.call("run_cell", path="nb.ipynb", code="print(6*7)"))
         assert answered(tab) == ["read", "apply", "apply"]
-        # The gateway is chosen once for the call, once more for the final write (the tab may be gone by then).
+        # The gateway is chosen once for the call, once more for the final write (the tab may be gone by
+        # then).
         assert len(asked) <= 2
 
         # An existing cell: one read (its source), the final outputs.

@@ -1,8 +1,8 @@
 """Fitting the conversation into the model's context window.
 
-Token counts are estimated (about four characters a token): exact tokenizers need model files this server may not
-have, and the estimate only has to keep us safely under the limit. Old tool outputs go first — they are the
-largest and the easiest to get again — and the model is told what was elided and how to get it back.
+Token counts are estimated (about four characters a token): exact tokenizers need model files this server may
+not have, and the estimate only has to keep us safely under the limit. Old tool outputs go first — they are
+the largest and the easiest to get again — and the model is told what was elided and how to get it back.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ LOCAL_SERVERS = (("Ollama", 11434), ("LM Studio", 1234), ("llama.cpp", 8080), ("
 
 SETUP_HELP = (
     "No model is configured. Set one in jupyter_server_config.py, e.g.\n"
-    "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   # Ollama, LM Studio, llama.cpp, vLLM, a gateway\n"
+    "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   "
+    "# Ollama, LM Studio, llama.cpp, vLLM, a gateway\n"
     "  c.HdspAgentApp.model = 'llama3.1'\n"
     "  c.HdspAgentApp.api_key = '...'   # if the endpoint needs one (or set OPENAI_API_KEY)\n"
     "then restart JupyterLab."

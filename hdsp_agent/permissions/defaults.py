@@ -49,9 +49,9 @@ _ASK_REASONS: dict[str, str] = {
     "create_rule_block": "writes a rule file into the project",
 }
 DISABLED_BY_DEFAULT = frozenset({"request_rule"})
-# Every tool this table gives a level. The tool classes declare no level of their own: ``read_only`` on a class
-# says only that it changes nothing (it may run beside other calls; MCP's readOnlyHint), and decides the level
-# only for tools outside this table (tests/test_default_levels.py keeps every built-in tool in it).
+# Every tool this table gives a level. The tool classes declare no level of their own: ``read_only`` on a
+# class says only that it changes nothing (it may run beside other calls; MCP's readOnlyHint), and decides
+# the level only for tools outside this table (tests/test_default_levels.py keeps every built-in tool in it).
 TABLE_TOOLS = READ_TOOLS | frozenset(_ASK_REASONS) | DISABLED_BY_DEFAULT
 
 # Where a call's rule subject is found in its arguments when the tool reported no action (DESIGN.md §4).

@@ -18,14 +18,15 @@ def default_tools(config: Any = None, state: ToolState | None = None) -> list[To
     calls, owned by the caller (the server or a CLI run), which also hands it to turn undo; a fresh one when
     not given."""
     state = state if state is not None else ToolState()
-    shared = {"file_state": state.files, "process_tracker": state.processes}
     if config is None:
-        return [*builtin_tools(**shared), *notebook_tools(state.notebooks)]
+        builtins = builtin_tools(file_state=state.files, process_tracker=state.processes)
+        return [*builtins, *notebook_tools(state.notebooks)]
     builtins = builtin_tools(
         url_allowlist=list(config.url_allowlist),
         search_backend_url=config.search_backend_url or None,
         extra_secret_names=list(config.secret_env_names),
-        **shared,
+        file_state=state.files,
+        process_tracker=state.processes,
     )
     return [*builtins, *notebook_tools(state.notebooks), *declared_tools(config)]
 

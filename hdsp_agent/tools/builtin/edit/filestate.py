@@ -145,7 +145,6 @@ class FileStateStore:
         self.forget_read(record.session_id, record.path)
 
 
-
 def atomic_write(path: Path, content: bytes) -> None:
     """Replace ``path``'s content all at once: readers see the old file or the new one, never half of it.
 
