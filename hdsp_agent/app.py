@@ -24,7 +24,7 @@ from .tools.jupyter.live import LiveNotebooks
 from .tools.registry import ToolCatalog
 from .tools.state import ToolState
 from .web.bridge import build_bridge_handlers
-from .web.mcp import build_mcp_handlers
+from .web.mcp import build_mcp_endpoint, build_mcp_handlers
 from .web.openai_v1 import build_openai_handlers
 from .web.routes import build_handlers
 
@@ -59,7 +59,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.upstream = Upstream(self.runtime.models, frozenset(self.v1_disabled_tools))
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = ConversationManager(self.store, self.runtime)
-        self.mcp = McpServices.for_app(self)
+        self.mcp = McpServices.for_app(self, build_mcp_endpoint)
         self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
