@@ -12,7 +12,7 @@ LAB_PORT ?= 8888
 # Tools the build calls by name (jupyter-builder, jupyter) come from the virtual env.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup lab test test-python test-js test-ui lint browser sandbox bench soak clean
+.PHONY: setup lab test test-python test-js test-ui lint wire-schema browser sandbox bench soak clean
 
 setup: $(VENV)/.installed
 
@@ -59,9 +59,19 @@ sandbox:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
 	  else echo "Install bubblewrap (sudo apt-get install bubblewrap) for the sandbox tests" >&2; exit 1; fi; }
 
+# Style and types, as CI runs them (.ci/run). `ruff check --fix .` and `ruff format .` fix most of what the
+# first two report; `npm run lint` fixes the frontend's. The last line: contracts/wire.json matches the models.
+PY_SOURCES := hdsp_agent tests bench soak scripts
 lint: setup
-	$(BIN)/ruff check hdsp_agent tests
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
 	$(BIN)/mypy hdsp_agent
+	npm run --silent lint:check
+	$(PY) -m hdsp_agent.wire_schema --check
+
+# The wire contract (events, commands, notebook edits) from the pydantic models, for pytest and jest to check.
+wire-schema: setup
+	$(PY) -m hdsp_agent.wire_schema
 
 # Speed: every figure against its baseline in the same run (bench/results.json).
 bench: setup

@@ -10,12 +10,12 @@ from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
+from .agent.conversations import ConversationManager
 from .agent.model_setup import UserModelFile
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
 from .audit.log import AuditLog
 from .agent.runtime import AgentRuntime
-from .agent.conversations import ConversationManager
 from .agent.store import SessionStore
 from .config import HdspAgentConfig
 from .mcp.services import McpServices
@@ -23,18 +23,18 @@ from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
 from .sandbox import sandbox_from_config
-from .web.routes import build_handlers
-from .web.bridge import build_bridge_handlers
-from .web.mcp import build_mcp_handlers
 from .web.instructions import build_instructions_handlers
 from .web.mentions import build_mentions_handlers
 from .web.model_setup import build_model_setup_handlers
-from .web.openai_v1 import build_openai_handlers
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
-from .tools.jupyter import close_notebook_tools
 from .tools.jupyter.live import LiveNotebooks
 from .tools.registry import ToolCatalog
+from .tools.state import ToolState
+from .web.bridge import build_bridge_handlers
+from .web.mcp import build_mcp_endpoint, build_mcp_handlers
+from .web.openai_v1 import build_openai_handlers
+from .web.routes import build_handlers
 
 
 class HdspAgentApp(HdspAgentConfig, ExtensionApp):
@@ -48,13 +48,17 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.admin_problems = apply_admin_settings(self, load_admin_settings(), self.log)
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
+        # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
+        # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
+        self.tool_state = ToolState()
         # One sandbox for the policy (run modes) and the tools (running in it): they must agree.
         self.os_sandbox = sandbox_from_config(self)
-        self.registry = default_registry(self, self.os_sandbox)
+        self.registry = default_registry(self, self.tool_state, self.os_sandbox)
         self.user_models = UserModelFile()
         self.policy = build_policy(self, self.root_dir, sandbox=self.os_sandbox.status)
         self.runtime = AgentRuntime(
             registry=self.registry,
+            state=self.tool_state,
             policy=self.policy,
             catalog_filter=self.policy.catalog_filter,
             broker_factory=lambda emit: ApprovalBroker(on_reply=self.policy.grants.record),
@@ -78,7 +82,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         )
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = ConversationManager(self.store, self.runtime)
-        self.mcp = McpServices.for_app(self)
+        self.mcp = McpServices.for_app(self, build_mcp_endpoint)
         self.runtime.refresh_tools = self.mcp.manager.refresh
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
@@ -160,6 +164,6 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         await self.sessions.shutdown()
         await self.mcp.close()
         # Notebook runs still going after their call answered: stop waiting before the kernels go away.
-        await close_notebook_tools(self.registry)
+        await self.tool_state.notebooks.aclose()
         if self.runtime.audit is not None:
             self.audit.close()

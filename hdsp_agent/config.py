@@ -41,20 +41,20 @@ class HdspAgentConfig(Configurable):
         help="Tools never offered to the model nor callable, whatever the user's settings.",
     )
 
-    # -- permissions: the administrator's floor (docs/permissions.md) ---------------------------------------------
+    # -- permissions: the administrator's floor (docs/permissions.md) ----------------------------------------
     deny_rules = List(
         Unicode(),
         default_value=[],
         config=True,
-        help="Rules no one can loosen, e.g. ['run_terminal_command(curl*)', 'read_file(**/*.pem)', 'myserver__*']: "
-        "matching calls are denied whatever the user's rules or approvals say.",
+        help="Rules no one can loosen, e.g. ['run_terminal_command(curl*)', 'read_file(**/*.pem)', "
+        "'myserver__*']: matching calls are denied whatever the user's rules or approvals say.",
     )
     ask_rules = List(
         Unicode(),
         default_value=[],
         config=True,
-        help="Rules that always ask the user, e.g. ['run_terminal_command(git push*)']; neither the user's allow "
-        "rules nor 'allow for this session' lift them.",
+        help="Rules that always ask the user, e.g. ['run_terminal_command(git push*)']; neither the user's "
+        "allow rules nor 'allow for this session' lift them.",
     )
     allow_rules = List(
         Unicode(),
@@ -67,15 +67,15 @@ class HdspAgentConfig(Configurable):
         Unicode(),
         default_value=[],
         config=True,
-        help="Hosts, '*.domain' suffixes, IPs or CIDRs the agent may fetch without asking, including internal "
-        "ones the SSRF guard refuses otherwise (a cloud metadata address only when named exactly).",
+        help="Hosts, '*.domain' suffixes, IPs or CIDRs the agent may fetch without asking, including "
+        "internal ones the SSRF guard refuses otherwise (a cloud metadata address only when named exactly).",
     )
     permission_mode = Enum(
         ["default", "accept-edits", "read-only"],
         default_value="default",
         config=True,
-        help="The mode until the user picks one: 'default' (edits ask), 'accept-edits' (file edits inside the "
-        "root run without asking), 'read-only' (only reading tools are offered).",
+        help="The mode until the user picks one: 'default' (edits ask), 'accept-edits' (file edits inside "
+        "the root run without asking), 'read-only' (only reading tools are offered).",
     )
     protected_paths_extra = List(
         Unicode(),
@@ -148,21 +148,24 @@ class HdspAgentConfig(Configurable):
         help="The user's rules file. Empty: <jupyter config dir>/hdsp_agent/permissions.json.",
     )
 
-    # -- the model ---------------------------------------------------------------------------------------------
+    # -- the model -------------------------------------------------------------------------------------------
     model = Unicode(
         "",
         config=True,
-        help="Model name sent to the endpoint (e.g. 'gpt-4o-mini', 'llama3.1'). Empty: no model configured yet.",
+        help="Model name sent to the endpoint (e.g. 'gpt-4o-mini', 'llama3.1'). Empty: no model configured "
+        "yet.",
     )
     base_url = Unicode(
         "",
         config=True,
-        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1. Empty: $OPENAI_BASE_URL, else OpenAI.",
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1. Empty: $OPENAI_BASE_URL, else "
+        "OpenAI.",
     )
     api_key = Unicode(
         "",
         config=True,
-        help="API key for the endpoint (kept on the server). Empty: $OPENAI_API_KEY; local servers need none.",
+        help="API key for the endpoint (kept on the server). Empty: $OPENAI_API_KEY; local servers need "
+        "none.",
     )
     api_key_file = Unicode(
         "",
@@ -262,8 +265,8 @@ class HdspAgentConfig(Configurable):
         Unicode(),
         default_value=[],
         config=True,
-        help="More environment variables removed from run_terminal_command's environment (model keys, *_TOKEN, "
-        "*_SECRET and *_API_KEY are always removed).",
+        help="More environment variables removed from run_terminal_command's environment (model keys, "
+        "*_TOKEN, *_SECRET and *_API_KEY are always removed).",
     )
     store_path = Unicode(
         "",
@@ -271,13 +274,14 @@ class HdspAgentConfig(Configurable):
         help="SQLite file for conversations. Empty: hdsp_agent/sessions.sqlite3 in the Jupyter data dir.",
     )
 
-    # -- MCP and declared tools ---------------------------------------------------------------------------------
+    # -- MCP and declared tools ------------------------------------------------------------------------------
     mcp_servers = Dict(
         default_value={},
         config=True,
         help="MCP servers in the common format: {'mcpServers': {name: {'command', 'args', 'env', 'cwd'} | "
         "{'url', 'headers'}, plus 'disabled', 'autoApprove': [tool, ...], 'timeout': seconds}}. Added to the "
-        "user's <jupyter config dir>/hdsp_agent/mcp.json; a project's .hdsp/mcp.json is used once the user trusts it.",
+        "user's <jupyter config dir>/hdsp_agent/mcp.json; a project's .hdsp/mcp.json is used once the user "
+        "trusts it.",
     )
     mcp_denied_servers = List(
         Unicode(),
@@ -288,21 +292,23 @@ class HdspAgentConfig(Configurable):
     mcp_endpoint_enabled = Bool(
         True,
         config=True,
-        help="Serve hdsp-agent's tools over MCP (Streamable HTTP) at /hdsp-agent/mcp, behind Jupyter authentication.",
+        help="Serve hdsp-agent's tools over MCP (Streamable HTTP) at /hdsp-agent/mcp, behind Jupyter "
+        "authentication.",
     )
     custom_tools = List(
         Dict(),
         default_value=[],
         config=True,
-        help="Python tools: [{'name', 'entry': 'python.module', 'exports': [{'name', 'description', 'parameters', "
-        "'handler'?, 'readOnly'?}]}], offered as name__export; a handler is 'async def handler(ctx, input)'.",
+        help="Python tools: [{'name', 'entry': 'python.module', 'exports': [{'name', 'description', "
+        "'parameters', 'handler'?, 'readOnly'?}]}], offered as name__export; a handler is 'async def "
+        "handler(ctx, input)'.",
     )
     http_tools = List(
         Dict(),
         default_value=[],
         config=True,
-        help="HTTP tools (Continue's URI tools): [{'name', 'description', 'parameters', 'url', 'headers'?}]; a call "
-        "POSTs {'arguments': ...} to the URL and returns the answer's 'output'.",
+        help="HTTP tools (Continue's URI tools): [{'name', 'description', 'parameters', 'url', 'headers'?}]; "
+        "a call POSTs {'arguments': ...} to the URL and returns the answer's 'output'.",
     )
 
     # -- audit and quotas (docs/deploy.md) ------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""Wire events the server emits, discriminated by ``type``; mirrored one to one in ``src/tokens.ts``."""
+"""Wire events the server emits, discriminated by ``type``; mirrored one to one in ``src/events.ts``.
+
+The contract is checked on both sides through ``contracts/wire.json`` (see ``wire_schema.py``).
+"""
 
 from __future__ import annotations
 
@@ -11,13 +14,14 @@ from .tools.base import ToolErrorInfo, ToolStatus
 
 
 class ToolStatusEvent(BaseModel):
-    """One step of a tool call's lifecycle: generating → generated → awaiting_approval → calling → terminal."""
+    """One step of a tool call's lifecycle: generating → generated → awaiting_approval → calling → end."""
 
     type: Literal["tool.status"] = "tool.status"
     call_id: str
     name: str
     status: ToolStatus
-    # The arguments as the model sent them (on generated and on the final status), and as validated (once parsed).
+    # The arguments as the model sent them (on generated and on the final status), and as validated (once
+    # parsed).
     raw_arguments: str | None = None
     arguments: dict[str, Any] | None = None
     content: str | None = None

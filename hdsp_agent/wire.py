@@ -1,4 +1,5 @@
-"""Commands a client sends over the session WebSocket, discriminated by ``type``; mirrored in ``src/tokens.ts``.
+"""Commands a client sends over the session WebSocket, discriminated by ``type``; mirrored in ``src/wire.ts``
+(checked on both sides through ``contracts/wire.json``, see ``wire_schema.py``).
 
 Server → client messages are the events of ``events.py`` (each with ``seq``, ``session_id``, ``ts``) plus the
 replies ``{"type": "command.ok" | "command.error", "command": ..., "id"?: ..., "message"?: ...}``.

@@ -1,3 +1,7 @@
+/**
+ * Every call to the server's hdsp-agent routes (`hdsp_agent/web/`), one function each; `request.ts`
+ * does the fetch. The reply types live in tokens.ts.
+ */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
@@ -9,6 +13,7 @@ import {
   IEndpointModels,
   IInstruction,
   IModelSetupRequest,
+  IMcpReport,
   IModelsOverview,
   IModelTestReply,
   IPermissionsOverview,
@@ -241,6 +246,48 @@ export function undoCell(
   return requestAPI<IUndoReply>(`${sessionPath(sessionId)}/undo-cell`, serverSettings, {
     method: 'POST',
     body: JSON.stringify({ path, cell_id: cellId })
+  });
+}
+
+/**
+ * `GET /hdsp-agent/mcp/servers`: with `connect`, the server reads its configuration again and
+ * starts the servers (a failed one is tried again); without, the state as it is.
+ */
+export async function fetchMcpServers(
+  serverSettings: ServerConnection.ISettings,
+  connect: boolean
+): Promise<IMcpReport> {
+  const query = URLExt.objectToQueryString({ refresh: connect ? '1' : '0' });
+  const reply = await requestAPI<IMcpReport>(
+    `mcp/servers${query}`,
+    serverSettings
+  );
+  if (
+    typeof reply !== 'object' ||
+    reply === null ||
+    !Array.isArray(reply.servers)
+  ) {
+    throw new Error('Unexpected reply from /hdsp-agent/mcp/servers');
+  }
+  return {
+    ...reply,
+    problems: reply.problems ?? [],
+    declared_tool_problems: reply.declared_tool_problems ?? []
+  };
+}
+
+/**
+ * `POST /hdsp-agent/mcp/trust`: trust the project's .hdsp/mcp.json as the user saw it.
+ *
+ * @throws ServerConnection.ResponseError 409 when the file changed since it was read
+ */
+export async function trustProjectFile(
+  serverSettings: ServerConnection.ISettings,
+  sha256: string
+): Promise<void> {
+  await requestAPI('mcp/trust', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify({ sha256 })
   });
 }
 

@@ -1,121 +1,20 @@
-import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { fetchMcpServers, trustProjectFile } from './api';
 import { describeFailure } from './handshake';
-import { requestAPI } from './request';
+import type { IMcpReport } from './tokens';
 
-/**
- * Where a server's entry comes from: the user's mcp.json, the administrator's traitlets, the
- * project's .hdsp/mcp.json.
- */
-export type McpServerSource = 'user' | 'config' | 'project';
-
-/**
- * `idle`: configured, not started yet (servers start on first use); `error`: could not start or
- * died (`message` has why, with the tail of its stderr); `denied`: the administrator forbids it;
- * `untrusted`: in a project file the user has not trusted.
- */
-export type McpServerState =
-  | 'idle'
-  | 'connecting'
-  | 'connected'
-  | 'error'
-  | 'closed'
-  | 'disabled'
-  | 'denied'
-  | 'untrusted';
-
-export interface IMcpToolDetail {
-  /** Our name, `server__tool`, as the model and the permission rules see it. */
-  name: string;
-  /** The server's own name for it. */
-  remote_name: string;
-  description: string;
-  /** Listed in the server's `autoApprove`. */
-  auto_approved: boolean;
-}
-
-export interface IMcpServerStatus {
-  name: string;
-  source: McpServerSource;
-  transport: 'stdio' | 'http';
-  state: McpServerState;
-  message?: string | null;
-  server_name?: string | null;
-  tools?: string[];
-  tool_details?: IMcpToolDetail[];
-  skipped_tools?: string[];
-  auto_approve?: string[];
-  /** For an untrusted server: the command line or URL that trusting the file would start. */
-  launch?: string;
-}
-
-export interface IMcpProjectFile {
-  path: string;
-  status: 'trusted' | 'untrusted' | 'changed' | 'invalid';
-  /** Of the file's content as the server read it: trust is granted for exactly that content. */
-  sha256: string | null;
-}
-
-export interface IMcpProblem {
-  source: string;
-  server: string | null;
-  message: string;
-}
-
-/**
- * `GET /hdsp-agent/mcp/servers`.
- */
-export interface IMcpReport {
-  servers: IMcpServerStatus[];
-  project: IMcpProjectFile | null;
-  problems: IMcpProblem[];
-  declared_tool_problems: IMcpProblem[];
-  endpoint: { enabled: boolean; path: string };
-}
-
-/**
- * `GET /hdsp-agent/mcp/servers`: with `connect`, the server reads its configuration again and
- * starts the servers (a failed one is tried again); without, the state as it is.
- */
-export async function fetchMcpServers(
-  serverSettings: ServerConnection.ISettings,
-  connect: boolean
-): Promise<IMcpReport> {
-  const query = URLExt.objectToQueryString({ refresh: connect ? '1' : '0' });
-  const reply = await requestAPI<IMcpReport>(
-    `mcp/servers${query}`,
-    serverSettings
-  );
-  if (
-    typeof reply !== 'object' ||
-    reply === null ||
-    !Array.isArray(reply.servers)
-  ) {
-    throw new Error('Unexpected reply from /hdsp-agent/mcp/servers');
-  }
-  return {
-    ...reply,
-    problems: reply.problems ?? [],
-    declared_tool_problems: reply.declared_tool_problems ?? []
-  };
-}
-
-/**
- * `POST /hdsp-agent/mcp/trust`: trust the project's .hdsp/mcp.json as the user saw it.
- *
- * @throws ServerConnection.ResponseError 409 when the file changed since it was read
- */
-export async function trustProjectFile(
-  serverSettings: ServerConnection.ISettings,
-  sha256: string
-): Promise<void> {
-  await requestAPI('mcp/trust', serverSettings, {
-    method: 'POST',
-    body: JSON.stringify({ sha256 })
-  });
-}
+// The replies of the MCP routes are declared with the other REST replies, in tokens.ts.
+export type {
+  IMcpProblem,
+  IMcpProjectFile,
+  IMcpReport,
+  IMcpServerStatus,
+  IMcpToolDetail,
+  McpServerSource,
+  McpServerState
+} from './tokens';
 
 /**
  * The MCP servers the agent uses, as the sidebar shows them: loaded when the user looks, never in

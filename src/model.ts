@@ -47,7 +47,8 @@ import * as workspace from './workspace';
 import { loadWorkspace } from './workspace';
 
 /**
- * The state of the sidebar and the only caller of the server API.
+ * The state of the sidebar: it holds everything that talks to the server (the conversations, the
+ * MCP servers), each through the functions of api.ts.
  *
  * `connect()` performs the version handshake: the frontend refuses to talk to a server of another
  * release (a stale browser bundle or a half-upgraded install) and says so instead of failing later.

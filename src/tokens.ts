@@ -223,6 +223,78 @@ export interface IPermissionsOverview {
   file: string | null;
 }
 
+// -- MCP servers (GET /hdsp-agent/mcp/servers) -----------------------------------------------------
+
+/**
+ * Where a server's entry comes from: the user's mcp.json, the administrator's traitlets, the
+ * project's .hdsp/mcp.json.
+ */
+export type McpServerSource = 'user' | 'config' | 'project';
+
+/**
+ * `idle`: configured, not started yet (servers start on first use); `error`: could not start or
+ * died (`message` has why, with the tail of its stderr); `denied`: the administrator forbids it;
+ * `untrusted`: in a project file the user has not trusted.
+ */
+export type McpServerState =
+  | 'idle'
+  | 'connecting'
+  | 'connected'
+  | 'error'
+  | 'closed'
+  | 'disabled'
+  | 'denied'
+  | 'untrusted';
+
+export interface IMcpToolDetail {
+  /** Our name, `server__tool`, as the model and the permission rules see it. */
+  name: string;
+  /** The server's own name for it. */
+  remote_name: string;
+  description: string;
+  /** Listed in the server's `autoApprove`. */
+  auto_approved: boolean;
+}
+
+export interface IMcpServerStatus {
+  name: string;
+  source: McpServerSource;
+  transport: 'stdio' | 'http';
+  state: McpServerState;
+  message?: string | null;
+  server_name?: string | null;
+  tools?: string[];
+  tool_details?: IMcpToolDetail[];
+  skipped_tools?: string[];
+  auto_approve?: string[];
+  /** For an untrusted server: the command line or URL that trusting the file would start. */
+  launch?: string;
+}
+
+export interface IMcpProjectFile {
+  path: string;
+  status: 'trusted' | 'untrusted' | 'changed' | 'invalid';
+  /** Of the file's content as the server read it: trust is granted for exactly that content. */
+  sha256: string | null;
+}
+
+export interface IMcpProblem {
+  source: string;
+  server: string | null;
+  message: string;
+}
+
+/**
+ * `GET /hdsp-agent/mcp/servers`.
+ */
+export interface IMcpReport {
+  servers: IMcpServerStatus[];
+  project: IMcpProjectFile | null;
+  problems: IMcpProblem[];
+  declared_tool_problems: IMcpProblem[];
+  endpoint: { enabled: boolean; path: string };
+}
+
 export * from './events';
 export * from './wire';
 

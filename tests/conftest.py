@@ -1,4 +1,4 @@
-"""Shared fixtures: a real Jupyter server with hdsp-agent enabled, and a guard against reaching real providers."""
+"""Shared fixtures: a real Jupyter server with hdsp-agent enabled, a guard against reaching real providers."""
 
 from __future__ import annotations
 

@@ -89,7 +89,8 @@ class JupyterProcess:
         )
         while True:
             try:
-                # /api/contents: authenticated and served whatever the kernel manager (a gateway has no /api/status).
+                # /api/contents: authenticated and served whatever the kernel manager (a gateway has no
+                # /api/status).
                 ready = httpx.get(f"{self.base}/api/contents?content=0", headers=self.headers, timeout=1)
                 if ready.status_code == 200:
                     return time.perf_counter() - started

@@ -1,9 +1,10 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1: the only stand-in in our tests.
 
-It speaks the real wire format — SSE chunks with ``choices[].delta`` text and ``tool_calls`` fragments, ``index`` on
-every choice and call, ``finish_reason`` on the last chunk, ``data: [DONE]`` — so the real ``openai`` client, our
-loop and the executor run end to end. Each test scripts the replies (text, tool calls split into deltas, parallel
-calls, HTTP errors, 429s, dropped connections, slow streams) and can read back every request it received.
+It speaks the real wire format — SSE chunks with ``choices[].delta`` text and ``tool_calls`` fragments,
+``index`` on every choice and call, ``finish_reason`` on the last chunk, ``data: [DONE]`` — so the real
+``openai`` client, our loop and the executor run end to end. Each test scripts the replies (text, tool calls
+split into deltas, parallel calls, HTTP errors, 429s, dropped connections, slow streams) and can read back
+every request it received.
 
 With ``max_prompt_tokens`` it behaves like a small local model: a request whose prompt (counted with
 o200k_base) is longer is refused with HTTP 400 and llama.cpp's error, and ``GET /props`` reports the window as
@@ -75,7 +76,8 @@ def tool_calls(
 ) -> Reply:
     """Tool calls ``(name, arguments_json)``, each's arguments split into ``pieces`` deltas.
 
-    ``repeat_name`` repeats the name (and id) in every chunk, as llama.cpp's server does; ``omit_index`` drops the
+    ``repeat_name`` repeats the name (and id) in every chunk, as llama.cpp's server does; ``omit_index`` drops
+    the
     ``index`` of each call, as some gateways do.
     """
     ids = list(call_ids) if call_ids is not None else [f"call_{i}" for i in range(len(calls))]

@@ -1,7 +1,8 @@
-"""hdsp-agent as the model backend for Continue: /hdsp-agent/v1 on a real Jupyter server, then the real ``cn``.
+"""hdsp-agent as the model backend for Continue: /hdsp-agent/v1 on a real Jupyter server, then the real
+``cn``.
 
-Runs on pytest-jupyter's loop (no asyncio mark); the ``cn`` subprocess is awaited with asyncio so the server keeps
-serving while it runs.
+Runs on pytest-jupyter's loop (no asyncio mark); the ``cn`` subprocess is awaited with asyncio so the server
+keeps serving while it runs.
 """
 
 from __future__ import annotations

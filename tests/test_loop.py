@@ -13,6 +13,7 @@ from agent_harness import make_manager, make_runtime, of_type, run_turn, types_o
 from scripted_model import ScriptedModel, error, text, tool_calls
 
 from hdsp_agent.permissions.approval import ApprovalReply
+from hdsp_agent.permissions.decision import ReadOnlyPolicy
 from hdsp_agent.tools.base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext
 from hdsp_agent.tools.builtin.ls import ListDirectoryTool
 
@@ -192,7 +193,7 @@ async def test_read_only_calls_run_concurrently_and_writes_one_by_one(root: Path
     assert results == ["call_0", "call_1", "call_2", "call_3"]
 
 
-class _AllowAll:
+class _AllowAll(ReadOnlyPolicy):
     def decide(self, tool: Any, args: Any, action: Any, ctx: Any) -> Any:
         from hdsp_agent.permissions.decision import PolicyDecision
 

@@ -136,7 +136,9 @@ async def test_mcp_tools_ask_by_default_and_auto_approve_runs_them(managers: Man
     await manager.refresh()
     approver = RecordingApprover(approve=False)
     # The policy the server and the CLI use, with no rules from the user: the defaults decide.
-    policy = build_policy(HdspAgentConfig(), manager.root_dir, permissions_file=manager.root_dir / "none.json")
+    policy = build_policy(
+        HdspAgentConfig(), manager.root_dir, permissions_file=manager.root_dir / "none.json"
+    )
     allowed = await call(manager, "demo__echo", {"text": "x"}, approver, policy)
     declined = await call(manager, "demo__picture", {}, approver, policy)
     assert allowed.status == "ok"

@@ -1,4 +1,5 @@
-"""Model configuration: the configured catalog, and local servers found on 127.0.0.1 when none is configured."""
+"""Model configuration: the configured catalog, and local servers found on 127.0.0.1 when none is
+configured."""
 
 from __future__ import annotations
 

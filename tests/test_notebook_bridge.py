@@ -270,3 +270,94 @@ async def test_undo_of_one_cell_leaves_the_turns_other_changes(
     finally:
         await tab.close()
         await agent.close()
+
+
+def answered(tab: BrowserTab) -> list[str]:
+    """The methods of the round trips the tab was asked for (progress pushes, wanting no answer, left out)."""
+    return [request["method"] for request in tab.requests if request["id"] is not None]
+
+
+def count_open_checks(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every "is this notebook open in a tab?" the tools ask the live gateway."""
+    asked: list[str] = []
+    live = agent.ctx.notebook_gateway
+    is_open = live.is_open
+
+    async def counting(path: str) -> bool:
+        asked.append(path)
+        return await is_open(path)
+
+    monkeypatch.setattr(live, "is_open", counting)
+    return asked
+
+
+async def test_a_live_run_cell_crosses_the_bridge_no_more_than_it_must(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1")
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": nbformat.read(path, as_version=4)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    asked = count_open_checks(agent, monkeypatch)
+    try:
+        # New code: one read (where to insert), the insert, the final outputs. The undo record of the insert
+        # and of the outputs comes from what the call already holds, not from another read.
+        ok(await agent.call("run_cell", path="nb.ipynb", code="print(6*7)"))
+        assert answered(tab) == ["read", "apply", "apply"]
+        # The gateway is chosen once for the call, once more for the final write (the tab may be gone by
+        # then).
+        assert len(asked) <= 2
+
+        # An existing cell: one read (its source), the final outputs.
+        tab.requests.clear()
+        asked.clear()
+        cell_id = tab.notebooks["nb.ipynb"].cells[0].id
+        ok(await agent.call("run_cell", path="nb.ipynb", cell_id=cell_id))
+        assert answered(tab) == ["read", "apply"]
+        assert len(asked) <= 2
+
+        # Undo still takes both runs back, from the notebooks the calls held.
+        await agent.runtime.undo.undo_since(agent.ctx.session_id, 0)
+        notebook = tab.notebooks["nb.ipynb"]
+        assert [cell.source for cell in notebook.cells] == ["x = 1"]
+        assert notebook.cells[0].outputs == [] and notebook.cells[0].execution_count is None
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("insert_cell", {"source": "y = 2"}),
+        ("edit_cell", {"old_string": "1", "new_string": "10"}),
+        ("delete_cell", {}),
+        ("move_cell", {"to_index": -1}),
+    ],
+)
+async def test_a_live_cell_change_is_one_read_and_one_apply(
+    tool: str,
+    arguments: dict[str, Any],
+    jp_serverapp: Any,
+    jp_ws_fetch: Any,
+    jp_root_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1", "z = 3")
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": nbformat.read(path, as_version=4)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    asked = count_open_checks(agent, monkeypatch)
+    try:
+        original = copy.deepcopy(tab.notebooks["nb.ipynb"])
+        if tool != "insert_cell":
+            arguments = {**arguments, "cell_id": original.cells[0].id}
+        ok(await agent.call(tool, path="nb.ipynb", **arguments))
+        assert answered(tab) == ["read", "apply"]
+        assert len(asked) == 1
+        assert tab.notebooks["nb.ipynb"] != original
+
+        # The inverse recorded from the call's own read takes the change back.
+        await agent.runtime.undo.undo_since(agent.ctx.session_id, 0)
+        assert [c.source for c in tab.notebooks["nb.ipynb"].cells] == [c.source for c in original.cells]
+    finally:
+        await tab.close()
+        await agent.close()

@@ -1,4 +1,4 @@
-"""The notebook tools from the command line, as a user runs them: a real subprocess, real kernel, real files."""
+"""The notebook tools from the command line, as a user runs them: real subprocess, real kernel, real files."""
 
 from __future__ import annotations
 

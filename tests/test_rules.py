@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from hdsp_agent.config import HdspAgentConfig
 from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest, FixedApprover
+from hdsp_agent.permissions.policy import build_policy
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
 from hdsp_agent.tools.builtin.rules import (
     CreateRuleBlockTool,
@@ -23,9 +25,9 @@ from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.registry import ToolRegistry
 
 
-async def call(root: Path, name: str, arguments: dict[str, Any]) -> ToolResult:
+async def call(root: Path, name: str, arguments: dict[str, Any], policy: Any = None) -> ToolResult:
     executor = ToolExecutor(
-        ToolRegistry([CreateRuleBlockTool(), RequestRuleTool()]), approver=FixedApprover(True)
+        ToolRegistry([CreateRuleBlockTool(), RequestRuleTool()]), policy=policy, approver=FixedApprover(True)
     )
     return await executor.execute(
         ToolCall(id="c1", name=name, arguments=json.dumps(arguments)), ToolContext(root)
@@ -100,9 +102,14 @@ async def test_invalid_regex_is_refused(tmp_path: Path) -> None:
 async def test_request_rule_returns_a_rule_by_name(tmp_path: Path) -> None:
     text = "---\nname: SQL style\ndescription: for queries\nalwaysApply: false\n---\nUppercase keywords.\n"
     write_rule(tmp_path, "sql", text)
-    result = await call(tmp_path, "request_rule", {"name": "sql style"})
+    # request_rule is disabled by default (permissions/defaults.py); an allow rule enables it.
+    disabled = await call(tmp_path, "request_rule", {"name": "sql style"})
+    assert disabled.error is not None and disabled.error.code == "E_TOOL_DENIED"
+    config = HdspAgentConfig(allow_rules=["request_rule"])
+    enabled = build_policy(config, tmp_path, permissions_file=tmp_path / "permissions.json")
+    result = await call(tmp_path, "request_rule", {"name": "sql style"}, enabled)
     assert result.content == "Rule 'SQL style' (for queries):\nUppercase keywords."
-    missing = await call(tmp_path, "request_rule", {"name": "nope"})
+    missing = await call(tmp_path, "request_rule", {"name": "nope"}, enabled)
     assert missing.error is not None and missing.error.code == "E_RULE_NOT_FOUND"
     assert "'SQL style'" in (missing.error.suggestion or "")
 

@@ -116,6 +116,7 @@ async def test_undo_last_turn_restores_files_it_changed(tmp_path: Path) -> None:
 
     from hdsp_agent.agent.undo import NothingToUndo
     from hdsp_agent.tools.builtin.edit.tools import CreateNewFileTool, SingleFindAndReplaceTool
+    from hdsp_agent.tools.state import ToolState
 
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
     script = [
@@ -129,9 +130,9 @@ async def test_undo_last_turn_restores_files_it_changed(tmp_path: Path) -> None:
         text("Done."),
     ]
     with ScriptedModel(script) as model:
-        runtime = make_runtime(
-            tmp_path, model, [CreateNewFileTool(), SingleFindAndReplaceTool()], policy=_AllowAll()
-        )
+        state = ToolState()  # the tools' file state is the one turn undo reads
+        tools = [CreateNewFileTool(state.files), SingleFindAndReplaceTool(state.files)]
+        runtime = make_runtime(tmp_path, model, tools, policy=_AllowAll(), state=state)
         manager = make_manager(tmp_path, runtime)
         session = manager.create()
         await run_turn(session, "edit things")

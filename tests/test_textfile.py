@@ -1,4 +1,5 @@
-"""The diffs edits carry (approval preview, result, undo view) are valid patches, also when trimmed for speed."""
+"""The diffs edits carry (approval preview, result, undo view) are valid patches, also when trimmed for
+speed."""
 
 from __future__ import annotations
 

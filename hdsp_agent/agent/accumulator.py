@@ -52,7 +52,8 @@ class AssistantMessage:
     usage: dict[str, Any] | None = None
 
     def to_openai(self) -> dict[str, Any]:
-        """As a message to send back. ``content`` is "" rather than null: llama.cpp's server answers 500 to null."""
+        """As a message to send back. ``content`` is "" rather than null: llama.cpp's server answers 500 to
+        null."""
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
@@ -78,7 +79,8 @@ class StreamAccumulator:
     def add(self, chunk: Any) -> StepDelta:
         """Fold one chunk (an SDK ``ChatCompletionChunk`` or a plain dict) into the message.
 
-        Whatever a server sends, this never raises: malformed pieces are skipped (the network is the boundary).
+        Whatever a server sends, this never raises: malformed pieces are skipped (the network is the
+        boundary).
         """
         chunk = _as_dict(chunk)
         if isinstance(chunk.get("usage"), dict):
@@ -88,7 +90,8 @@ class StreamAccumulator:
         for choice in choices if isinstance(choices, list) else []:
             if not isinstance(choice, dict) or (choice.get("index") or 0) != 0:
                 continue  # we ask for one choice; ignore any others a server volunteers
-            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            raw_delta = choice.get("delta")
+            delta: dict[str, Any] = raw_delta if isinstance(raw_delta, dict) else {}
             content = delta.get("content")
             if isinstance(content, str) and content:
                 self._content.append(content)
@@ -106,7 +109,8 @@ class StreamAccumulator:
         return step
 
     def _add_call_fragment(self, fragment: dict[str, Any], position: int) -> ToolCallDraft:
-        call_id = fragment.get("id") if isinstance(fragment.get("id"), str) else ""
+        raw_id = fragment.get("id")
+        call_id = raw_id if isinstance(raw_id, str) else ""
         index = fragment.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
             index = self._index_without_one(call_id, position)
@@ -117,7 +121,8 @@ class StreamAccumulator:
             self._order.append(key)
         if call_id and not draft.id:
             draft.id = call_id
-        function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
+        raw_function = fragment.get("function")
+        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
         if isinstance(function.get("name"), str) and function["name"]:
             draft.add_name(function["name"])
         if isinstance(function.get("arguments"), str) and function["arguments"]:

@@ -1,8 +1,8 @@
 """One conversation: its messages, its numbered event log, its running turn, and the people watching it.
 
-Every event gets the next sequence number, is kept in memory and written to the store, and is fanned out to each
-subscriber (a browser tab, the headless CLI). A tab that reconnects asks for everything after the last number it
-saw, so it misses nothing and sees nothing twice.
+Every event gets the next sequence number, is kept in memory and written to the store, and is fanned out to
+each subscriber (a browser tab, the headless CLI). A tab that reconnects asks for everything after the last
+number it saw, so it misses nothing and sees nothing twice.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class Conversation:
         return turn_id
 
     async def undo_last_turn(self) -> list[str]:
-        """Restore every file and notebook the last turn changed; raises ``NothingToUndo`` if there is none."""
+        """Restore every file and notebook the last turn changed; ``NothingToUndo`` if there is none."""
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before undoing it")
         mark = self._undo_mark
@@ -270,7 +270,8 @@ class Conversation:
         return output if isinstance(output, str) else output.content
 
     async def cancel(self, reason: str = "stopped by the user", *, interrupted: bool = False) -> None:
-        """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals canceled.
+        """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals
+        canceled.
 
         ``interrupted``: the server is going away, not the user stopping; the turn is marked so.
         """

@@ -1,4 +1,4 @@
-"""All conversations of this server: create, list, open, rename, delete, export — and recovery after a restart."""
+"""All conversations of this server: create, list, open, rename, delete, export; recovery after a restart."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from typing import Any
 
 from ..events import ApprovalResolvedEvent, ToolStatusEvent, TurnEndEvent
 from ..tools.base import ToolStatus
-from .runtime import AgentRuntime
 from .conversation import DEFAULT_TITLE, Conversation
+from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
 
 _TERMINAL_TOOL_STATUSES = {
     status.value for status in (ToolStatus.DONE, ToolStatus.ERRORED, ToolStatus.DENIED, ToolStatus.CANCELED)
 }
 # Conversations kept in memory; older idle ones are reloaded from the store when opened.
+# The class below has a method named ``list``: inside it, ``list[...]`` would name that method.
+_Rows = list[dict[str, Any]]
 MAX_LIVE = 32
 INTERRUPTED = "interrupted: the server restarted during this turn"
 
@@ -62,8 +64,8 @@ class ConversationManager:
     def _evict_idle(self) -> None:
         """Keep at most MAX_LIVE conversations in memory; the rest stay on disk until opened again.
 
-        Only idle conversations nobody watches are dropped (oldest first): their events and messages are all in
-        the store. What is lost is in-memory state only: the undo mark of their last turn.
+        Only idle conversations nobody watches are dropped (oldest first): their events and messages are all
+        in the store. What is lost is in-memory state only: the undo mark of their last turn.
         """
         idle = [s for s in self._live.values() if not s.running and not s.watched]
         idle.sort(key=lambda session: session.record.updated)
@@ -84,7 +86,7 @@ class ConversationManager:
         self._evict_idle()
         return session
 
-    def _load(self, session_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _load(self, session_id: str) -> tuple[_Rows, _Rows]:
         return self.store.load_events(session_id), self.store.load_messages(session_id)
 
     async def rename(self, session_id: str, title: str) -> dict[str, Any]:
@@ -109,7 +111,7 @@ class ConversationManager:
     # -- recovery --------------------------------------------------------------------------------------------
 
     def _recover_interrupted_turns(self) -> None:
-        """A turn cut by a restart is marked interrupted; its pending approvals and tool calls are canceled."""
+        """A turn cut by a restart is marked interrupted; its pending approvals and tool calls canceled."""
         for record in self._records.values():
             if record.status != "running":
                 continue

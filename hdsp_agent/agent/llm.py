@@ -1,7 +1,7 @@
 """The model client: ``openai.AsyncOpenAI`` against any OpenAI-compatible endpoint, always streaming.
 
-Retries with backoff on 429/5xx/connection errors are the SDK's (it honours ``Retry-After``); failures that reach
-us are mapped to ``ModelError`` with a code and a message a person can act on.
+Retries with backoff on 429/5xx/connection errors are the SDK's (it honours ``Retry-After``); failures that
+reach us are mapped to ``ModelError`` with a code and a message a person can act on.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import httpx
 
 from .accumulator import AssistantMessage, StepDelta, StreamAccumulator
 
-# Sent when no key is configured: local servers (Ollama, LM Studio, llama.cpp, vLLM) ignore it, and the SDK refuses
-# an empty key, while some gateways reject an empty Authorization header.
+# Sent when no key is configured: local servers (Ollama, LM Studio, llama.cpp, vLLM) ignore it, and the SDK
+# refuses an empty key, while some gateways reject an empty Authorization header.
 PLACEHOLDER_API_KEY = "no-key"
 # The window assumed when neither the configuration nor the server says.
 DEFAULT_CONTEXT_WINDOW = 32_768
@@ -116,7 +116,7 @@ StreamCallback = Callable[[StepDelta], None]
 
 
 class ModelClient:
-    def __init__(self, settings: ModelSettings, *, http_client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, settings: ModelSettings) -> None:
         # Imported here: the SDK takes ~0.4 s to import, which every Jupyter server start would otherwise pay.
         import openai
 
@@ -130,7 +130,6 @@ class ModelClient:
             default_headers=settings.extra_headers or None,
             timeout=settings.timeout,
             max_retries=settings.max_retries,
-            http_client=http_client,
         )
 
     async def close(self) -> None:

@@ -1,8 +1,8 @@
 """One turn of the agent: stream the model's answer, run the tool calls it makes, repeat until it answers.
 
-Stops when the model answers without tools, at the step limit, when the same call is asked for a third time, on a
-model error, or when the user cancels. Whatever happens, the conversation stays well-formed: every assistant
-tool call gets a ``role: "tool"`` answer, so the next turn can go on.
+Stops when the model answers without tools, at the step limit, when the same call is asked for a third time,
+on a model error, or when the user cancels. Whatever happens, the conversation stays well-formed: every
+assistant tool call gets a ``role: "tool"`` answer, so the next turn can go on.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..events import (
     ToolStatusEvent,
     TurnEndReason,
 )
-from ..tools.base import ToolCall, ToolContext, ToolResult, ToolStatus
+from ..tools.base import ToolCall, ToolContext, ToolErrorInfo, ToolResult, ToolStatus
 from ..tools.definitions import to_openai
 from ..tools.executor import ToolExecutor
 from ..tools.output import OutputBudget, apply_budget, model_text
@@ -38,7 +38,7 @@ from .llm import E_MODEL_CONTEXT, ModelClient, ModelError
 from .quotas import UsageMeter
 from .relay import DeltaBatcher
 
-Emit = Callable[[BaseModel], None]
+Emit = Callable[[BaseModel], object]  # what it returns (the session's stored event) is not used here
 # The catalog for the next step, from the conversation so far (tools appear when their context does).
 CatalogForStep = Callable[[list[dict[str, Any]]], ToolCatalog]
 E_CONTEXT_FULL = "E_CONTEXT_FULL"
@@ -316,7 +316,8 @@ class AgentLoop:
     async def _run_calls(
         self, calls: list[ToolCallDraft], ctx: ToolContext, catalog: ToolCatalog, per_tool: Counter[str]
     ) -> list[ToolResult]:
-        """Read-only calls next to each other run concurrently; anything that changes state runs alone, in order."""
+        """Read-only calls next to each other run concurrently; anything that changes state runs alone, in
+        order."""
         results: list[ToolResult] = []
         batch: list[ToolCallDraft] = []
         for call in calls:
@@ -349,11 +350,12 @@ class AgentLoop:
                 name=draft.name,
                 status="error",
                 content="",
-                error={
-                    "code": "E_TOOL_LIMIT",
-                    "message": f"{draft.name} may be called at most {limit} times per turn",
-                    "suggestion": "Work with the results you have, or ask the user to continue in a new message.",
-                },
+                error=ToolErrorInfo(
+                    code="E_TOOL_LIMIT",
+                    message=f"{draft.name} may be called at most {limit} times per turn",
+                    suggestion="Work with the results you have, or ask the user to continue in a new "
+                    "message.",
+                ),
             )
             self.emit(
                 ToolStatusEvent(

@@ -1,8 +1,8 @@
 """Relaying streamed text to the sidebar in batches.
 
-A model can stream tens of thousands of one-token chunks; an event (persisted, sent to every tab) per token would
-cost more than the tokens. Text is held for at most ``interval`` seconds — chunks arriving faster than that are
-merged, and a slow model's chunks still go out one by one, as soon as they arrive.
+A model can stream tens of thousands of one-token chunks; an event (persisted, sent to every tab) per token
+would cost more than the tokens. Text is held for at most ``interval`` seconds — chunks arriving faster than
+that are merged, and a slow model's chunks still go out one by one, as soon as they arrive.
 """
 
 from __future__ import annotations

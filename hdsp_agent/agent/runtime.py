@@ -1,7 +1,7 @@
-"""What every session shares: the registry, the policy, the models, the settings — and how to build a turn's parts.
+"""What every session shares: registry, policy, models, settings, tool state; how to build a turn's parts.
 
-The server and the headless CLI each build one ``AgentRuntime``; sessions ask it for a model client, an executor
-wired to their approval broker, a tool context and the step's catalog.
+The server and the headless CLI each build one ``AgentRuntime``; sessions ask it for a model client, an
+executor wired to their approval broker, a tool context and the step's catalog.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from pydantic import BaseModel
 
 from ..audit.log import AuditSink
 from ..permissions.broker import ApprovalBroker
-from ..permissions.decision import PermissionPolicy
+from ..permissions.decision import SessionPolicy
 from ..permissions.policy import mode_filter
 from ..tools.base import ToolContext
 from ..tools.executor import ExecutorSettings, ToolExecutor
 from ..tools.profiles import ProfileName, notebook_in_play, offered_in, resolve_profile
 from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
+from ..tools.state import ToolState
 from .context_window import detect_context_window
 from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
 from .loop import LoopSettings
@@ -35,7 +36,7 @@ ContextFactory = Callable[..., ToolContext]
 @dataclass
 class AgentRuntime:
     registry: ToolRegistry
-    policy: PermissionPolicy
+    policy: SessionPolicy
     models: ModelCatalog
     context_factory: ContextFactory
     executor_settings: ExecutorSettings = field(default_factory=ExecutorSettings)
@@ -56,6 +57,9 @@ class AgentRuntime:
     # The server's audit log (every tool call and model call) and the user's quotas; None: neither.
     audit: AuditSink | None = None
     quotas: Quotas = field(default_factory=Quotas)
+    # What the tools keep across calls: the same object the registry's tools were built with
+    # (``default_registry(config, state)``), so turn undo and "forget this conversation" see their histories.
+    state: ToolState = field(default_factory=ToolState)
 
     def model_settings(self, name: str | None) -> ModelSettings:
         return self.models.get(name)
@@ -68,7 +72,7 @@ class AgentRuntime:
     def undo(self) -> TurnUndo:
         """Turn-level undo over the file and notebook tools' histories."""
         if self._undo is None:
-            self._undo = TurnUndo(self.registry)
+            self._undo = TurnUndo(self.state)
         return self._undo
 
     def model_client(self, settings: ModelSettings) -> ModelClient:
@@ -127,9 +131,8 @@ class AgentRuntime:
         """The tools callable in this step. With a ``profile``, only those it offers in this context have
         their schemas sent; the others stay callable by name."""
         include = self.catalog_filter
-        mode_for = getattr(self.policy, "mode_for", None)  # the rule policy knows each session's mode
-        if mode_for is not None and ctx.session_id:
-            include = mode_filter(mode_for(ctx.session_id))
+        if ctx.session_id:  # the conversation's permission mode (read-only offers only the read tools)
+            include = mode_filter(self.policy.mode_for(ctx.session_id))
         allowed = self.registry.catalog(ctx, include=include, disabled=self.disabled_tools)
         if profile is None:
             return allowed
@@ -143,20 +146,13 @@ class AgentRuntime:
 
     def set_mode(self, session_id: str, mode: str) -> None:
         """The user switched the permission mode (default, accept-edits, read-only) for one conversation."""
-        set_mode = getattr(self.policy, "set_mode", None)
-        if set_mode is not None:
-            set_mode(mode, session_id=session_id)
+        self.policy.set_mode(mode, session_id=session_id)
 
     async def forget_session(self, session_id: str) -> None:
         """A conversation was deleted: drop its grants and undo history, stop its background processes."""
         self.undo.forget(session_id)
-        grants = getattr(self.policy, "grants", None)
-        if grants is not None:
-            grants.sessions.forget(session_id)
-        for tool in self.registry:
-            tracker = getattr(tool, "tracker", None)
-            if tracker is not None:
-                await tracker.kill_session(session_id)
+        self.policy.forget_session(session_id)
+        await self.state.processes.kill_session(session_id)
 
     async def prepare_catalog(
         self,

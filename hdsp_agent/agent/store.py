@@ -1,8 +1,9 @@
 """Conversations on disk: sessions, their event log and their messages, in one SQLite file.
 
-Writes go through one writer thread in batches, so the event loop never waits on the disk and a burst of streamed
-deltas costs one transaction. Each batch is a transaction: a crash loses at most the last unflushed batch, never
-half of one. A file that SQLite cannot read is moved aside (and reported), and the server starts with a new one.
+Writes go through one writer thread in batches, so the event loop never waits on the disk and a burst of
+streamed deltas costs one transaction. Each batch is a transaction: a crash loses at most the last unflushed
+batch, never half of one. A file that SQLite cannot read is moved aside (and reported), and the server starts
+with a new one.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 """
 
-Write = Callable[[sqlite3.Connection], None]
+Write = Callable[[sqlite3.Connection], object]  # whatever it returns (a cursor) is not used
 _STOP = object()
 
 

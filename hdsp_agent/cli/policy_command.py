@@ -181,13 +181,9 @@ def show_policy(args: argparse.Namespace) -> int:
 
 
 def _table_tools() -> set[str]:
-    from ..permissions.defaults import CELL_EDIT_TOOLS, DISABLED_BY_DEFAULT, FILE_EDIT_TOOLS, KERNEL_TOOLS
+    from ..permissions.defaults import TABLE_TOOLS
 
-    return set(CELL_EDIT_TOOLS | DISABLED_BY_DEFAULT | FILE_EDIT_TOOLS | KERNEL_TOOLS) | {
-        "run_terminal_command",
-        "fetch_url_content",
-        "create_rule_block",
-    }
+    return set(TABLE_TOOLS)
 
 
 def _sandbox_line(sandbox: dict[str, Any] | None) -> str:

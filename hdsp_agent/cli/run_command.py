@@ -1,7 +1,7 @@
 """``hdsp-agent run -p PROMPT``: the same agent loop as the sidebar, headless (MCP servers included).
 
-Prints the reply as it streams (tool activity on stderr), or with ``--json`` every event as one JSON line — the
-same events the sidebar receives. Exit 0 when the turn completed, 1 otherwise.
+Prints the reply as it streams (tool activity on stderr), or with ``--json`` every event as one JSON line —
+the same events the sidebar receives. Exit 0 when the turn completed, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..agent.conversations import ConversationManager
 from ..agent.models import catalog_from_config
 from ..agent.runtime import AgentRuntime
-from ..agent.conversations import ConversationManager
 from ..agent.store import SessionStore
 from ..config import HdspAgentConfig, load_cli_config
 from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
@@ -24,8 +24,8 @@ from ..permissions.broker import ApprovalBroker
 from ..permissions.policy import build_policy
 from ..tools.base import ToolContext
 from ..tools.defaults import default_registry
-from ..tools.jupyter import close_notebook_tools
 from ..tools.jupyter.headless import headless_jupyter
+from ..tools.state import ToolState
 from .approvers import approver_for
 from .mcp_servers import mcp_servers
 
@@ -74,9 +74,11 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
     approver = approver_for(args.approve)
     # Jupyter's managers without a server, so the notebook tools read, edit and run notebooks as in the
     # sidebar; the kernels they start are shut down when the run ends.
+    state = ToolState()  # what the tools keep across calls, for this run
     async with headless_jupyter(root) as jupyter:
         runtime = AgentRuntime(
-            registry=default_registry(config),
+            registry=default_registry(config, state),
+            state=state,
             policy=(policy := build_policy(config, root)),
             catalog_filter=policy.catalog_filter,
             models=catalog_from_config(config),
@@ -107,7 +109,7 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
                 session.send(args.prompt, context)
                 await session.wait()
                 await manager.shutdown()
-        await close_notebook_tools(runtime.registry)
+        await state.notebooks.aclose()
     return 0 if printer.end_reason == "completed" else 1
 
 

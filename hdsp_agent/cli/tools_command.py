@@ -97,7 +97,7 @@ def call_tool(args: argparse.Namespace) -> int:
     config = load_cli_config()
     # The same sandbox as the server's (same traits, same detection): policy and tools agree on it.
     sandbox = sandbox_from_config(config)
-    registry = default_registry(config, sandbox)
+    registry = default_registry(config, sandbox=sandbox)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     executor = ToolExecutor(
         registry,

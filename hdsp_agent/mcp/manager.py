@@ -97,8 +97,8 @@ class McpManager:
     async def refresh(self, *, retry_failed: bool = False) -> None:
         """Connect and list where needed, so the registry holds every available server's current tools.
 
-        A server that failed is tried again only ``retry_seconds`` later (a turn must not wait on it each time),
-        unless ``retry_failed``: the user asked to look again (the sidebar's refresh).
+        A server that failed is tried again only ``retry_seconds`` later (a turn must not wait on it each
+        time), unless ``retry_failed``: the user asked to look again (the sidebar's refresh).
         """
         if retry_failed:
             self._failed_at.clear()
@@ -200,8 +200,8 @@ class McpManager:
         return details
 
     def status(self) -> dict[str, Any]:
-        """Every configured server: connected / error (with why) / idle / disabled / denied / untrusted, and its
-        tools (``tools``: our names; ``tool_details``: with the server's name and description of each)."""
+        """Every configured server: connected / error (with why) / idle / disabled / denied / untrusted, and
+        its tools (``tools``: our names; ``tool_details``: with the server's name and description of each)."""
         servers: list[dict[str, Any]] = []
         for spec in self.config.servers:
             connection = self.connections.get(spec.name)

@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..tools.declared import load_declared_tools
 from .manager import McpManager
-
-if TYPE_CHECKING:
-    from ..web.mcp_endpoint import StreamableHttpBridge
 
 
 @dataclass
@@ -25,23 +22,25 @@ class McpServices:
     manager: McpManager
     config: Any
     # Builds the endpoint on its first request: the MCP SDK's server side costs ~0.5 s of imports, which a
-    # server nobody connects to should not pay at startup.
-    endpoint_factory: Callable[[], StreamableHttpBridge] | None = None
-    _endpoint: StreamableHttpBridge | None = field(default=None, init=False)
+    # server nobody connects to should not pay at startup. The endpoint is HTTP (``web.mcp_endpoint``): the
+    # web layer hands the factory in, this layer only keeps and closes what it built.
+    endpoint_factory: Callable[[], Any] | None = None
+    _endpoint: Any = field(default=None, init=False)
 
     @property
     def endpoint_enabled(self) -> bool:
         return self.endpoint_factory is not None
 
     @property
-    def endpoint(self) -> StreamableHttpBridge | None:
+    def endpoint(self) -> Any:
         if self._endpoint is None and self.endpoint_factory is not None:
             self._endpoint = self.endpoint_factory()
         return self._endpoint
 
     @classmethod
-    def for_app(cls, app: Any) -> McpServices:
-        """From an ``HdspAgentApp`` whose registry, runtime and sessions are built."""
+    def for_app(cls, app: Any, endpoint_factory: Callable[[Any], Any]) -> McpServices:
+        """From an ``HdspAgentApp`` whose registry, runtime and sessions are built; ``endpoint_factory(app)``
+        builds the ``/hdsp-agent/mcp`` endpoint when it is enabled."""
         manager = McpManager(
             app.registry,
             root_dir=Path(app.root_dir),
@@ -52,7 +51,7 @@ class McpServices:
         return cls(
             manager=manager,
             config=app,
-            endpoint_factory=(lambda: _build_endpoint(app)) if app.mcp_endpoint_enabled else None,
+            endpoint_factory=(lambda: endpoint_factory(app)) if app.mcp_endpoint_enabled else None,
         )
 
     def status(self) -> dict[str, Any]:
@@ -69,22 +68,3 @@ class McpServices:
         if self._endpoint is not None:
             await self._endpoint.close()
         await self.manager.close()
-
-
-def _build_endpoint(app: Any) -> StreamableHttpBridge:
-    """Our registry over Streamable HTTP: the same policy as the sidebar's, asking through a connected one."""
-    from ..tools.executor import ToolExecutor
-    from .approvals import SidebarApprover
-    from ..web.mcp_endpoint import StreamableHttpBridge
-    from .server import McpEndpoint
-
-    runtime = app.runtime
-    executor = ToolExecutor(
-        app.registry,
-        policy=runtime.policy,
-        approver=SidebarApprover(app.sessions),
-        settings=runtime.executor_settings,
-        on_audit=runtime.audit,
-    )
-    served = McpEndpoint(executor, app.tool_context, disabled=list(app.disabled_tools))
-    return StreamableHttpBridge(served.server())

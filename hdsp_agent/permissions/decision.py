@@ -1,6 +1,7 @@
 """The policy's answer for one call, and the interface the executor asks it through.
 
-The full rule engine lives beside this module; the executor only needs ``PermissionPolicy.decide``.
+The full rule engine lives beside this module (``policy.RulePolicy``); the executor only needs
+``PermissionPolicy.decide``, a conversation's runtime (``agent/runtime.py``) also the ``SessionPolicy`` part.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from ..tools.base import PermissionAction, Tool, ToolContext
+from .defaults import default_level
+from .modes import PermissionMode
 
 DecisionKind = Literal["allow", "ask", "deny"]
 RunMode = Literal["sandboxed", "network", "unsandboxed"]
@@ -45,13 +48,38 @@ class PermissionPolicy(Protocol):
     ) -> PolicyDecision: ...
 
 
+class SessionPolicy(PermissionPolicy, Protocol):
+    """What the runtime asks a policy besides ``decide``: each conversation's mode, and to forget one."""
+
+    def mode_for(self, session_id: str) -> PermissionMode: ...
+
+    def set_mode(self, mode: str, session_id: str | None = None) -> None: ...
+
+    def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: drop what was granted "for this session"."""
+        ...
+
+
 class ReadOnlyPolicy:
-    """The safe default until rules are configured: read-only tools run, everything else asks the user."""
+    """The safe default until rules are configured: the tools whose default level is allow run (when they
+    report no action), disabled tools are refused, everything else asks the user. No modes, no grants."""
 
     def decide(
         self, tool: Tool[Any], args: BaseModel, action: PermissionAction | None, ctx: ToolContext
     ) -> PolicyDecision:
-        if tool.read_only and action is None:
-            return PolicyDecision("allow", [f"{tool.name} only reads"])
+        level, why = default_level(tool.name, tool.read_only)
+        if level == "deny":
+            return PolicyDecision("deny", [why])
+        if level == "allow" and action is None:
+            return PolicyDecision("allow", [why])
         what = f"{action.kind.value} {action.target}".strip() if action else f"{tool.name} changes state"
         return PolicyDecision("ask", [f"needs approval: {what}"])
+
+    def mode_for(self, session_id: str) -> PermissionMode:
+        return "default"
+
+    def set_mode(self, mode: str, session_id: str | None = None) -> None:
+        """There is one mode here; switching is not offered."""
+
+    def forget_session(self, session_id: str) -> None:
+        """No grants are kept."""

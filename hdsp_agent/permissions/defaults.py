@@ -8,13 +8,15 @@ ask, registered tools that declare themselves read-only are allowed, anything el
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..tools.base import PermissionAction, PermissionKind
 from ..tools.naming import GROUP_SEPARATOR
-from .decision import DecisionKind
 from .paths import display_path, inspect_path, read_action, write_action
 from .rules import Subject, SubjectKind
+
+if TYPE_CHECKING:  # decision.py builds its default policy on this module
+    from .decision import DecisionKind
 
 # fmt: off
 READ_TOOLS = frozenset(
@@ -47,6 +49,10 @@ _ASK_REASONS: dict[str, str] = {
     "create_rule_block": "writes a rule file into the project",
 }
 DISABLED_BY_DEFAULT = frozenset({"request_rule"})
+# Every tool this table gives a level. The tool classes declare no level of their own: ``read_only`` on a
+# class says only that it changes nothing (it may run beside other calls; MCP's readOnlyHint), and decides
+# the level only for tools outside this table (tests/test_default_levels.py keeps every built-in tool in it).
+TABLE_TOOLS = READ_TOOLS | frozenset(_ASK_REASONS) | DISABLED_BY_DEFAULT
 
 # Where a call's rule subject is found in its arguments when the tool reported no action (DESIGN.md §4).
 SUBJECT_FIELDS = ("filepath", "dirPath", "path", "command", "url", "query", "directory_path")

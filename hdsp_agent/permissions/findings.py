@@ -15,10 +15,13 @@ lift it later, in the policy:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .decision import DecisionKind
+if TYPE_CHECKING:  # decision.py imports the policy defaults, which import this module
+    from .decision import DecisionKind
 
 _RANK: dict[DecisionKind, int] = {"allow": 0, "ask": 1, "deny": 2}
 

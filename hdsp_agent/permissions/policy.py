@@ -148,6 +148,11 @@ class RulePolicy:
         else:
             self.user.mode = mode
 
+    def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: its "for this session" grants and mode go with it."""
+        self.grants.sessions.forget(session_id)
+        self._session_modes.pop(session_id, None)
+
     def catalog_filter(self, tool: Tool[Any]) -> bool:
         """For ``AgentRuntime.catalog_filter``: the tools the current mode offers the model."""
         return mode_filter(self.mode)(tool)

@@ -1,1 +1,2 @@
-"""hdsp-agent as an OpenAI-compatible model backend (for Continue and other clients that run tools themselves)."""
+"""hdsp-agent as an OpenAI-compatible model backend (for Continue and other clients that run their own
+tools)."""

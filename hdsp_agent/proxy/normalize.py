@@ -1,6 +1,7 @@
 """Making a model's tool calls well-formed for clients that execute them (Continue, the ``cn`` CLI).
 
-What clients need: ``arguments`` as a valid JSON string, ``finish_reason: "tool_calls"`` whenever there are calls,
+What clients need: ``arguments`` as a valid JSON string, ``finish_reason: "tool_calls"`` whenever there are
+calls,
 ``index`` and ``id`` on every call, and names from the request's ``tools``. What models send: broken JSON,
 repeated names, near-miss names (``Read_File``, ``read-file``), ``stop`` with calls. Whatever cannot be made
 well-formed becomes a sentence of text instead of a broken call.
@@ -110,7 +111,8 @@ def _arguments_text(arguments: Any) -> str:
 
 
 class StreamNormalizer:
-    """Re-emits a chunk stream: text passes through at once; tool calls are held until complete, then sent whole."""
+    """Re-emits a chunk stream: text passes through at once; tool calls are held until complete, then sent
+    whole."""
 
     def __init__(self, offered: list[str]) -> None:
         self.offered = offered
@@ -138,7 +140,8 @@ class StreamNormalizer:
         return out
 
     def finish(self) -> list[dict[str, Any]]:
-        """The held tool calls and the final chunk (once; also called when the stream ends without a reason)."""
+        """The held tool calls and the final chunk (once; also called when the stream ends without a
+        reason)."""
         if self.finished:
             return []
         self.finished = True

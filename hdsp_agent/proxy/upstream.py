@@ -1,9 +1,9 @@
 """Forwarding chat-completion requests to the model endpoint configured for hdsp-agent.
 
 The client's key is its Jupyter token; the model's key never leaves the server. Requests are passed through as
-they are (``stream_options`` and other fields included), except for what must change: the model name, tools the
-administrator disabled, empty ``tools``/``tool_choice`` (vLLM answers 422), and ``content: null`` on assistant
-tool-call messages (llama.cpp's server answers 500).
+they are (``stream_options`` and other fields included), except for what must change: the model name, tools
+the administrator disabled, empty ``tools``/``tool_choice`` (vLLM answers 422), and ``content: null`` on
+assistant tool-call messages (llama.cpp's server answers 500).
 """
 
 from __future__ import annotations

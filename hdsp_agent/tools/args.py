@@ -1,8 +1,8 @@
 """Turning the model's argument string into a validated pydantic model, or an error the model can fix.
 
 Steps: strict JSON → repair with json-repair (recorded) → coercion toward the schema → pydantic validation.
-A truncated argument string (a stream cut mid-way) is never "repaired": completing it would invent values, so it
-is an ``E_TOOL_INVALID_ARGS`` error, as is anything that does not come out as a JSON object.
+A truncated argument string (a stream cut mid-way) is never "repaired": completing it would invent values, so
+it is an ``E_TOOL_INVALID_ARGS`` error, as is anything that does not come out as a JSON object.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ def _invalid(message: str, suggestion: str) -> ToolError:
 def find_truncation(text: str) -> str | None:
     """Why ``text`` looks cut off (unclosed string or bracket, a key without a value), or None.
 
-    json-repair happily completes ``{"path": `` into ``{"path": ""}``; that is guessing, so we refuse such input.
-    Quotes of either kind open strings because models (and json-repair) use single quotes too.
+    json-repair happily completes ``{"path": `` into ``{"path": ""}``; that is guessing, so we refuse such
+    input. Quotes of either kind open strings because models (and json-repair) use single quotes too.
     """
     stack: list[str] = []
     quote: str | None = None
@@ -102,7 +102,8 @@ def _repair(raw: str, strict_error: json.JSONDecodeError) -> Any:
         raise _invalid(
             f"arguments are not valid JSON and look truncated: {truncation} "
             f"(at char {strict_error.pos} of {len(raw)})",
-            "Send the complete JSON object again; if a value is very long, split the work into smaller calls.",
+            "Send the complete JSON object again; if a value is very long, split the work into smaller "
+            "calls.",
         )
     repaired = json_repair.repair_json(raw, return_objects=True)
     if repaired == "" or repaired is None:
@@ -128,8 +129,8 @@ def _unwrap_json_string(value: Any) -> Any:
 def coerce_to_schema(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """Nudge values toward the schema where the intent is unambiguous; pydantic's lax mode does the rest.
 
-    Handles what lax mode does not: an object or array sent as a JSON string, and a single value where an array
-    is expected.
+    Handles what lax mode does not: an object or array sent as a JSON string, and a single value where an
+    array is expected.
     """
     properties = schema.get("properties", {})
     coerced = dict(value)

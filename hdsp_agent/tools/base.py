@@ -67,9 +67,11 @@ class ToolResult(BaseModel):
     status: ResultStatus
     content: str = ""
     error: ToolErrorInfo | None = None
-    # Remarks from the pipeline itself (e.g. "your arguments were repaired"): trusted, shown outside the envelope.
+    # Remarks from the pipeline itself (e.g. "your arguments were repaired"): trusted, shown outside the
+    # envelope.
     notes: list[str] = Field(default_factory=list)
-    # Structured extras for the UI and callers (a diff, the repaired arguments, paging info). Never sent to the model.
+    # Structured extras for the UI and callers (a diff, the repaired arguments, paging info). Never sent to
+    # the model.
     details: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -102,7 +104,8 @@ class PermissionKind(str, Enum):
     """What a call would do, so the policy can reason about it without knowing the tool."""
 
     EXECUTE = "Execute"
-    # A read the policy must look at (outside the root, or a sensitive file); plain reads inside the root have none.
+    # A read the policy must look at (outside the root, or a sensitive file); plain reads inside the root have
+    # none.
     FILE_READ = "FileRead"
     FILE_WRITE = "FileWrite"
     FILE_DELETE = "FileDelete"
@@ -132,7 +135,8 @@ class NoArgs(ToolArgs):
 
 
 class CancelToken:
-    """Cooperative cancellation shared by one turn: set once, observed by the executor and long-running tools."""
+    """Cooperative cancellation shared by one turn: set once, observed by the executor and long-running
+    tools."""
 
     def __init__(self) -> None:
         self._event = asyncio.Event()
@@ -209,8 +213,8 @@ ArgsT = TypeVar("ArgsT", bound=BaseModel)
 class Tool(Generic[ArgsT]):
     """A tool: a name, a description written for the model, a pydantic argument model and ``run``.
 
-    Subclasses set the class attributes and implement ``run``. ``run`` returns text, a ``ToolOutput``, or raises
-    ``ToolError``; any other exception is reported to the model as ``E_TOOL_FAILED`` and logged.
+    Subclasses set the class attributes and implement ``run``. ``run`` returns text, a ``ToolOutput``, or
+    raises ``ToolError``; any other exception is reported to the model as ``E_TOOL_FAILED`` and logged.
     """
 
     name: ClassVar[str]

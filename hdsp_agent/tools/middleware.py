@@ -1,8 +1,8 @@
 """Middleware around a tool's ``run``: an onion, outermost first.
 
 Order: ascending ``priority``, then registration order. Each middleware may rewrite the invocation (arguments)
-before calling ``call_next`` and the result after it; it runs after the permission decision, so it cannot make a
-denied call run.
+before calling ``call_next`` and the result after it; it runs after the permission decision, so it cannot make
+a denied call run.
 """
 
 from __future__ import annotations

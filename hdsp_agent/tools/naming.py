@@ -1,7 +1,7 @@
 """Tool names as providers accept them, and the ``group__export`` rule for tools that come in groups.
 
-OpenAI and Anthropic accept ``^[a-zA-Z0-9_-]{1,64}$``. Tools from MCP servers, HTTP declarations and plugins are
-named ``{group}__{export}``: the first ``__`` separates the parts, so neither part may contain one.
+OpenAI and Anthropic accept ``^[a-zA-Z0-9_-]{1,64}$``. Tools from MCP servers, HTTP declarations and plugins
+are named ``{group}__{export}``: the first ``__`` separates the parts, so neither part may contain one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def is_valid_name(name: str) -> bool:
 
 
 def sanitize_part(part: str) -> str:
-    """One part of a name: invalid characters become ``_`` and ``__`` collapses, so the separator stays unique."""
+    """One part of a name: invalid characters become ``_``, ``__`` collapses (the separator stays unique)."""
     cleaned = _INVALID_CHARS.sub("_", part.strip())
     cleaned = _RUNS_OF_UNDERSCORES.sub("_", cleaned).strip("_")
     return cleaned or "tool"
@@ -30,8 +30,8 @@ def sanitize_part(part: str) -> str:
 def group_tool_name(group: str, export: str) -> str:
     """``{group}__{export}``, sanitized and at most 64 characters.
 
-    A name too long is cut and given a short hash of the full name, so two long exports of one group that share a
-    prefix still get different names.
+    A name too long is cut and given a short hash of the full name, so two long exports of one group that
+    share a prefix still get different names.
     """
     group_part, export_part = sanitize_part(group), sanitize_part(export)
     name = f"{group_part}{GROUP_SEPARATOR}{export_part}"
@@ -45,7 +45,8 @@ def group_tool_name(group: str, export: str) -> str:
 
 
 def split_tool_name(name: str) -> tuple[str | None, str]:
-    """``("group", "export")`` for a grouped name, ``(None, name)`` for a plain one. Splits on the first ``__``."""
+    """``("group", "export")`` for a grouped name, ``(None, name)`` for a plain one; splits at the first
+    ``__``."""
     group, sep, export = name.partition(GROUP_SEPARATOR)
     if not sep:
         return None, name

@@ -1,7 +1,8 @@
 """Keeping what the model reads short and clearly marked as data.
 
 - ``cut_message``: error messages end with "... (truncated)" past a limit.
-- ``apply_budget``: long output keeps its head and tail with a marker in between saying what was cut and how to
+- ``apply_budget``: long output keeps its head and tail with a marker in between saying what was cut and how
+to
   page the rest (head and tail because the start says what ran and the end holds the result or the error).
 - ``wrap_untrusted``: tool output goes to the model inside an envelope that says it is data, not instructions.
 """
@@ -68,7 +69,8 @@ def apply_budget(text: str, budget: OutputBudget, paging_hint: str) -> BudgetedT
 
 
 def wrap_untrusted(content: str, tool_name: str) -> str:
-    """Envelope for tool output. A closing tag inside the content is neutralized so data cannot end the envelope."""
+    """Envelope for tool output. A closing tag inside the content is neutralized: data cannot end the
+    envelope."""
     safe = content.replace(f"</{ENVELOPE_TAG}", f"<\\/{ENVELOPE_TAG}")
     return (
         f'<{ENVELOPE_TAG} tool="{tool_name}" trust="untrusted">\n'
@@ -79,7 +81,8 @@ def wrap_untrusted(content: str, tool_name: str) -> str:
 
 
 def model_text(result: ToolResult) -> str:
-    """The text of a ``role: "tool"`` message: notes, then the envelope (ok) or the error with its suggestion."""
+    """The text of a ``role: "tool"`` message: notes, then the envelope (ok) or the error and its
+    suggestion."""
     parts = [f"Note: {note}" for note in result.notes]
     if result.status == "ok":
         parts.append(wrap_untrusted(result.content, result.name))

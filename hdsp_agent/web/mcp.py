@@ -6,14 +6,21 @@ All behind Jupyter authentication: an MCP client sends the Jupyter token as ``Au
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
 from .routes import _AgentHandler, route
 
 if TYPE_CHECKING:
-    from .mcp_endpoint import TornadoAsgiExchange
+    from .mcp_endpoint import StreamableHttpBridge, TornadoAsgiExchange
+
+
+def build_mcp_endpoint(app: Any) -> StreamableHttpBridge:
+    """The ``/hdsp-agent/mcp`` endpoint (``McpServices`` calls this on the endpoint's first request)."""
+    from .mcp_endpoint import build_endpoint  # the MCP SDK's server side loads only then
+
+    return build_endpoint(app)
 
 
 class McpEndpointHandler(_AgentHandler):

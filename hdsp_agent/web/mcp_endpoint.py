@@ -118,3 +118,21 @@ class TornadoAsgiExchange:
                     await handler.flush()  # SSE: each event goes out as it is written
                 except tornado.iostream.StreamClosedError:
                     self.disconnected.set()
+
+
+def build_endpoint(app: Any) -> StreamableHttpBridge:
+    """Our registry over Streamable HTTP: the same policy as the sidebar's, asking through a connected one."""
+    from ..mcp.approvals import SidebarApprover
+    from ..mcp.server import McpEndpoint
+    from ..tools.executor import ToolExecutor
+
+    runtime = app.runtime
+    executor = ToolExecutor(
+        app.registry,
+        policy=runtime.policy,
+        approver=SidebarApprover(app.sessions),
+        settings=runtime.executor_settings,
+        on_audit=runtime.audit,
+    )
+    served = McpEndpoint(executor, app.tool_context, disabled=list(app.disabled_tools))
+    return StreamableHttpBridge(served.server())

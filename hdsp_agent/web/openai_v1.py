@@ -1,6 +1,8 @@
-"""``/hdsp-agent/v1/...``: an OpenAI-compatible endpoint on the Jupyter port for clients that run tools themselves.
+"""``/hdsp-agent/v1/...``: an OpenAI-compatible endpoint on the Jupyter port for clients that run tools
+themselves.
 
-Authenticated with the Jupyter token (``Authorization: Bearer <token>``, what Continue sends as its ``apiKey``).
+Authenticated with the Jupyter token (``Authorization: Bearer <token>``, what Continue sends as its
+``apiKey``).
 """
 
 from __future__ import annotations

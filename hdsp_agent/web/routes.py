@@ -1,7 +1,10 @@
-"""The only HTTP code: each handler translates between the wire and the domain objects the app built.
+"""The sidebar's REST and session WebSocket routes: each handler translates between the wire and the domain
+objects the app built.
 
-Every route lives under ``/hdsp-agent/`` on the Jupyter port and requires Jupyter authentication (and XSRF for
-cookie-authenticated writes, which ``APIHandler`` enforces). Domain errors become HTTP errors here, nowhere else.
+HTTP lives in this package only (``web/``: these routes, the NotebookBridge socket in ``bridge.py``, MCP in
+``mcp.py``/``mcp_endpoint.py``, the OpenAI-compatible endpoint in ``openai_v1.py``). Every route lives under
+``/hdsp-agent/`` on the Jupyter port and requires Jupyter authentication (and XSRF for cookie-authenticated
+writes, which ``APIHandler`` enforces). Domain errors become HTTP errors in this package, nowhere else.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ class InfoHandler(_AgentHandler):
 
 
 class ModelsHandler(_AgentHandler):
-    """``GET /hdsp-agent/models``: configured models (never their keys), or local servers found and how to set up."""
+    """``GET /hdsp-agent/models``: configured models (never their keys), or local servers found and how to set
+    up."""
 
     @tornado.web.authenticated
     async def get(self) -> None:
@@ -233,8 +237,8 @@ class PermissionsRevokeHandler(PermissionsHandler):
 class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]
     """``/hdsp-agent/sessions/{id}/ws``: events out, commands in (send, approve, deny, cancel, resume).
 
-    Nothing is sent until the client says ``resume {since_seq}``: the replay and the subscription then happen in
-    the same tick of the event loop, so the client misses no event and sees none twice.
+    Nothing is sent until the client says ``resume {since_seq}``: the replay and the subscription then happen
+    in the same tick of the event loop, so the client misses no event and sees none twice.
     """
 
     session: Conversation | None = None

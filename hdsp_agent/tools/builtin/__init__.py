@@ -1,4 +1,4 @@
-"""Built-in tools outside the notebook: files, search, shell, web and rules (Continue's names and parameters)."""
+"""Built-in tools outside the notebook: files, search, shell, web, rules (Continue's names and parameters)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from ...sandbox import Sandbox
 from ..base import Tool
-from .search.codebase import CodebaseTool
+from .edit.filestate import FileStateStore
 from .edit.tools import (
     CreateNewFileTool,
     EditExistingFileTool,
@@ -19,8 +19,9 @@ from .files import ReadCurrentlyOpenFileTool, ReadFileRangeTool, ReadFileTool
 from .git import ViewDiffTool
 from .ls import ListDirectoryTool
 from .processes import ProcessTracker
-from .search.repo_map import ViewRepoMapTool, ViewSubdirectoryTool
 from .rules import CreateRuleBlockTool, RequestRuleTool
+from .search.codebase import CodebaseTool
+from .search.repo_map import ViewRepoMapTool, ViewSubdirectoryTool
 from .search.tools import FileGlobSearchTool, GrepSearchTool
 from .plan import TodoTool
 from .terminal import RunTerminalCommandTool
@@ -34,17 +35,20 @@ def builtin_tools(
     process_tracker: ProcessTracker | None = None,
     extra_secret_names: Sequence[str] = (),
     sandbox: Sandbox | None = None,
+    file_state: FileStateStore | None = None,
 ) -> list[Tool[Any]]:
-    """Every built-in tool; the keyword arguments carry the administrator's settings for those that take any."""
+    """Every built-in tool; the keyword arguments carry the administrator's settings for those that take any,
+    and the state they keep across calls (``tools.state.ToolState``). The file tools share one file state."""
+    files = file_state if file_state is not None else FileStateStore()
     return [
-        ReadFileTool(),
-        ReadFileRangeTool(),
-        ReadCurrentlyOpenFileTool(),
-        CreateNewFileTool(),
-        SingleFindAndReplaceTool(),
-        MultiEditTool(),
-        SearchAndReplaceInFileTool(),
-        EditExistingFileTool(),
+        ReadFileTool(files),
+        ReadFileRangeTool(files),
+        ReadCurrentlyOpenFileTool(files),
+        CreateNewFileTool(files),
+        SingleFindAndReplaceTool(files),
+        MultiEditTool(files),
+        SearchAndReplaceInFileTool(files),
+        EditExistingFileTool(files),
         ListDirectoryTool(),
         GrepSearchTool(),
         FileGlobSearchTool(),

@@ -22,7 +22,7 @@ from rapidfuzz import fuzz, process
 
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
 from ..base import NoArgs, PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from .edit.filestate import DEFAULT_FILE_STATE, FileStateStore, fingerprint_of
+from .edit.filestate import FileStateStore, fingerprint_of
 from .search.ignore import GitignoreWalker
 from .image_info import image_info
 from .notebook_render import NotANotebook, render_notebook
@@ -78,7 +78,7 @@ class FileReader:
     """What the three read tools share: resolve, classify, read within limits, remember the read."""
 
     def __init__(self, state: FileStateStore | None = None, limits: ReadLimits | None = None) -> None:
-        self.state = state or DEFAULT_FILE_STATE
+        self.state = state if state is not None else FileStateStore()
         self.limits = limits or ReadLimits()
 
     async def read(

@@ -21,8 +21,8 @@ from .notebook import (
     ReadCellTool,
     ReadNotebookTool,
 )
-from .notebook_tool import NotebookTool
 from .notebook_runtime import NotebookRuntime
+from .notebook_tool import NotebookTool
 
 __all__ = ["NotebookGateway", "NotebookRuntime", "NotebookSnapshot", "close_notebook_tools", "notebook_tools"]
 

@@ -2,7 +2,8 @@
 
 Each edit is a pydantic model discriminated by ``op`` so it can travel over the WebSocket to the live notebook
 model unchanged; ``apply_edit`` applies the same edit to an nbformat node for notebooks that are not open
-(file mode). Cells are addressed by id, never by index alone: indices shift while the user works.
+(file mode). Cells are addressed by id, never by index alone: indices shift while the user works. The
+frontend's twin is ``src/notebookOps.ts``; ``contracts/wire.json`` keeps the two in step (``wire_schema.py``).
 """
 
 from __future__ import annotations

@@ -88,12 +88,12 @@ class RunCellTool(NotebookTool[RunCellArgs]):
 
     async def run(self, args: RunCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        gateway = await self.runtime.gateway(ctx, path)
-        exists = await gateway.is_open(path)
-        notebook = await self.runtime.read(ctx, path, "change") if exists else None
+        document = await self.runtime.open(ctx, path)
+        exists = await document.exists()
+        notebook = await document.read("change") if exists else None
         if args.cell_id is not None:
             if notebook is None:
-                await gateway.read(path)  # raises the not-found error
+                await document.gateway.read(path)  # raises the not-found error
             assert notebook is not None
             _, cell = find_cell(notebook, args.cell_id)
             if cell.cell_type != "code":
@@ -117,14 +117,14 @@ class RunCellTool(NotebookTool[RunCellArgs]):
                 (i + 1 for i, c in enumerate(cells) if anchor and c.get("id") == anchor), len(cells)
             )
             cell = new_cell("code", args.code)
-            notebook = await self.runtime.change(
-                ctx, path, InsertCell(index=position, cell=dict(cell)), f"insert code cell {cell.id}"
+            notebook = await document.change(
+                InsertCell(index=position, cell=dict(cell)), f"insert code cell {cell.id}", before=notebook
             )
             cell_id, code = cell.id, args.code
         kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
         assert kernel_id is not None
         record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
-        stream = await self.runtime.show_live(ctx, record, before=notebook)
+        stream = self.runtime.show_live(document, record, before=notebook)
         self.runtime.executions.start(
             record,
             ctx.kernel_manager,

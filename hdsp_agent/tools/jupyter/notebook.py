@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from ..builtin.edit import fuzzy
-from .document import FileNotebookGateway, notebook_path
+from .document import notebook_path
 from .edits import (
     E_CELL_NOT_FOUND,
     DeleteCell,
@@ -104,13 +104,13 @@ class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
 
     async def run(self, args: ReadNotebookArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        gateway = await self.runtime.gateway(ctx, path)
-        notebook = await self.runtime.read(ctx, path)
+        document = await self.runtime.open(ctx, path)
+        notebook = await document.read()
         cells = notebook.cells
         limit = args.limit or (BRIEF_CELL_LIMIT if args.format == "brief" else FULL_CELL_LIMIT)
         shown = cells[args.start : args.start + limit]
         kernelspec = notebook.metadata.get("kernelspec") or {}
-        source = "file" if isinstance(gateway, FileNotebookGateway) else "live notebook open in JupyterLab"
+        source = "live notebook open in JupyterLab" if document.live else "file"
         kernel = kernelspec.get("display_name") or kernelspec.get("name") or "not set"
         lines = [f"{path} · {len(cells)} cells · kernel {kernel} · read from the {source}"]
         if not cells:
@@ -200,9 +200,10 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
 
     async def run(self, args: InsertCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        gateway = await self.runtime.gateway(ctx, path)
-        exists = await gateway.is_open(path)
-        cells = (await self.runtime.read(ctx, path, "change")).cells if exists else []
+        document = await self.runtime.open(ctx, path)
+        exists = await document.exists()
+        before = await document.read("change") if exists else None
+        cells = before.cells if before is not None else []
         if args.after_cell_id is not None:
             position = next(
                 (i + 1 for i, cell in enumerate(cells) if cell.get("id") == args.after_cell_id), None
@@ -216,8 +217,8 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
         else:
             position = len(cells) if args.index is None else args.index
         cell = new_cell(args.cell_type, args.source)
-        notebook = await self.runtime.change(
-            ctx, path, InsertCell(index=position, cell=dict(cell)), f"insert {args.cell_type} cell {cell.id}"
+        notebook = await document.change(
+            InsertCell(index=position, cell=dict(cell)), f"insert {args.cell_type} cell {cell.id}", before
         )
         index, _ = find_cell(notebook, cell.id)
         created = "" if exists else f" (created {path})"
@@ -308,15 +309,17 @@ class EditCellTool(NotebookTool[EditCellArgs]):
 
     async def run(self, args: EditCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        _, cell = find_cell(await self.runtime.read(ctx, path, "change"), args.cell_id)
+        document = await self.runtime.open(ctx, path)
+        current = await document.read("change")
+        _, cell = find_cell(current, args.cell_id)
         before = cell_source(cell)
         after, match_note = self._new_source(before, args, str(cell.get("cell_type", "code")))
         if after == before:
             raise ToolError(
                 E_EDIT_NO_CHANGE, f"cell {args.cell_id} already has this content; nothing changed"
             )
-        notebook = await self.runtime.change(
-            ctx, path, SetCellSource(cell_id=args.cell_id, source=after), f"edit cell {args.cell_id}"
+        notebook = await document.change(
+            SetCellSource(cell_id=args.cell_id, source=after), f"edit cell {args.cell_id}", current
         )
         index, _ = find_cell(notebook, args.cell_id)
         diff = cell_diff(before, after, path, args.cell_id)
@@ -345,8 +348,10 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
 
     async def run(self, args: DeleteCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        index, cell = find_cell(await self.runtime.read(ctx, path, "change"), args.cell_id)
-        await self.runtime.change(ctx, path, DeleteCell(cell_id=args.cell_id), f"delete cell {args.cell_id}")
+        document = await self.runtime.open(ctx, path)
+        current = await document.read("change")
+        index, cell = find_cell(current, args.cell_id)
+        await document.change(DeleteCell(cell_id=args.cell_id), f"delete cell {args.cell_id}", current)
         return ToolOutput(
             f"Deleted {cell.cell_type} cell {args.cell_id} (was at index {index}). "
             f"Its source was:\n{cell_source(cell)}",
@@ -373,9 +378,11 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
 
     async def run(self, args: MoveCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        old_index, _ = find_cell(await self.runtime.read(ctx, path, "change"), args.cell_id)
-        notebook = await self.runtime.change(
-            ctx, path, MoveCell(cell_id=args.cell_id, to_index=args.to_index), f"move cell {args.cell_id}"
+        document = await self.runtime.open(ctx, path)
+        current = await document.read("change")
+        old_index, _ = find_cell(current, args.cell_id)
+        notebook = await document.change(
+            MoveCell(cell_id=args.cell_id, to_index=args.to_index), f"move cell {args.cell_id}", current
         )
         index, _ = find_cell(notebook, args.cell_id)
         return ToolOutput(

@@ -49,6 +49,10 @@ class NotebookRuntime:
 
     # -- documents -------------------------------------------------------------------------------------------
 
+    async def open(self, ctx: ToolContext, path: str) -> CallNotebook:
+        """``path`` for the rest of this call: the gateway is chosen here, once (see ``CallNotebook``)."""
+        return CallNotebook(self, ctx, path, await self.gateway(ctx, path))
+
     async def gateway(self, ctx: ToolContext, path: str) -> NotebookGateway:
         """The live notebook when it is open in a connected JupyterLab, else the file."""
         live = ctx.notebook_gateway
@@ -66,16 +70,8 @@ class NotebookRuntime:
         )
 
     async def read(self, ctx: ToolContext, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
-        """The notebook now. ``purpose`` matters in file mode (see ``FileNotebookGateway.read``); the live
-        model always holds the user's latest edits, so there is nothing to check against."""
-        gateway = await self.gateway(ctx, path)
-        if isinstance(gateway, FileNotebookGateway):
-            notebook = await gateway.read(path, purpose)
-        else:
-            notebook = await gateway.read(path)
-        if purpose != "peek":
-            self._seen[(ctx.session_id, path)] = notebook
-        return notebook
+        """The notebook now (a call that does nothing else with it; others use ``open``)."""
+        return await (await self.open(ctx, path)).read(purpose)
 
     async def change(
         self,
@@ -85,14 +81,36 @@ class NotebookRuntime:
         description: str,
         before: nbformat.NotebookNode | None = None,
     ) -> nbformat.NotebookNode:
+        """Apply ``edit`` with undo (a call that does nothing else with the notebook; others use ``open``)."""
+        return await (await self.open(ctx, path)).change(edit, description, before)
+
+    async def _read(
+        self, ctx: ToolContext, path: str, gateway: NotebookGateway, purpose: ReadPurpose
+    ) -> nbformat.NotebookNode:
+        if isinstance(gateway, FileNotebookGateway):
+            notebook = await gateway.read(path, purpose)
+        else:
+            notebook = await gateway.read(path)
+        if purpose != "peek":
+            self._seen[(ctx.session_id, path)] = notebook
+        return notebook
+
+    async def _change(
+        self,
+        ctx: ToolContext,
+        path: str,
+        gateway: NotebookGateway,
+        edit: BaseModel,
+        description: str,
+        before: nbformat.NotebookNode | None,
+    ) -> nbformat.NotebookNode:
         """Apply ``edit``, after recording in the session's undo history how to take it back.
 
         A file: its exact prior content is put back (refused if the file changed since). A notebook open in
         JupyterLab: the inverse edit on the one cell concerned, so the user's later typing elsewhere stays.
-        ``before``: the live notebook before the change, taken earlier (a run's outputs were shown live
-        before this final write).
+        ``before``: the live notebook before the change, as this call already read it (or a run's notebook
+        before its outputs were shown live); without it the live notebook is read once more for the inverse.
         """
-        gateway = await self.gateway(ctx, path)
         inverse: InverseEdit | None = None
         async with self._change_locks(path):
             if isinstance(gateway, FileNotebookGateway):
@@ -142,18 +160,17 @@ class NotebookRuntime:
         cell = self.seen_cell(session_id, path, cell_id)
         return cell_source(cell) if cell is not None else None
 
-    async def show_live(
-        self, ctx: ToolContext, record: ExecutionRecord, before: nbformat.NotebookNode
+    def show_live(
+        self, notebook: CallNotebook, record: ExecutionRecord, before: nbformat.NotebookNode
     ) -> LiveOutputs | None:
         """When the run's notebook is open in JupyterLab, show its outputs there as they come.
 
         ``before``: the notebook as the run found it (its cell just read or inserted), kept for undo: the
         final write must not record the partial outputs shown meanwhile as the prior state.
         """
-        live = ctx.notebook_gateway
-        if record.cell_id is None or live is None or not await live.is_open(record.path):
+        if record.cell_id is None or not notebook.live:
             return None
-        stream = LiveOutputs(live, record, before=before)
+        stream = LiveOutputs(notebook.gateway, record, before=before)
         stream.show()
         return stream
 
@@ -200,3 +217,36 @@ class NotebookRuntime:
     async def aclose(self) -> None:
         """Stop waiting on running executions (the server or the CLI is shutting down)."""
         await self.executions.aclose()
+
+
+class CallNotebook:
+    """One notebook as one tool call sees it: the gateway (live tab or file) is chosen once, when the call
+    opens it, so a call asks "is it open in JupyterLab?" once and all its reads and changes go one way.
+
+    A run's final write (its outputs, possibly long after the call answered) opens the notebook anew: by then
+    the tab may be closed.
+    """
+
+    def __init__(
+        self, runtime: NotebookRuntime, ctx: ToolContext, path: str, gateway: NotebookGateway
+    ) -> None:
+        self.runtime = runtime
+        self.ctx = ctx
+        self.path = path
+        self.gateway = gateway
+        self.live = not isinstance(gateway, FileNotebookGateway)
+
+    async def exists(self) -> bool:
+        """Live: open in a tab, so yes. File: whether it exists (insert_cell and run_cell may create it)."""
+        return self.live or await self.gateway.is_open(self.path)
+
+    async def read(self, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+        """The notebook now. ``purpose`` matters in file mode (see ``FileNotebookGateway.read``); the live
+        model always holds the user's latest edits, so there is nothing to check against."""
+        return await self.runtime._read(self.ctx, self.path, self.gateway, purpose)
+
+    async def change(
+        self, edit: BaseModel, description: str, before: nbformat.NotebookNode | None = None
+    ) -> nbformat.NotebookNode:
+        """Apply ``edit`` with undo; ``before``: the notebook as this call read it (saves a live read)."""
+        return await self.runtime._change(self.ctx, self.path, self.gateway, edit, description, before)

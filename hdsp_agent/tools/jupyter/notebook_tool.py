@@ -10,8 +10,8 @@ from ...events import ToolProgressEvent
 from ..base import Tool, ToolContext, ToolError, ToolOutput
 from .executions import ExecutionRecord, ProgressHandler
 from .kernel import E_KERNEL_DIED, E_NO_KERNEL
-from .outputs import render_outputs, stdin_was_requested
 from .notebook_runtime import NotebookRuntime
+from .outputs import render_outputs, stdin_was_requested
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

@@ -8,8 +8,8 @@
   file is left behind when anything fails.
 - Undo records: the bytes a file had before a change (None when the change created it), restorable later.
 
-One ``FileStateStore`` is shared by the file tools of a process (``DEFAULT_FILE_STATE``); tests inject
-their own.
+One ``FileStateStore`` is shared by the file tools of a server or CLI run: ``tools.state.ToolState`` owns it
+and the tool builder passes it in. A tool built without one keeps its own (tests, schema listings).
 """
 
 from __future__ import annotations
@@ -143,9 +143,6 @@ class FileStateStore:
         if record in history:
             history.remove(record)
         self.forget_read(record.session_id, record.path)
-
-
-DEFAULT_FILE_STATE = FileStateStore()
 
 
 def atomic_write(path: Path, content: bytes) -> None:

@@ -21,7 +21,7 @@ from pydantic import Field
 from ....permissions.paths import display_path, resolve_in_root
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from ..files import E_PATH_NOT_FOUND, similar_paths
-from .filestate import DEFAULT_FILE_STATE, E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
+from .filestate import E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
 from .fuzzy import E_EDIT_NO_CHANGE
 from .textfile import TextFile, decode_text_file, numbered_excerpt, preview, unified_diff
 
@@ -65,7 +65,7 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
     read_only = False
 
     def __init__(self, state: FileStateStore | None = None) -> None:
-        self.state = state or DEFAULT_FILE_STATE
+        self.state = state if state is not None else FileStateStore()
         # call id → hash of the content the approval preview was computed on (the user approved that diff).
         self._previewed: OrderedDict[str, str] = OrderedDict()
 

@@ -18,7 +18,6 @@ from pydantic import Field
 
 from ....permissions.paths import display_path, resolve_in_root
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from .filestate import DEFAULT_FILE_STATE, FileStateStore
 from .formats import E_EDIT_MALFORMED, has_markers, merge_with_markers, parse_search_replace
 from .fuzzy import apply_edit
 from .pipeline import (
@@ -29,6 +28,7 @@ from .pipeline import (
     PlannedEdit,
     write_edit,
 )
+from .filestate import FileStateStore
 from .textfile import as_lf, changed_ranges, preview, unified_diff
 
 E_FILE_EXISTS = "E_FILE_EXISTS"
@@ -62,7 +62,7 @@ class CreateNewFileTool(Tool[CreateNewFileArgs]):
     read_only = False
 
     def __init__(self, state: FileStateStore | None = None) -> None:
-        self.state = state or DEFAULT_FILE_STATE
+        self.state = state if state is not None else FileStateStore()
 
     def _check(self, args: CreateNewFileArgs, ctx: ToolContext) -> tuple[Path, str, str]:
         path = resolve_in_root(ctx.root_dir, args.filepath)

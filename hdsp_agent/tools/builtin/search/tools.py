@@ -103,9 +103,8 @@ class GrepSearchTool(Tool[GrepSearchArgs]):
         }[args.outputMode]()
         if not approved_secret:
             collector.skip = secret_filter(root)
-        shape: OutputShape = {"content": "json", "files_with_matches": "paths", "count": "counts"}[
-            args.outputMode
-        ]
+        shapes: dict[str, OutputShape] = {"content": "json", "files_with_matches": "paths", "count": "counts"}
+        shape = shapes[args.outputMode]
         returncode, stderr = await search_in_path_order(rg_args, root, shape, collector.feed)
         if returncode == RG_ERROR and not collector.total_lines:
             raise _rg_error(stderr, args.query)
