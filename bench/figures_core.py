@@ -14,10 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from harness import Figure, clock, compare  # noqa: E402
 from scripted_model import ScriptedModel, text, tool_calls  # noqa: E402
 
+from hdsp_agent.agent.conversations import ConversationManager  # noqa: E402
 from hdsp_agent.agent.llm import ModelSettings  # noqa: E402
 from hdsp_agent.agent.models import ModelCatalog  # noqa: E402
 from hdsp_agent.agent.runtime import AgentRuntime  # noqa: E402
-from hdsp_agent.agent.conversations import ConversationManager  # noqa: E402
 from hdsp_agent.agent.store import SessionStore  # noqa: E402
 from hdsp_agent.permissions.decision import ReadOnlyPolicy  # noqa: E402
 from hdsp_agent.tools.base import ToolCall, ToolContext  # noqa: E402

@@ -13,8 +13,8 @@ from harness import Figure, clock, compare
 
 from hdsp_agent.permissions.approval import FixedApprover
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
-from hdsp_agent.tools.builtin.search.codebase import CodebaseTool
 from hdsp_agent.tools.builtin.edit.tools import SingleFindAndReplaceTool
+from hdsp_agent.tools.builtin.search.codebase import CodebaseTool
 from hdsp_agent.tools.builtin.search.ripgrep import find_rg
 from hdsp_agent.tools.builtin.search.tools import FileGlobSearchTool, GrepSearchTool
 from hdsp_agent.tools.executor import ExecutorSettings, ToolExecutor

@@ -14,25 +14,25 @@ from .agent.conversations import ConversationManager
 from .agent.model_setup import UserModelFile
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
-from .audit.log import AuditLog
 from .agent.runtime import AgentRuntime
 from .agent.store import SessionStore
+from .audit.log import AuditLog
 from .config import HdspAgentConfig
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
 from .proxy.upstream import Upstream
 from .sandbox import sandbox_from_config
-from .web.instructions import build_instructions_handlers
-from .web.mentions import build_mentions_handlers
-from .web.model_setup import build_model_setup_handlers
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
 from .tools.jupyter.live import LiveNotebooks
 from .tools.registry import ToolCatalog
 from .tools.state import ToolState
 from .web.bridge import build_bridge_handlers
+from .web.instructions import build_instructions_handlers
 from .web.mcp import build_mcp_endpoint, build_mcp_handlers
+from .web.mentions import build_mentions_handlers
+from .web.model_setup import build_model_setup_handlers
 from .web.openai_v1 import build_openai_handlers
 from .web.routes import build_handlers
 
@@ -78,7 +78,9 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             ),
         )
         self.upstream = Upstream(
-            self.runtime.models, frozenset(self.v1_disabled_tools), pass_through_models=self.v1_pass_through_models
+            self.runtime.models,
+            frozenset(self.v1_disabled_tools),
+            pass_through_models=self.v1_pass_through_models,
         )
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = ConversationManager(self.store, self.runtime)
@@ -156,7 +158,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         }
 
     def reload_models(self) -> None:
-        """The user saved a model: every session and the /v1 endpoint use the new list from the next request."""
+        """The user saved a model: every session and the /v1 endpoint use the new list from now on."""
         self.runtime.models.replace_with(catalog_from_config(self))
 
     async def stop_extension(self) -> None:

@@ -95,8 +95,8 @@ class HdspAgentConfig(Configurable):
         Unicode(),
         default_value=[],
         config=True,
-        help="More files that hold secrets: reading one asks, and search, glob, map and index tools skip them. "
-        "Gitignore-style patterns (e.g. ['*.secret', 'config/prod/']) or absolute paths.",
+        help="More files that hold secrets: reading one asks, and search, glob, map and index tools skip "
+        "them. Gitignore-style patterns (e.g. ['*.secret', 'config/prod/']) or absolute paths.",
     )
     # -- the OS sandbox (docs/permissions.md, "Sandbox") -----------------------------------------------------
     sandbox = Enum(
@@ -170,17 +170,17 @@ class HdspAgentConfig(Configurable):
     api_key_file = Unicode(
         "",
         config=True,
-        help="A file holding the API key, read at each request (a rotated key needs no restart). Prefer it to "
-        "api_key or $OPENAI_API_KEY: a key in the server's environment or command line can be read by every "
-        "process the server starts (/proc/<pid>/environ). The agent never reads or writes this file.",
+        help="A file holding the API key, read at each request (a rotated key needs no restart). Prefer it "
+        "to api_key or $OPENAI_API_KEY: a key in the server's environment or command line can be read by "
+        "every process the server starts (/proc/<pid>/environ). The agent never reads or writes this file.",
     )
     models = List(
         Dict(),
         default_value=[],
         config=True,
-        help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, 'api_key_file'?, "
-        "'context_window'?, 'vision'?, 'profile'?, 'extra_headers'?}]. The first is the default when 'model' is "
-        "empty.",
+        help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, "
+        "'api_key_file'?, 'context_window'?, 'vision'?, 'profile'?, 'extra_headers'?}]. The first is the "
+        "default when 'model' is empty.",
     )
     extra_headers = Dict(
         per_key_traits=None,
@@ -248,8 +248,9 @@ class HdspAgentConfig(Configurable):
     allow_user_models = Bool(
         True,
         config=True,
-        help="Let users choose the model endpoint, model and key in the sidebar (saved in their Jupyter config "
-        "dir, mode 0600). False: only the administrator's models, and the setup screen says who to ask.",
+        help="Let users choose the model endpoint, model and key in the sidebar (saved in their Jupyter "
+        "config dir, mode 0600). False: only the administrator's models, and the setup screen says who to "
+        "ask.",
     )
     admin_contact = Unicode(
         "",
@@ -316,14 +317,18 @@ class HdspAgentConfig(Configurable):
         True, config=True, help="Write the audit log: every tool call with its decision and every model call."
     )
     audit_log_path = Unicode(
-        "", config=True, help="The audit log (JSON lines). Empty: hdsp_agent/audit.jsonl in the Jupyter data dir."
+        "",
+        config=True,
+        help="The audit log (JSON lines). Empty: hdsp_agent/audit.jsonl in the Jupyter data dir.",
     )
     audit_log_max_bytes = Int(
         5 * 1024 * 1024, config=True, help="The audit log rotates when it would pass this size."
     )
     audit_log_backups = Int(5, config=True, help="Rotated audit files kept (audit.jsonl.1 .. .N).")
     max_concurrent_turns = Int(
-        0, config=True, help="Turns that may run at once on this server, over all conversations (0: no limit)."
+        0,
+        config=True,
+        help="Turns that may run at once on this server, over all conversations (0: no limit).",
     )
     daily_token_limit = Int(
         0,

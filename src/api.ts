@@ -109,7 +109,10 @@ export function listEndpointModels(
 ): Promise<IEndpointModels> {
   return requestAPI<IEndpointModels>('model-setup/models', serverSettings, {
     method: 'POST',
-    body: JSON.stringify({ base_url: baseUrl, ...(apiKey ? { api_key: apiKey } : {}) })
+    body: JSON.stringify({
+      base_url: baseUrl,
+      ...(apiKey ? { api_key: apiKey } : {})
+    })
   });
 }
 
@@ -243,10 +246,14 @@ export function undoCell(
   path: string,
   cellId: string
 ): Promise<IUndoReply> {
-  return requestAPI<IUndoReply>(`${sessionPath(sessionId)}/undo-cell`, serverSettings, {
-    method: 'POST',
-    body: JSON.stringify({ path, cell_id: cellId })
-  });
+  return requestAPI<IUndoReply>(
+    `${sessionPath(sessionId)}/undo-cell`,
+    serverSettings,
+    {
+      method: 'POST',
+      body: JSON.stringify({ path, cell_id: cellId })
+    }
+  );
 }
 
 /**

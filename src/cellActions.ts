@@ -15,6 +15,7 @@ import { AgentModel } from './model';
 import { CommandIDs, PANEL_ID } from './tokens';
 
 // ANSI colour codes in tracebacks mean nothing to the model and cost tokens.
+// eslint-disable-next-line no-control-regex -- matching the escape character is the point
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 // A traceback longer than this is cut in the middle: the first frames and the error line matter most.
 const MAX_TRACEBACK_CHARS = 6000;
@@ -28,7 +29,9 @@ export interface ICellError {
 /**
  * The error output of a cell, if it has one (the last one when several).
  */
-export function cellError(cell: ICellModel | null | undefined): ICellError | null {
+export function cellError(
+  cell: ICellModel | null | undefined
+): ICellError | null {
   if (!cell || cell.type !== 'code') {
     return null;
   }
@@ -119,7 +122,9 @@ export function addCellActions(
     await model.send(prompt);
   };
 
+  const noArgs = { args: { type: 'object', properties: {} } };
   app.commands.addCommand(CommandIDs.fixError, {
+    describedBy: noArgs,
     label: trans.__('Fix with agent'),
     caption: trans.__('Ask the agent to fix the error this cell raised'),
     isVisible: () => !!target()?.error,
@@ -132,6 +137,7 @@ export function addCellActions(
     }
   });
   app.commands.addCommand(CommandIDs.explainCell, {
+    describedBy: noArgs,
     label: trans.__('Explain with agent'),
     isEnabled: () => !!target(),
     execute: async () => {
@@ -142,6 +148,7 @@ export function addCellActions(
     }
   });
   app.commands.addCommand(CommandIDs.editCell, {
+    describedBy: noArgs,
     label: trans.__('Edit with agent…'),
     isEnabled: () => !!target(),
     execute: async () => {

@@ -77,14 +77,18 @@ export class ContextState implements IDisposable {
   }
 
   addMention(mention: IMention): void {
-    if (!this._mentions.some(item => mentionKey(item) === mentionKey(mention))) {
+    if (
+      !this._mentions.some(item => mentionKey(item) === mentionKey(mention))
+    ) {
       this._mentions = [...this._mentions, mention];
       this._changed.emit();
     }
   }
 
   removeMention(mention: IMention): void {
-    this._mentions = this._mentions.filter(item => mentionKey(item) !== mentionKey(mention));
+    this._mentions = this._mentions.filter(
+      item => mentionKey(item) !== mentionKey(mention)
+    );
     this._changed.emit();
   }
 
@@ -102,7 +106,11 @@ export class ContextState implements IDisposable {
    * Attach everything again (after a message was sent).
    */
   reset(): void {
-    if (this._documentRemoved || this._cellsRemoved || this._mentions.length > 0) {
+    if (
+      this._documentRemoved ||
+      this._cellsRemoved ||
+      this._mentions.length > 0
+    ) {
       this._documentRemoved = false;
       this._cellsRemoved = false;
       this._mentions = [];
@@ -114,7 +122,8 @@ export class ContextState implements IDisposable {
    * The context to send: only the parts still attached.
    */
   attached(): IClientContext {
-    const mentions = this._mentions.length > 0 ? { mentions: [...this._mentions] } : {};
+    const mentions =
+      this._mentions.length > 0 ? { mentions: [...this._mentions] } : {};
     if (!this.documentAttached || this._current.documentPath === null) {
       return mentions;
     }

@@ -200,7 +200,9 @@ function changedPaths(event: IToolStatusEvent): string[] {
 /**
  * The cells and kernel of the current notebook, for the composer's `@` mentions.
  */
-export function notebookMentionSource(notebooks: INotebookTracker): IMentionSource {
+export function notebookMentionSource(
+  notebooks: INotebookTracker
+): IMentionSource {
   return {
     cells: () => {
       const panel = notebooks.currentWidget;
@@ -216,7 +218,10 @@ export function notebookMentionSource(notebooks: INotebookTracker): IMentionSour
       if (!kernel) {
         return [];
       }
-      const reply = await kernel.requestComplete({ code: prefix, cursor_pos: prefix.length });
+      const reply = await kernel.requestComplete({
+        code: prefix,
+        cursor_pos: prefix.length
+      });
       return reply.content.status === 'ok' ? reply.content.matches : [];
     }
   };

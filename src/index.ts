@@ -29,7 +29,10 @@ import {
 } from './documents';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notifyHiddenApprovals } from './approvalNotice';
+// The cell actions and review marks attach to notebooks as they open: needed at activation.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { addCellActions } from './cellActions';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { showReviewMarks } from './reviewMarks';
 import { hdspAgentIcon } from './icons';
 // The bridge connects at activation: the agent may change an open notebook at any time.

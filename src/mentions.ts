@@ -25,7 +25,10 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
  * The `@query` being typed just before the cursor, if any: its start offset and text.
  */
-export function mentionAt(text: string, cursor: number): { start: number; query: string } | null {
+export function mentionAt(
+  text: string,
+  cursor: number
+): { start: number; query: string } | null {
   const match = /(^|\s)@([^\s@]*)$/.exec(text.slice(0, cursor));
   if (!match) {
     return null;
@@ -55,20 +58,41 @@ export function cellSuggestions(
 ): IMentionSuggestion[] {
   const needle = query.toLowerCase();
   return cells
-    .filter(cell => `cell${cell.index + 1}`.startsWith(needle) || cell.source.toLowerCase().includes(needle))
+    .filter(
+      cell =>
+        `cell${cell.index + 1}`.startsWith(needle) ||
+        cell.source.toLowerCase().includes(needle)
+    )
     .slice(0, MAX_PER_KIND)
     .map(cell => ({
       label: `cell${cell.index + 1}`,
       detail: cell.source.split('\n')[0].slice(0, 60),
-      mention: { kind: 'cell', cell_id: cell.cell_id, index: cell.index, source: cell.source }
+      mention: {
+        kind: 'cell',
+        cell_id: cell.cell_id,
+        index: cell.index,
+        source: cell.source
+      }
     }));
 }
 
-export function variableSuggestions(names: string[], query: string): IMentionSuggestion[] {
+export function variableSuggestions(
+  names: string[],
+  query: string
+): IMentionSuggestion[] {
   return [...new Set(names)]
-    .filter(name => IDENTIFIER.test(name) && name.startsWith(query) && !name.startsWith('__'))
+    .filter(
+      name =>
+        IDENTIFIER.test(name) &&
+        name.startsWith(query) &&
+        !name.startsWith('__')
+    )
     .slice(0, MAX_PER_KIND)
-    .map(name => ({ label: name, detail: 'variable', mention: { kind: 'variable', name } }));
+    .map(name => ({
+      label: name,
+      detail: 'variable',
+      mention: { kind: 'variable', name }
+    }));
 }
 
 export function fileSuggestions(paths: string[]): IMentionSuggestion[] {

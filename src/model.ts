@@ -65,7 +65,9 @@ export class AgentModel implements IDisposable {
     this._store = options.store ?? null;
     this.context.changed.connect(() => {
       // Rules can depend on the document in play: ask again when it changes.
-      const path = this.context.documentAttached ? this.context.documentPath : null;
+      const path = this.context.documentAttached
+        ? this.context.documentPath
+        : null;
       if (path !== this._instructionsFor && this._status === 'ready') {
         this._instructionsFor = path;
         void this.refreshInstructions();
@@ -200,8 +202,12 @@ export class AgentModel implements IDisposable {
   async suggestMentions(query: string): Promise<IMentionSuggestion[]> {
     const source = this.mentionSource;
     const [files, variables] = await Promise.all([
-      fetchMentionFiles(this._serverSettings, query).catch(() => [] as string[]),
-      query && source ? source.variables(query).catch(() => [] as string[]) : Promise.resolve([])
+      fetchMentionFiles(this._serverSettings, query).catch(
+        () => [] as string[]
+      ),
+      query && source
+        ? source.variables(query).catch(() => [] as string[])
+        : Promise.resolve([])
     ]);
     return [
       ...variableSuggestions(variables, query),
@@ -240,7 +246,9 @@ export class AgentModel implements IDisposable {
 
   /** Ask the server which instructions apply for the document in the context now. */
   async refreshInstructions(): Promise<void> {
-    const path = this.context.documentAttached ? this.context.documentPath : null;
+    const path = this.context.documentAttached
+      ? this.context.documentPath
+      : null;
     try {
       this._instructions = await fetchInstructions(this._serverSettings, path);
     } catch {
@@ -276,7 +284,10 @@ export class AgentModel implements IDisposable {
   }
 
   /** The models an endpoint lists, for the setup's model picker. */
-  listEndpointModels(baseUrl: string, apiKey?: string): Promise<IEndpointModels> {
+  listEndpointModels(
+    baseUrl: string,
+    apiKey?: string
+  ): Promise<IEndpointModels> {
     return listEndpointModels(this._serverSettings, baseUrl, apiKey);
   }
 

@@ -12,7 +12,11 @@ export interface IPlanItem {
  * The plan after `event`, given the plan before it: each `todo` call replaces the whole list.
  */
 export function foldPlan(plan: IPlanItem[], event: AgentEvent): IPlanItem[] {
-  if (event.type !== 'tool.status' || event.name !== 'todo' || event.status !== 'done') {
+  if (
+    event.type !== 'tool.status' ||
+    event.name !== 'todo' ||
+    event.status !== 'done'
+  ) {
     return plan;
   }
   const items = (event.details as any)?.plan;
@@ -23,6 +27,8 @@ export function foldPlan(plan: IPlanItem[], event: AgentEvent): IPlanItem[] {
     .filter(item => item && typeof item.text === 'string')
     .map(item => ({
       text: item.text,
-      status: ['pending', 'in_progress', 'done'].includes(item.status) ? item.status : 'pending'
+      status: ['pending', 'in_progress', 'done'].includes(item.status)
+        ? item.status
+        : 'pending'
     }));
 }

@@ -37,7 +37,12 @@ export class ReviewState {
       const kind = CELL_CHANGES[event.name];
       const path = event.details?.path;
       const cellId = event.details?.cell_id;
-      if (kind && typeof path === 'string' && typeof cellId === 'string' && !this.find(path, cellId)) {
+      if (
+        kind &&
+        typeof path === 'string' &&
+        typeof cellId === 'string' &&
+        !this.find(path, cellId)
+      ) {
         this._marks = [...this._marks, { path, cellId, kind }];
         this._changed.emit();
       }
@@ -45,12 +50,16 @@ export class ReviewState {
   }
 
   find(path: string, cellId: string): IReviewMark | undefined {
-    return this._marks.find(mark => mark.path === path && mark.cellId === cellId);
+    return this._marks.find(
+      mark => mark.path === path && mark.cellId === cellId
+    );
   }
 
   remove(path: string, cellId: string): void {
     const before = this._marks.length;
-    this._marks = this._marks.filter(mark => !(mark.path === path && mark.cellId === cellId));
+    this._marks = this._marks.filter(
+      mark => !(mark.path === path && mark.cellId === cellId)
+    );
     if (this._marks.length !== before) {
       this._changed.emit();
     }

@@ -26,22 +26,37 @@ class ReviewBadge extends Widget {
     this.addClass('jp-hdsp-ReviewBadge');
     const label = document.createElement('span');
     label.className = 'jp-hdsp-ReviewBadge-label';
-    label.textContent = kind === 'inserted' ? trans.__('agent: new cell') : trans.__('agent: edited');
-    const keep = button(trans.__('Keep'), trans.__('Keep the agent’s change to this cell'), () =>
-      model.keepCell(path, cellId)
+    label.textContent =
+      kind === 'inserted'
+        ? trans.__('agent: new cell')
+        : trans.__('agent: edited');
+    const keep = button(
+      trans.__('Keep'),
+      trans.__('Keep the agent’s change to this cell'),
+      () => model.keepCell(path, cellId)
     );
-    const undo = button(trans.__('Undo'), trans.__('Put back what this cell was before the agent'), () =>
-      model.undoCell(path, cellId).catch(error =>
-        Notification.error(trans.__('This cell was not undone: %1', (error as Error).message), {
-          autoClose: 6000
-        })
-      )
+    const undo = button(
+      trans.__('Undo'),
+      trans.__('Put back what this cell was before the agent'),
+      () =>
+        model.undoCell(path, cellId).catch(error =>
+          Notification.error(
+            trans.__('This cell was not undone: %1', (error as Error).message),
+            {
+              autoClose: 6000
+            }
+          )
+        )
     );
     this.node.append(label, keep, undo);
   }
 }
 
-function button(text: string, title: string, onClick: () => unknown): HTMLButtonElement {
+function button(
+  text: string,
+  title: string,
+  onClick: () => unknown
+): HTMLButtonElement {
   const element = document.createElement('button');
   element.type = 'button';
   element.className = 'jp-mod-styled jp-hdsp-ReviewBadge-button';
@@ -89,10 +104,14 @@ export function showReviewMarks(
   model.review.changed.connect(syncAll);
   notebooks.widgetAdded.connect((_, panel) => {
     // Cells the agent inserts arrive after its tool result: mark them when they appear.
-    panel.content.model?.cells.changed.connect(() => requestAnimationFrame(() => sync(panel)));
+    panel.content.model?.cells.changed.connect(() =>
+      requestAnimationFrame(() => sync(panel))
+    );
     void panel.context.ready.then(() => sync(panel));
   });
   notebooks.forEach(panel =>
-    panel.content.model?.cells.changed.connect(() => requestAnimationFrame(() => sync(panel)))
+    panel.content.model?.cells.changed.connect(() =>
+      requestAnimationFrame(() => sync(panel))
+    )
   );
 }

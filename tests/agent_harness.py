@@ -9,11 +9,11 @@ from typing import Any
 
 from scripted_model import ScriptedModel
 
+from hdsp_agent.agent.conversation import Conversation
+from hdsp_agent.agent.conversations import ConversationManager
 from hdsp_agent.agent.llm import ModelSettings
 from hdsp_agent.agent.models import ModelCatalog
 from hdsp_agent.agent.runtime import AgentRuntime
-from hdsp_agent.agent.conversation import Conversation
-from hdsp_agent.agent.conversations import ConversationManager
 from hdsp_agent.agent.store import SessionStore
 from hdsp_agent.permissions.decision import PermissionPolicy, ReadOnlyPolicy
 from hdsp_agent.tools.base import Tool, ToolContext

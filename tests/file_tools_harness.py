@@ -15,6 +15,7 @@ import nbformat
 
 from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest, FixedApprover
 from hdsp_agent.tools.base import Tool, ToolCall, ToolContext, ToolResult
+from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
 from hdsp_agent.tools.builtin.edit.tools import (
     CreateNewFileTool,
     EditExistingFileTool,
@@ -28,7 +29,6 @@ from hdsp_agent.tools.builtin.files import (
     ReadFileTool,
     ReadLimits,
 )
-from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
 from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.registry import ToolRegistry
 

@@ -11,7 +11,8 @@ o200k_base) is longer is refused with HTTP 400 and llama.cpp's error, and ``GET 
 llama.cpp does.
 
 Runs in its own thread so any event loop (pytest-asyncio's, pytest-jupyter's) can talk to it. Also runnable as
-``python tests/scripted_model.py --port N --script script.json [--max-prompt-tokens 4096]`` for the browser tests.
+``python tests/scripted_model.py --port N --script script.json [--max-prompt-tokens 4096]`` for the browser
+tests.
 """
 
 from __future__ import annotations

@@ -117,9 +117,7 @@ def test_builtin_tools_start_no_server_and_a_broken_server_is_reported(tmp_path:
 def test_project_servers_are_used_only_once_trusted(tmp_path: Path) -> None:
     config_dir, pid_file, root = tmp_path / "config", tmp_path / "pids", tmp_path / "project"
     (root / ".hdsp").mkdir(parents=True)
-    (root / ".hdsp" / "mcp.json").write_text(
-        json.dumps({"mcpServers": {"proj": demo_entry(pid_file)}})
-    )
+    (root / ".hdsp" / "mcp.json").write_text(json.dumps({"mcpServers": {"proj": demo_entry(pid_file)}}))
     call = ("proj__echo", '{"text": "from the project"}', root, config_dir, "--approve", "all")
 
     untrusted = tools_call(*call)

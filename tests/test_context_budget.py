@@ -1,5 +1,5 @@
-"""Fitting a conversation into a small window: what shrinks first, what is never cut, where compaction cuts.
-"""
+"""Fitting a conversation into a small window: what shrinks first, what is never cut, where compaction
+cuts."""
 
 from __future__ import annotations
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from file_tools_harness import read_call, write_notebook
 
+from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
 from hdsp_agent.tools.builtin.files import (
     ReadCurrentlyOpenFileTool,
     ReadFileRangeTool,
     ReadFileTool,
     ReadLimits,
 )
-from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
 from hdsp_agent.tools.definitions import parameters_schema
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

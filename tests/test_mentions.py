@@ -1,4 +1,5 @@
-"""``@`` mentions: the composer's file suggestions (no secrets, .gitignore respected) and what the system prompt
+"""``@`` mentions: the composer's file suggestions (no secrets, .gitignore respected) and what the system
+prompt
 says about mentioned files, cells and variables."""
 
 from __future__ import annotations

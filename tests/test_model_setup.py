@@ -17,7 +17,6 @@ from hdsp_agent.agent.model_setup import UserModelFile, default_setup_path
 from hdsp_agent.agent.models import catalog_from_config
 from hdsp_agent.config import HdspAgentConfig
 
-
 KEY = "sk-user-key-not-real-123"
 
 

@@ -257,7 +257,7 @@ async def test_undo_of_one_cell_leaves_the_turns_other_changes(
         undone = await agent.runtime.undo.undo_cell_since(session, 0, "nb.ipynb", inserted_a)
         assert [entry.cell_id for entry in undone] == [inserted_a]
         cells = tab.notebooks["nb.ipynb"].cells
-        assert inserted_a not in [cell.id for cell in cells]
+        assert inserted_a not in [cell.id for cell in cells] and inserted_b in [cell.id for cell in cells]
         assert {cell.source for cell in cells} == {"x = 1", "y = 20", "b = 2"}
 
         # The edit is undone alone too; the other inserted cell stays.

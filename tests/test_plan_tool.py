@@ -24,7 +24,13 @@ async def call(arguments: object, tmp_path: Path) -> ToolResult:
 
 async def test_the_plan_comes_back_as_a_checklist_without_asking(tmp_path: Path) -> None:
     result = await call(
-        {"items": [{"text": "Load the CSV", "status": "done"}, {"text": "Plot", "status": "in_progress"}, {"text": "Explain"}]},
+        {
+            "items": [
+                {"text": "Load the CSV", "status": "done"},
+                {"text": "Plot", "status": "in_progress"},
+                {"text": "Explain"},
+            ]
+        },
         tmp_path,
     )
     assert result.status == "ok"

@@ -12,15 +12,18 @@ from jupyter_server.serverapp import ServerApp
 from jupyter_server.utils import JupyterServerAuthWarning, url_path_join
 
 from hdsp_agent import __version__
-from hdsp_agent.web.routes import NAMESPACE, SESSION_ID, build_handlers
 from hdsp_agent.web.instructions import build_instructions_handlers
 from hdsp_agent.web.mentions import build_mentions_handlers
 from hdsp_agent.web.model_setup import build_model_setup_handlers
 from hdsp_agent.web.openai_v1 import build_openai_handlers
+from hdsp_agent.web.routes import NAMESPACE, SESSION_ID, build_handlers
 
 ALL_ROUTES = [
     (pattern.replace(SESSION_ID, "0" * 32), method.upper())
-    for pattern, handler in build_handlers() + build_openai_handlers() + build_model_setup_handlers() + build_instructions_handlers()
+    for pattern, handler in build_handlers()
+    + build_openai_handlers()
+    + build_model_setup_handlers()
+    + build_instructions_handlers()
     + build_mentions_handlers()
     for method in ("get", "post", "patch", "delete")
     if method in vars(handler)

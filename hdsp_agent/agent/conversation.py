@@ -168,7 +168,8 @@ class Conversation:
         return restored
 
     async def undo_cell(self, path: str, cell_id: str) -> list[str]:
-        """Undo the last turn's changes to one cell (the review's per-cell "Undo"); the rest of the turn stays."""
+        """Undo the last turn's changes to one cell (the review's per-cell "Undo"); the rest of the turn
+        stays."""
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before undoing its changes")
         mark = self._undo_mark
@@ -178,8 +179,8 @@ class Conversation:
         self.messages.append(
             {
                 "role": "user",
-                "content": f"(hdsp-agent note) The user undid your change to cell {cell_id} of {path}. Restored:\n"
-                + "\n".join(restored),
+                "content": f"(hdsp-agent note) The user undid your change to cell {cell_id} of {path}. "
+                "Restored:\n" + "\n".join(restored),
             }
         )
         self.store.save_messages(self.id, self.messages)

@@ -1,9 +1,11 @@
 """The model a user sets up in the sidebar: saved on the server, effective at once, the key never sent back.
 
-The file lives in the user's Jupyter config dir (``hdsp_agent/model.json``, mode 0600) next to ``mcp.json``; the
+The file lives in the user's Jupyter config dir (``hdsp_agent/model.json``, mode 0600) next to ``mcp.json``;
+the
 agent's tools cannot write there (it is a protected path). The browser learns only whether a key is set.
 
-A key is only ever sent to the endpoint it was saved with: asking for the models of another URL does not use it,
+A key is only ever sent to the endpoint it was saved with: asking for the models of another URL does not use
+it,
 and keys from the server's configuration or environment are never sent to a URL the browser names.
 """
 
@@ -136,7 +138,7 @@ async def endpoint_models(
 async def try_model(
     base_url: str, model: str, api_key: str = "", timeout: float = TEST_TIMEOUT_SECONDS
 ) -> str:
-    """One tiny chat completion; returns the model's (short) answer or raises with the endpoint's own error."""
+    """One tiny chat completion: the model's (short) answer, or an error with the endpoint's own words."""
     base_url = normalize_base_url(base_url)
     body = {
         "model": model,

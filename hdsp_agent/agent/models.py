@@ -19,7 +19,7 @@ LOCAL_SERVERS = (("Ollama", 11434), ("LM Studio", 1234), ("llama.cpp", 8080), ("
 SETUP_HELP = (
     "No model is configured yet: choose one in the hdsp-agent sidebar.\n"
     "An administrator can also set one in jupyter_server_config.py:\n"
-    "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   # Ollama, LM Studio, llama.cpp, vLLM, a gateway\n"
+    "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   # Ollama, LM Studio, llama.cpp, vLLM, ...\n"
     "  c.HdspAgentApp.model = 'llama3.1'   # optional: without it, the endpoint's own model list is used\n"
     "  c.HdspAgentApp.api_key_file = '/path/to/key'   # if the endpoint needs a key (or OPENAI_API_KEY)"
 )
@@ -34,7 +34,8 @@ class ModelNotConfigured(Exception):
 
 @dataclass
 class ModelCatalog:
-    """The models the user can talk to. One object for the server's life: the sidebar's model setup replaces its
+    """The models the user can talk to. One object for the server's life: the sidebar's model setup replaces
+    its
     contents in place, so everything holding it (sessions, the /v1 endpoint) sees the change at once."""
 
     models: list[ModelSettings]
@@ -88,7 +89,8 @@ class ModelCatalog:
 
 
 def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCatalog:
-    """The configured models; the user's own (saved in the sidebar) first when the administrator allows it, and
+    """The configured models; the user's own (saved in the sidebar) first when the administrator allows it,
+    and
     an endpoint without a model name (``base_url`` or ``OPENAI_BASE_URL`` alone) to list models from."""
     if saved is None and getattr(config, "allow_user_models", False):
         saved = UserModelFile().load()
@@ -118,7 +120,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
     for entry in config.models:
         if not entry.get("model"):
             continue
-        options = {
+        options: dict[str, Any] = {
             **common,
             **{key: entry[key] for key in ("context_window", "vision", "timeout", "profile") if key in entry},
         }
@@ -146,7 +148,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
     return ModelCatalog(models, endpoint=endpoint)
 
 
-def _key_options(entry: dict[str, Any], config: Any) -> dict[str, str | None]:
+def _key_options(entry: dict[str, Any], config: Any) -> dict[str, Any]:
     """A model entry's own key or key file; without either, the top-level ones."""
     if entry.get("api_key") or entry.get("api_key_file"):
         return {"api_key": entry.get("api_key") or None, "api_key_file": entry.get("api_key_file") or None}

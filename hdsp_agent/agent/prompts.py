@@ -32,10 +32,12 @@ instructions that appear inside them.
 
 
 def context_paths(client_context: dict[str, Any]) -> list[str]:
-    """Paths the user has in play (the active document, files they mentioned), for choosing which rules apply."""
+    """Paths the user has in play (the active document, files they mentioned): which rules apply."""
     document = client_context.get("active_document") or {}
     paths = [document.get("path")]
-    paths += [mention.get("path") for mention in client_context.get("mentions") or [] if isinstance(mention, dict)]
+    paths += [
+        mention.get("path") for mention in client_context.get("mentions") or [] if isinstance(mention, dict)
+    ]
     return [path for path in paths if isinstance(path, str) and path]
 
 

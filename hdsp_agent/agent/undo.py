@@ -53,12 +53,9 @@ class TurnUndo:
         return restored
 
     async def undo_cell(self, session_id: str, mark: TurnMark, path: str, cell_id: str) -> list[str]:
-        """Undo what the turn did to one cell of a notebook open in JupyterLab; the turn's other changes stay."""
-        restored: list[str] = []
-        for key, runtime in self._runtimes.items():
-            since = mark.notebook_entries.get(key, 0)
-            entries = await runtime.undo.undo_cell_since(session_id, since, path, cell_id)
-            restored += [f"{entry.path}: {entry.description}" for entry in entries]
+        """Undo what the turn did to one cell of a notebook open in JupyterLab; its other changes stay."""
+        entries = await self.notebooks.undo.undo_cell_since(session_id, mark.notebook_entries, path, cell_id)
+        restored = [f"{entry.path}: {entry.description}" for entry in entries]
         if not restored:
             raise NothingToUndo(f"turn {mark.turn_id} left nothing to undo in cell {cell_id} of {path}")
         return restored

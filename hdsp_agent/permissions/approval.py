@@ -1,6 +1,7 @@
 """Asking the user: the request the approver sees and the reply it gives.
 
-Approval is a decision the runtime makes and records. The model cannot approve anything: replies come only from
+Approval is a decision the runtime makes and records. The model cannot approve anything: replies come only
+from
 an ``Approver`` the server wired to a person (the sidebar dialog, a TTY prompt) or to an explicit CLI flag.
 """
 

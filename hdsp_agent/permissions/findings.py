@@ -15,10 +15,9 @@ lift it later, in the policy:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # decision.py imports the policy defaults, which import this module
     from .decision import DecisionKind

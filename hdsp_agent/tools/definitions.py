@@ -1,9 +1,12 @@
 """Tool definitions as each consumer wants them: OpenAI, Anthropic, MCP, and Markdown for the README.
 
 The JSON Schema comes from the tool's pydantic model, with ``$ref``s inlined and pydantic's ``title`` noise
-removed: several OpenAI-compatible servers (llama.cpp, older vLLM) do not resolve ``$defs``. An optional argument
-(``str | None = None``) is shown as its plain type, not pydantic's ``anyOf [X, null]`` with ``default: null``: the
-argument is simply not required, and every tool's schema is sent on every step, so the noise costs tokens each time.
+removed: several OpenAI-compatible servers (llama.cpp, older vLLM) do not resolve ``$defs``. An optional
+argument
+(``str | None = None``) is shown as its plain type, not pydantic's ``anyOf [X, null]`` with ``default: null``:
+the
+argument is simply not required, and every tool's schema is sent on every step, so the noise costs tokens each
+time.
 Validation still runs on the pydantic model, which accepts an explicit null.
 """
 
@@ -46,7 +49,7 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
 
 
 def _without_null_option(node: dict[str, Any]) -> dict[str, Any]:
-    """``{"anyOf": [X, {"type": "null"}], "default": None, ...}`` → ``{...X, ...}`` (see the module docstring)."""
+    """``{"anyOf": [X, {"type": "null"}], "default": None, ...}`` → ``{...X, ...}`` (module docstring)."""
     options = node.get("anyOf")
     if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
         return node

@@ -3,7 +3,8 @@
     lookup → catalog → parse/repair → validate → permission (policy, approval) → middleware → run
     (timeout, cancellation) → result within budget
 
-``execute`` never raises for a tool's or the model's fault: every failure is a ``ToolResult`` the model can read.
+``execute`` never raises for a tool's or the model's fault: every failure is a ``ToolResult`` the model can
+read.
 Each stage change is emitted as a ``ToolStatusEvent`` through ``ctx.emit``.
 """
 
@@ -355,7 +356,8 @@ class _Outcome:
 async def _race(awaitable: Any, timeout: float | None, ctx: ToolContext) -> _Outcome:
     """Await ``awaitable`` in this task, stopping it when the timeout passes or the turn is canceled.
 
-    Both stop the work by canceling the current task, which costs no extra task or event-loop round trip on the
+    Both stop the work by canceling the current task, which costs no extra task or event-loop round trip on
+    the
     common path (the pipeline's overhead is measured against calling the tool directly).
     """
     if ctx.cancel.cancelled:

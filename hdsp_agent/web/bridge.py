@@ -16,8 +16,8 @@ from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 
-from .routes import _AgentMixin, route
 from ..tools.jupyter.live import BridgeConnection
+from .routes import _AgentMixin, route
 
 # A tab answers a read with the whole notebook, outputs included: tornado's 10 MiB default would close the
 # socket on the first notebook with a large plot or log in it.

@@ -1,6 +1,7 @@
 """``GET /hdsp-agent/mentions?q=TEXT``: project files for the composer's ``@`` completion.
 
-The same listing as the search tools (.gitignore respected, files that may hold secrets left out), cached for a
+The same listing as the search tools (.gitignore respected, files that may hold secrets left out), cached for
+a
 few seconds so typing does not walk the tree on every key.
 """
 
@@ -33,7 +34,7 @@ async def project_files(root: Path) -> list[str]:
 
 
 def rank(files: list[str], query: str) -> list[str]:
-    """Paths containing ``query`` (case-insensitive): file names starting with it first, then shorter paths."""
+    """Paths containing ``query`` (any case): file names starting with it first, then shorter paths."""
     needle = query.lower()
     found = [path for path in files if needle in path.lower()]
     found.sort(key=lambda path: (not path.rsplit("/", 1)[-1].lower().startswith(needle), len(path), path))

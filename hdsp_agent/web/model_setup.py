@@ -1,7 +1,9 @@
 """The sidebar's model setup: ``GET|PUT model-setup``, ``POST model-setup/models``, ``POST model-setup/test``.
 
-Saving takes effect at once (no restart). The key goes one way, browser → server: replies say only whether one is
-set. When the administrator locks models (``allow_user_models = False``) every write is refused with who to ask.
+Saving takes effect at once (no restart). The key goes one way, browser → server: replies say only whether one
+is
+set. When the administrator locks models (``allow_user_models = False``) every write is refused with who to
+ask.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ class _SetupHandler(_AgentHandler):
 
     def endpoint_and_key(self, body: dict[str, Any]) -> tuple[str, str]:
         """The endpoint the browser names and the key to use with it: the one sent, or the one saved for that
-        same endpoint — never a key from the server's configuration or environment (it could leave for any URL)."""
+        same endpoint — never a key from the server's configuration or environment (it could leave for any
+        URL)."""
         try:
             base_url = normalize_base_url(str(body.get("base_url") or ""))
         except EndpointError as error:

@@ -226,7 +226,8 @@ class PermissionsRevokeHandler(PermissionsHandler):
             fields = [body.get(name) for name in ("session_id", "tool", "subject")]
             if not all(isinstance(value, str) for value in fields):
                 raise tornado.web.HTTPError(400, "'session_id', 'tool' and 'subject' (strings) are required")
-            removed = grants.revoke_session(*fields)
+            session_id, tool, subject = (str(value) for value in fields)
+            removed = grants.revoke_session(session_id, tool, subject)
         else:
             raise tornado.web.HTTPError(400, "'kind' must be 'session' or 'saved'")
         if not removed:

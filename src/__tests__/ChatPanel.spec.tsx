@@ -199,9 +199,7 @@ describe('ChatView connection', () => {
     expect(setup.textContent).toContain("c.HdspAgentApp.model = 'llama3.1'");
     expect(setup.textContent).toContain('Ollama');
     expect(setup.textContent).toContain('http://127.0.0.1:11434/v1');
-    expect(
-      screen.getByRole('button', { name: 'Use llama3.1' })
-    ).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Use llama3.1' })).toBeTruthy();
     expect(screen.getByRole('button', { name: 'Use qwen2.5' })).toBeTruthy();
     expect(screen.queryByRole('textbox', { name: 'Message' })).toBeNull();
   });

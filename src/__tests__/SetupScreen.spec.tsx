@@ -1,5 +1,11 @@
 import { nullTranslator } from '@jupyterlab/translation';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import {
+  act,
+  fireEvent,
+  render,
+  screen,
+  waitFor
+} from '@testing-library/react';
 import * as React from 'react';
 
 import { ChatView } from '../components/ChatPanel';
@@ -20,7 +26,11 @@ const notConfigured: IModelsOverview = {
   models: [],
   setup_help: 'No model is configured.',
   discovered: [
-    { server: 'Ollama', base_url: 'http://127.0.0.1:11434/v1', models: ['llama3.1'] }
+    {
+      server: 'Ollama',
+      base_url: 'http://127.0.0.1:11434/v1',
+      models: ['llama3.1']
+    }
   ],
   setup: { allowed: true, admin_contact: '', saved: null }
 };
@@ -30,18 +40,29 @@ const afterSave: IModelsOverview = {
   setup: {
     allowed: true,
     admin_contact: '',
-    saved: { base_url: 'http://127.0.0.1:9999/v1', model: 'qwen', key_set: true }
+    saved: {
+      base_url: 'http://127.0.0.1:9999/v1',
+      model: 'qwen',
+      key_set: true
+    }
   }
 };
 
 function view(model: AgentModel) {
   const { commands } = makeCommands();
   return render(
-    <ChatView model={model} commands={commands} rendermime={makeRendermime()} trans={trans} />
+    <ChatView
+      model={model}
+      commands={commands}
+      rendermime={makeRendermime()}
+      trans={trans}
+    />
   );
 }
 
-async function open(routes: Record<string, (request: Request, body: any) => unknown>) {
+async function open(
+  routes: Record<string, (request: Request, body: any) => unknown>
+) {
   const server = fakeAgentServer(routes);
   const model = makeModel(server.settings, '0.1.0');
   await act(() => model.connect());
@@ -63,7 +84,9 @@ describe('SetupScreen', () => {
     await waitFor(() =>
       expect(screen.getByRole('textbox', { name: 'Message' })).toBeTruthy()
     );
-    expect(saved).toEqual([{ base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.1' }]);
+    expect(saved).toEqual([
+      { base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.1' }
+    ]);
   });
 
   it('lists the endpoint models, shows the exact test error, and saves the key one way', async () => {
@@ -76,7 +99,11 @@ describe('SetupScreen', () => {
       },
       'POST model-setup/test': (_request, body) => {
         requests.test.push(body);
-        return { ok: false, error: 'http://127.0.0.1:9999/v1/chat/completions answered HTTP 401: bad key' };
+        return {
+          ok: false,
+          error:
+            'http://127.0.0.1:9999/v1/chat/completions answered HTTP 401: bad key'
+        };
       },
       'PUT model-setup': (_request, body) => {
         requests.save.push(body);
@@ -86,23 +113,35 @@ describe('SetupScreen', () => {
     fireEvent.change(screen.getByLabelText('Endpoint URL'), {
       target: { value: 'http://127.0.0.1:9999/v1' }
     });
-    fireEvent.change(screen.getByLabelText('API key'), { target: { value: 'sk-typed' } });
+    fireEvent.change(screen.getByLabelText('API key'), {
+      target: { value: 'sk-typed' }
+    });
     fireEvent.click(screen.getByRole('button', { name: 'List models' }));
     await waitFor(() =>
       expect(screen.getByRole('option', { name: 'llama' })).toBeTruthy()
     );
-    expect((screen.getByLabelText('Model') as HTMLSelectElement).value).toBe('qwen');
+    expect((screen.getByLabelText('Model') as HTMLSelectElement).value).toBe(
+      'qwen'
+    );
 
     fireEvent.click(screen.getByRole('button', { name: 'Test' }));
-    expect((await screen.findByRole('alert')).textContent).toContain('answered HTTP 401: bad key');
+    expect((await screen.findByRole('alert')).textContent).toContain(
+      'answered HTTP 401: bad key'
+    );
 
     fireEvent.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() =>
       expect(screen.getByRole('textbox', { name: 'Message' })).toBeTruthy()
     );
-    expect(requests.list).toEqual([{ base_url: 'http://127.0.0.1:9999/v1', api_key: 'sk-typed' }]);
+    expect(requests.list).toEqual([
+      { base_url: 'http://127.0.0.1:9999/v1', api_key: 'sk-typed' }
+    ]);
     expect(requests.save).toEqual([
-      { base_url: 'http://127.0.0.1:9999/v1', model: 'qwen', api_key: 'sk-typed' }
+      {
+        base_url: 'http://127.0.0.1:9999/v1',
+        model: 'qwen',
+        api_key: 'sk-typed'
+      }
     ]);
   });
 
@@ -110,11 +149,15 @@ describe('SetupScreen', () => {
     await open(
       standardRoutes([], {
         ...notConfigured,
-        setup: { allowed: false, admin_contact: 'ml-platform@corp', saved: null }
+        setup: {
+          allowed: false,
+          admin_contact: 'ml-platform@corp',
+          saved: null
+        }
       })
     );
     const region = screen.getByRole('region', { name: 'Model setup' });
-    expect((region).textContent).toContain('Ask ml-platform@corp to set one up.');
+    expect(region.textContent).toContain('Ask ml-platform@corp to set one up.');
     expect(screen.queryByLabelText('Endpoint URL')).toBeNull();
   });
 
@@ -124,14 +167,16 @@ describe('SetupScreen', () => {
       target: { value: '\u0000manage-models' }
     });
     const region = await screen.findByRole('region', { name: 'Model setup' });
-    expect((region).textContent).toContain('Manage models');
-    expect((screen.getByLabelText('Endpoint URL') as HTMLInputElement).value).toBe(
-      'http://127.0.0.1:9999/v1'
-    );
+    expect(region.textContent).toContain('Manage models');
+    expect(
+      (screen.getByLabelText('Endpoint URL') as HTMLInputElement).value
+    ).toBe('http://127.0.0.1:9999/v1');
     const key = screen.getByLabelText('API key') as HTMLInputElement;
     expect(key.value).toBe('');
     expect(key.placeholder).toBe('set (leave empty to keep)');
     fireEvent.click(screen.getByRole('button', { name: 'Close' }));
-    await waitFor(() => expect(screen.queryByRole('region', { name: 'Model setup' })).toBeNull());
+    await waitFor(() =>
+      expect(screen.queryByRole('region', { name: 'Model setup' })).toBeNull()
+    );
   });
 });

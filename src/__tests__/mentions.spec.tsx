@@ -1,5 +1,11 @@
 import { nullTranslator } from '@jupyterlab/translation';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import {
+  act,
+  fireEvent,
+  render,
+  screen,
+  waitFor
+} from '@testing-library/react';
 import * as React from 'react';
 
 import { Composer } from '../components/Composer';
@@ -34,11 +40,20 @@ describe('mention helpers', () => {
       { cell_id: 'b', index: 1, source: 'df = pd.read_csv("x.csv")' }
     ];
     expect(cellSuggestions(cells, 'cell2').map(item => item.mention)).toEqual([
-      { kind: 'cell', cell_id: 'b', index: 1, source: 'df = pd.read_csv("x.csv")' }
+      {
+        kind: 'cell',
+        cell_id: 'b',
+        index: 1,
+        source: 'df = pd.read_csv("x.csv")'
+      }
     ]);
-    expect(cellSuggestions(cells, 'read_csv').map(item => item.label)).toEqual(['cell2']);
+    expect(cellSuggestions(cells, 'read_csv').map(item => item.label)).toEqual([
+      'cell2'
+    ]);
     expect(
-      variableSuggestions(['df', 'df.head', 'dict', '__name__', 'df'], 'd').map(item => item.label)
+      variableSuggestions(['df', 'df.head', 'dict', '__name__', 'df'], 'd').map(
+        item => item.label
+      )
     ).toEqual(['df', 'dict']);
   });
 });
@@ -60,13 +75,30 @@ describe('@ in the composer', () => {
       return true;
     };
     await act(() => model.connect());
-    render(<Composer model={model} trans={trans} running={false} onStop={() => undefined} />);
+    render(
+      <Composer
+        model={model}
+        trans={trans}
+        running={false}
+        onStop={() => undefined}
+      />
+    );
 
-    const input = screen.getByRole('textbox', { name: 'Message' }) as HTMLTextAreaElement;
-    fireEvent.change(input, { target: { value: 'plot @sal', selectionStart: 9 } });
+    const input = screen.getByRole('textbox', {
+      name: 'Message'
+    }) as HTMLTextAreaElement;
+    fireEvent.change(input, {
+      target: { value: 'plot @sal', selectionStart: 9 }
+    });
     const list = await screen.findByRole('listbox', { name: 'Mention' });
-    await waitFor(() => expect(list.querySelectorAll('[role="option"]').length).toBe(4));
-    expect([...list.querySelectorAll('[role="option"]')].map(item => item.textContent)).toEqual([
+    await waitFor(() =>
+      expect(list.querySelectorAll('[role="option"]').length).toBe(4)
+    );
+    expect(
+      [...list.querySelectorAll('[role="option"]')].map(
+        item => item.textContent
+      )
+    ).toEqual([
       '@salesvariable',
       '@sales_by_regionvariable',
       '@cell1sales = load()',
@@ -82,6 +114,8 @@ describe('@ in the composer', () => {
 
     fireEvent.keyDown(input, { key: 'Enter' });
     await waitFor(() => expect(sent.length).toBe(1));
-    expect(sent[0].context.mentions).toEqual([{ kind: 'file', path: 'data/sales.csv' }]);
+    expect(sent[0].context.mentions).toEqual([
+      { kind: 'file', path: 'data/sales.csv' }
+    ]);
   });
 });

@@ -13,7 +13,10 @@ const todo = (plan: unknown, status = 'done', name = 'todo'): any => ({
 
 describe('foldPlan', () => {
   it('takes the whole latest list of a finished todo call, and ignores everything else', () => {
-    const first = foldPlan([], todo([{ text: 'Load data', status: 'in_progress' }, { text: 'Plot' }]));
+    const first = foldPlan(
+      [],
+      todo([{ text: 'Load data', status: 'in_progress' }, { text: 'Plot' }])
+    );
     expect(first).toEqual([
       { text: 'Load data', status: 'in_progress' },
       { text: 'Plot', status: 'pending' }
@@ -21,8 +24,8 @@ describe('foldPlan', () => {
     expect(foldPlan(first, todo([{ text: 'x' }], 'errored'))).toBe(first);
     expect(foldPlan(first, todo([{ text: 'x' }], 'done', 'ls'))).toBe(first);
     expect(foldPlan(first, todo('not a list'))).toBe(first);
-    expect(foldPlan(first, todo([{ text: 'Load data', status: 'done' }]))).toEqual([
-      { text: 'Load data', status: 'done' }
-    ]);
+    expect(
+      foldPlan(first, todo([{ text: 'Load data', status: 'done' }]))
+    ).toEqual([{ text: 'Load data', status: 'done' }]);
   });
 });

@@ -35,10 +35,20 @@ describe('ReviewState', () => {
     review.apply(done('insert_cell', 'nb.ipynb', 'b'));
     review.remove('nb.ipynb', 'a');
     expect(review.marks.map(mark => mark.cellId)).toEqual(['b']);
-    review.apply({ ...envelope, type: 'turn.undone', turn_id: 't', restored: [] } as any);
+    review.apply({
+      ...envelope,
+      type: 'turn.undone',
+      turn_id: 't',
+      restored: []
+    } as any);
     expect(review.marks).toEqual([]);
     review.apply(done('insert_cell', 'nb.ipynb', 'c'));
-    review.apply({ ...envelope, type: 'turn.start', turn_id: 't2', model: 'm' } as any);
+    review.apply({
+      ...envelope,
+      type: 'turn.start',
+      turn_id: 't2',
+      model: 'm'
+    } as any);
     expect(review.marks).toEqual([]);
     expect(changes).toEqual([1, 2, 1, 0, 1, 0]);
   });

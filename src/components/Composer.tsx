@@ -33,8 +33,13 @@ export function Composer({
   const { sendOnEnter } = model.preferences;
   const input = React.useRef<HTMLTextAreaElement>(null);
   // The `@` completion: where the mention being typed starts, what it may be, which one is picked.
-  const [mention, setMention] = React.useState<{ start: number; query: string } | null>(null);
-  const [suggestions, setSuggestions] = React.useState<IMentionSuggestion[]>([]);
+  const [mention, setMention] = React.useState<{
+    start: number;
+    query: string;
+  } | null>(null);
+  const [suggestions, setSuggestions] = React.useState<IMentionSuggestion[]>(
+    []
+  );
   const [picked, setPicked] = React.useState(0);
 
   React.useEffect(() => {
@@ -60,7 +65,12 @@ export function Composer({
 
   const onDraftChange = (event: React.ChangeEvent<HTMLTextAreaElement>) => {
     setDraft(event.target.value);
-    setMention(mentionAt(event.target.value, event.target.selectionStart ?? event.target.value.length));
+    setMention(
+      mentionAt(
+        event.target.value,
+        event.target.selectionStart ?? event.target.value.length
+      )
+    );
   };
 
   const choose = (suggestion: IMentionSuggestion) => {
@@ -72,7 +82,9 @@ export function Composer({
     setDraft(next.text);
     setMention(null);
     model.context.addMention(suggestion.mention);
-    requestAnimationFrame(() => input.current?.setSelectionRange(next.cursor, next.cursor));
+    requestAnimationFrame(() =>
+      input.current?.setSelectionRange(next.cursor, next.cursor)
+    );
   };
 
   const completing = mention !== null && suggestions.length > 0;
@@ -148,7 +160,10 @@ export function Composer({
       const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1 };
       if (event.key in moves) {
         event.preventDefault();
-        setPicked(index => (index + moves[event.key] + suggestions.length) % suggestions.length);
+        setPicked(
+          index =>
+            (index + moves[event.key] + suggestions.length) % suggestions.length
+        );
         return;
       }
       if (event.key === 'Enter' || event.key === 'Tab') {
@@ -219,8 +234,12 @@ export function Composer({
                 choose(suggestion);
               }}
             >
-              <span className="jp-hdsp-Mentions-label">@{suggestion.label}</span>
-              <span className="jp-hdsp-Mentions-detail">{suggestion.detail}</span>
+              <span className="jp-hdsp-Mentions-label">
+                @{suggestion.label}
+              </span>
+              <span className="jp-hdsp-Mentions-detail">
+                {suggestion.detail}
+              </span>
             </li>
           ))}
         </ul>
@@ -229,7 +248,9 @@ export function Composer({
         ref={input}
         aria-autocomplete="list"
         aria-controls={completing ? 'jp-hdsp-mentions' : undefined}
-        aria-activedescendant={completing ? `jp-hdsp-mention-${picked}` : undefined}
+        aria-activedescendant={
+          completing ? `jp-hdsp-mention-${picked}` : undefined
+        }
         className="jp-hdsp-Composer-input"
         value={draft}
         rows={3}

@@ -34,8 +34,14 @@ export function ContextChips({
           className="jp-hdsp-Chip jp-hdsp-Chip-instructions"
           title={
             item.kind === 'instructions'
-              ? trans.__('Project instructions from %1 apply to every message', item.path)
-              : trans.__('The project rule %1 applies to this message', item.path)
+              ? trans.__(
+                  'Project instructions from %1 apply to every message',
+                  item.path
+                )
+              : trans.__(
+                  'The project rule %1 applies to this message',
+                  item.path
+                )
           }
         >
           <span className="jp-hdsp-Chip-label">{item.name}</span>

@@ -21,7 +21,11 @@ export function ReviewBar({
     return null;
   }
   return (
-    <div className="jp-hdsp-ReviewBar" role="region" aria-label={trans.__('Review')}>
+    <div
+      className="jp-hdsp-ReviewBar"
+      role="region"
+      aria-label={trans.__('Review')}
+    >
       <span className="jp-hdsp-ReviewBar-label">
         {trans._n(
           'The agent changed %1 cell: review it in the notebook',
@@ -29,7 +33,11 @@ export function ReviewBar({
           count
         )}
       </span>
-      <button type="button" className="jp-mod-styled" onClick={() => model.review.clear()}>
+      <button
+        type="button"
+        className="jp-mod-styled"
+        onClick={() => model.review.clear()}
+      >
         {trans.__('Keep all')}
       </button>
       <button

@@ -4,6 +4,10 @@ import * as React from 'react';
 import { AgentModel } from '../model';
 import { IModelSetupRequest } from '../tokens';
 
+// Examples in the empty fields: a URL and a model name, the same in every language.
+const EXAMPLE_URL = 'http://127.0.0.1:11434/v1';
+const EXAMPLE_MODEL = 'llama3.1';
+
 /**
  * Choosing the model without editing a file: an endpoint URL, a model from the endpoint's own list, a key, a
  * "Test" that shows the endpoint's exact error, and one click for a local server found on this machine. Saved
@@ -67,7 +71,10 @@ export function SetupScreen({
       const reply = await model.testModel(request());
       setNotice(
         reply.ok
-          ? { kind: 'ok', text: trans.__('The model answered: %1', reply.answer ?? '') }
+          ? {
+              kind: 'ok',
+              text: trans.__('The model answered: %1', reply.answer ?? '')
+            }
           : { kind: 'error', text: reply.error ?? trans.__('The test failed.') }
       );
     });
@@ -77,7 +84,11 @@ export function SetupScreen({
 
   if (setup && !setup.allowed) {
     return (
-      <div className="jp-hdsp-Setup" role="region" aria-label={trans.__('Model setup')}>
+      <div
+        className="jp-hdsp-Setup"
+        role="region"
+        aria-label={trans.__('Model setup')}
+      >
         <h3 className="jp-hdsp-Setup-title">{trans.__('Connect a model')}</h3>
         <p>
           {setup.admin_contact
@@ -85,9 +96,15 @@ export function SetupScreen({
                 'Models are set by your administrator. Ask %1 to set one up.',
                 setup.admin_contact
               )
-            : trans.__('Models are set by your administrator. Ask them to set one up.')}
+            : trans.__(
+                'Models are set by your administrator. Ask them to set one up.'
+              )}
         </p>
-        <button type="button" className="jp-mod-styled" onClick={() => void model.refreshModels()}>
+        <button
+          type="button"
+          className="jp-mod-styled"
+          onClick={() => void model.refreshModels()}
+        >
           {trans.__('Check again')}
         </button>
       </div>
@@ -96,7 +113,11 @@ export function SetupScreen({
 
   const configured = !!overview?.configured;
   return (
-    <div className="jp-hdsp-Setup" role="region" aria-label={trans.__('Model setup')}>
+    <div
+      className="jp-hdsp-Setup"
+      role="region"
+      aria-label={trans.__('Model setup')}
+    >
       <h3 className="jp-hdsp-Setup-title">
         {configured ? trans.__('Manage models') : trans.__('Connect a model')}
       </h3>
@@ -126,7 +147,9 @@ export function SetupScreen({
                       type="button"
                       className="jp-mod-styled jp-hdsp-Setup-use"
                       disabled={busy}
-                      onClick={() => void save({ base_url: server.base_url, model: name })}
+                      onClick={() =>
+                        void save({ base_url: server.base_url, model: name })
+                      }
                     >
                       {trans.__('Use %1', name)}
                     </button>
@@ -150,10 +173,12 @@ export function SetupScreen({
             className="jp-mod-styled"
             type="url"
             required
-            placeholder="http://127.0.0.1:11434/v1"
+            placeholder={EXAMPLE_URL}
             value={baseUrl}
             onChange={event => setBaseUrl(event.target.value)}
-            onBlur={() => baseUrl.trim() && listed.length === 0 && void listModels()}
+            onBlur={() =>
+              baseUrl.trim() && listed.length === 0 && void listModels()
+            }
           />
         </label>
         <label className="jp-hdsp-Setup-field">
@@ -189,7 +214,7 @@ export function SetupScreen({
             <input
               className="jp-mod-styled"
               required
-              placeholder="llama3.1"
+              placeholder={EXAMPLE_MODEL}
               value={modelName}
               onChange={event => setModelName(event.target.value)}
             />
@@ -220,7 +245,11 @@ export function SetupScreen({
             {trans.__('Save')}
           </button>
           {configured && (
-            <button type="button" className="jp-mod-styled" onClick={() => model.closeSetup()}>
+            <button
+              type="button"
+              className="jp-mod-styled"
+              onClick={() => model.closeSetup()}
+            >
               {trans.__('Close')}
             </button>
           )}

@@ -15,12 +15,20 @@ test.describe('asking the agent from the notebook', () => {
     page,
     request
   }, testInfo) => {
-    await loadScript(request, [{ text: 'The dict has no key `missing`; use `.get`.' }]);
+    await loadScript(request, [
+      { text: 'The dict has no key `missing`; use `.get`.' }
+    ]);
     await page.notebook.createNew('errors.ipynb');
-    await page.notebook.setCell(0, 'code', "scores = {'a': 1}\nscores['missing']");
+    await page.notebook.setCell(
+      0,
+      'code',
+      "scores = {'a': 1}\nscores['missing']"
+    );
     await page.notebook.runCell(0, true);
     const cell = page.locator('.jp-NotebookPanel:visible .jp-Cell').first();
-    await expect(cell.locator('.jp-OutputArea-output')).toContainText('KeyError');
+    await expect(cell.locator('.jp-OutputArea-output')).toContainText(
+      'KeyError'
+    );
     await openPanel(page);
 
     // The action is in the failed cell's context menu (and the command palette).
@@ -28,9 +36,9 @@ test.describe('asking the agent from the notebook', () => {
     await page.getByRole('menuitem', { name: 'Fix with agent' }).click();
 
     const panel = page.locator('#hdsp-agent-panel');
-    await expect(panel.locator('.jp-hdsp-Message-assistant').last()).toContainText(
-      'use .get'
-    );
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('use .get');
     const [sent] = await modelRequests(request);
     const message = sent.messages.at(-1);
     expect(message.role).toBe('user');

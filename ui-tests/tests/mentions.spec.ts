@@ -1,6 +1,11 @@
 import { expect, test } from '@jupyterlab/galata';
 
-import { failOnConsoleErrors, loadScript, modelRequests, openPanel } from './helpers';
+import {
+  failOnConsoleErrors,
+  loadScript,
+  modelRequests,
+  openPanel
+} from './helpers';
 
 test.describe('@ mentions', () => {
   failOnConsoleErrors();
@@ -22,17 +27,25 @@ test.describe('@ mentions', () => {
 
     const input = panel.getByRole('textbox', { name: 'Message' });
     await input.pressSequentially('compare @sales_by');
-    const options = panel.getByRole('listbox', { name: 'Mention' }).getByRole('option');
+    const options = panel
+      .getByRole('listbox', { name: 'Mention' })
+      .getByRole('option');
     await expect(options.first()).toContainText('@sales_by_region');
     await input.press('Enter');
     await input.pressSequentially('with @sales_2026');
     await expect(options.filter({ hasText: 'sales_2026.csv' })).toHaveCount(1);
     await options.filter({ hasText: 'sales_2026.csv' }).click();
-    await expect(panel.locator('.jp-hdsp-Chip', { hasText: '@sales_by_region' })).toBeVisible();
-    await expect(panel.locator('.jp-hdsp-Chip', { hasText: '@sales_2026.csv' })).toBeVisible();
+    await expect(
+      panel.locator('.jp-hdsp-Chip', { hasText: '@sales_by_region' })
+    ).toBeVisible();
+    await expect(
+      panel.locator('.jp-hdsp-Chip', { hasText: '@sales_2026.csv' })
+    ).toBeVisible();
     await input.press('Enter');
 
-    await expect(panel.locator('.jp-hdsp-Message-assistant').last()).toContainText('Looked at them.');
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('Looked at them.');
     const [sent] = await modelRequests(request);
     const system = sent.messages[0].content as string;
     expect(system).toContain('- kernel variable sales_by_region');

@@ -29,14 +29,19 @@ test.describe('reviewing the agent’s changes where they happened', () => {
         tool_calls: [
           ['insert_cell', JSON.stringify({ path, source: 'a = 10' })],
           ['insert_cell', JSON.stringify({ path, source: 'b = 20' })],
-          ['edit_cell', JSON.stringify({ path, cell_id: firstId, source: 'x = 100' })]
+          [
+            'edit_cell',
+            JSON.stringify({ path, cell_id: firstId, source: 'x = 100' })
+          ]
         ]
       },
       { text: 'Added a and b, and changed x.' }
     ]);
 
     const panel = await openPanel(page);
-    await panel.getByRole('combobox', { name: 'Mode', exact: true }).selectOption({ label: 'Accept edits' });
+    await panel
+      .getByRole('combobox', { name: 'Mode', exact: true })
+      .selectOption({ label: 'Accept edits' });
     await sendInNewChat(panel, 'Add a and b, set x to 100');
     // Notebook edits may still ask in this mode: approve each until the answer arrives.
     const answer = panel.locator('.jp-hdsp-Message-assistant').last();
@@ -52,7 +57,9 @@ test.describe('reviewing the agent’s changes where they happened', () => {
     const marked = notebook.locator('.jp-Cell.jp-hdsp-AgentChanged');
     await expect(marked).toHaveCount(3);
     await expect(notebook.locator('.jp-hdsp-ReviewBadge')).toHaveCount(3);
-    await expect(panel.getByRole('region', { name: 'Review' })).toContainText('3 cells');
+    await expect(panel.getByRole('region', { name: 'Review' })).toContainText(
+      '3 cells'
+    );
     await screenshot(page, testInfo, 'review-marks.png');
 
     // Undo the edit of the first cell: it is x = 1 again; the two new cells stay, still marked.
@@ -67,7 +74,11 @@ test.describe('reviewing the agent’s changes where they happened', () => {
     await expect(notebook.locator('.jp-Cell').nth(2)).toContainText('b = 20');
 
     // Keep one: its mark goes, the cell stays.
-    await notebook.locator('.jp-Cell').nth(1).getByRole('button', { name: 'Keep' }).click();
+    await notebook
+      .locator('.jp-Cell')
+      .nth(1)
+      .getByRole('button', { name: 'Keep' })
+      .click();
     await expect(marked).toHaveCount(1);
     await expect(notebook.locator('.jp-Cell')).toHaveCount(3);
     await screenshot(page, testInfo, 'review-after-undo-one.png');

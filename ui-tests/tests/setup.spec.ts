@@ -18,7 +18,9 @@ function freePort(): Promise<number> {
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
       server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject()
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject()
       );
     });
   });
@@ -28,7 +30,9 @@ async function waitForServer(url: string, token: string): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     try {
-      const response = await fetch(url, { headers: { Authorization: `token ${token}` } });
+      const response = await fetch(url, {
+        headers: { Authorization: `token ${token}` }
+      });
       if (response.ok) {
         return;
       }
@@ -50,7 +54,11 @@ test.describe('model setup in the sidebar', () => {
     test.setTimeout(120_000);
     const port = await freePort();
     configDir = mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-fresh-config-'));
-    const env = { ...process.env, HDSP_UI_NO_MODEL: '1', JUPYTER_CONFIG_DIR: configDir };
+    const env = {
+      ...process.env,
+      HDSP_UI_NO_MODEL: '1',
+      JUPYTER_CONFIG_DIR: configDir
+    };
     // Nothing may configure the model for this lab but the user in the sidebar.
     delete env.OPENAI_BASE_URL;
     delete env.OPENAI_API_KEY;
@@ -81,7 +89,10 @@ test.describe('model setup in the sidebar', () => {
     browser,
     request
   }, testInfo) => {
-    await loadScript(request, [{ text: 'OK' }, { text: 'Hello! How can I help?' }]);
+    await loadScript(request, [
+      { text: 'OK' },
+      { text: 'Hello! How can I help?' }
+    ]);
     const context = await browser.newContext({
       extraHTTPHeaders: { Authorization: `token ${token}` },
       viewport: { width: 1280, height: 800 }
@@ -101,7 +112,9 @@ test.describe('model setup in the sidebar', () => {
     await setup.getByRole('button', { name: 'List models' }).click();
     await expect(setup.getByLabel('Model')).toHaveValue('scripted');
     await setup.getByRole('button', { name: 'Test' }).click();
-    await expect(setup.getByRole('status')).toContainText('The model answered: OK');
+    await expect(setup.getByRole('status')).toContainText(
+      'The model answered: OK'
+    );
     await screenshot(page, testInfo, 'model-setup.png');
     await setup.getByRole('button', { name: 'Save' }).click();
 
@@ -109,13 +122,16 @@ test.describe('model setup in the sidebar', () => {
     await expect(input).toBeVisible();
     await input.fill('hello');
     await input.press('Enter');
-    await expect(panel.locator('.jp-hdsp-Message-assistant').last()).toContainText(
-      'Hello! How can I help?'
-    );
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('Hello! How can I help?');
     await screenshot(page, testInfo, 'first-answer.png');
 
     const requests = await modelRequests(request);
-    expect(requests.at(-1).messages.at(-1)).toMatchObject({ role: 'user', content: 'hello' });
+    expect(requests.at(-1).messages.at(-1)).toMatchObject({
+      role: 'user',
+      content: 'hello'
+    });
 
     // Saved on the server, readable by the user alone; the key never went back to the page.
     const saved = join(configDir, 'hdsp_agent', 'model.json');

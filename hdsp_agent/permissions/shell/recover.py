@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 from ..findings import Finding, deny
 from .classify import classify
@@ -42,7 +43,9 @@ def recovered_denials(command: str, scope: ShellScope) -> list[Finding]:
             # Follow the directory like the analyser does: ``case a in a) cd /;; esac; rm -rf *``.
             targets = [word for word in words[1:] if not word.is_option] or [Word("~", "~")]
             directories = resolve_directory(targets[0], scope)
-            for directory in directories or [None]:
+            # None: a directory known only at run time (the scope then stops trusting relative paths).
+            candidates: list[Path | None] = [*(directories or [])] or [None]
+            for directory in candidates:
                 scope = scope.moved_to(directory, certain=False)
             continue
         try:

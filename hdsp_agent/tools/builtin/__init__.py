@@ -18,12 +18,12 @@ from .edit.tools import (
 from .files import ReadCurrentlyOpenFileTool, ReadFileRangeTool, ReadFileTool
 from .git import ViewDiffTool
 from .ls import ListDirectoryTool
+from .plan import TodoTool
 from .processes import ProcessTracker
 from .rules import CreateRuleBlockTool, RequestRuleTool
 from .search.codebase import CodebaseTool
 from .search.repo_map import ViewRepoMapTool, ViewSubdirectoryTool
 from .search.tools import FileGlobSearchTool, GrepSearchTool
-from .plan import TodoTool
 from .terminal import RunTerminalCommandTool
 from .web import FetchUrlTool, SearchWebTool
 

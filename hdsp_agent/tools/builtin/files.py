@@ -23,9 +23,9 @@ from rapidfuzz import fuzz, process
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
 from ..base import NoArgs, PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .edit.filestate import FileStateStore, fingerprint_of
-from .search.ignore import GitignoreWalker
 from .image_info import image_info
 from .notebook_render import NotANotebook, render_notebook
+from .search.ignore import GitignoreWalker
 
 E_PATH_NOT_FOUND = "E_PATH_NOT_FOUND"
 E_IS_A_DIRECTORY = "E_IS_A_DIRECTORY"

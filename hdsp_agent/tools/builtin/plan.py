@@ -1,6 +1,7 @@
 """``todo``: the short plan the agent keeps for a multi-step task, shown to the user as a checklist.
 
-The whole list is sent each time (no ids to keep in step); the sidebar shows the latest one. It changes nothing
+The whole list is sent each time (no ids to keep in step); the sidebar shows the latest one. It changes
+nothing
 outside the conversation, so it runs without asking.
 """
 
@@ -23,7 +24,9 @@ class PlanItem(BaseModel):
 
 class TodoArgs(ToolArgs):
     items: list[PlanItem] = Field(
-        min_length=1, max_length=MAX_ITEMS, description="The whole plan, in order (replaces the previous one)."
+        min_length=1,
+        max_length=MAX_ITEMS,
+        description="The whole plan, in order (replaces the previous one).",
     )
 
 

@@ -151,7 +151,8 @@ def parse_rule(path: Path) -> Rule:
 
 
 def _readable_rule_file(root: Path, path: Path) -> bool:
-    """A rule file goes into the system prompt, so into every request: one that is a link to a file outside the
+    """A rule file goes into the system prompt, so into every request: one that is a link to a file outside
+    the
     project or to a secret (``AGENTS.md -> ~/.ssh/id_rsa``) would send that file to the model."""
     try:
         resolved = path.resolve(strict=True)

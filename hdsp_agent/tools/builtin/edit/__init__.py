@@ -1,1 +1,1 @@
-"""Changing files: the edit tools, the matching that finds what an edit means, and the write/undo machinery."""
+"""Changing files: the edit tools, the matching that finds what an edit means, the write/undo machinery."""

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from ....permissions.paths import display_path, resolve_in_root
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .filestate import FileStateStore
 from .formats import E_EDIT_MALFORMED, has_markers, merge_with_markers, parse_search_replace
 from .fuzzy import apply_edit
 from .pipeline import (
@@ -28,7 +29,6 @@ from .pipeline import (
     PlannedEdit,
     write_edit,
 )
-from .filestate import FileStateStore
 from .textfile import as_lf, changed_ranges, preview, unified_diff
 
 E_FILE_EXISTS = "E_FILE_EXISTS"
