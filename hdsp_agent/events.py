@@ -92,6 +92,14 @@ class ToolCallSummary(BaseModel):
     arguments: str
 
 
+class StepUsage(BaseModel):
+    """Tokens of one model call: as the server reported them, else estimated from the characters sent."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool
+
+
 class AssistantMessageEvent(BaseModel):
     """The complete assistant message of one step (what the deltas added up to)."""
 
@@ -100,6 +108,8 @@ class AssistantMessageEvent(BaseModel):
     content: str
     reasoning: str = ""
     tool_calls: list[ToolCallSummary] = Field(default_factory=list)
+    # What the step cost: the sidebar shows the conversation's tokens and how full the model's window is.
+    usage: StepUsage | None = None
 
 
 class ApprovalResolvedEvent(BaseModel):

@@ -5,6 +5,8 @@
   it was survived with nothing lost.
 - hostile input: the hypothesis properties; their statistics give how many inputs were tried.
 - prompt injection and access: the suites' checks.
+- security: the OS sandbox (bubblewrap and Landlock, run for real), protected paths, secret files and the
+  shell attacks run through ``hdsp-agent tools call``; with the size of the analyser's security corpus.
 """
 
 from __future__ import annotations
@@ -25,6 +27,16 @@ HOSTILE = [
     "tests/test_shell_attacks_exec.py",
 ]
 INJECTION = ["tests/test_prompt_injection.py"]
+SECURITY = [
+    "tests/test_sandbox.py",
+    "tests/test_sandbox_exec.py",
+    "tests/test_sandbox_server.py",
+    "tests/test_tool_subprocesses.py",
+    "tests/test_protected_paths.py",
+    "tests/test_secret_files.py",
+    "tests/test_api_key_file.py",
+    "tests/test_shell_attacks_exec.py",
+]
 ACCESS = ["tests/test_routes.py", "tests/test_routes_sessions.py", "tests/test_ws_origin.py"]
 _PASSING = re.compile(r"- (\d+) passing, (\d+) failing")
 
@@ -59,12 +71,26 @@ def run_suites() -> dict[str, Any]:
     failing = sum(int(match.group(2)) for match in _PASSING.finditer(output))
     injection, _ = _pytest(INJECTION)
     access, _ = _pytest(ACCESS)
+    security, _ = _pytest(SECURITY)
     tried = {"inputs_tried": sum(passing), "properties": len(passing), "inputs_failed": failing}
     return {
         "faults": faults,
         "hostile": {**hostile, **tried},
         "injection": injection,
         "access": access,
+        "security": {**security, **corpus_sizes()},
+    }
+
+
+def corpus_sizes() -> dict[str, int]:
+    """How many commands the analyser's security corpus holds, by the decision each must get."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import command_corpus  # noqa: PLC0415 (the tests' data, not a module of the package)
+
+    return {
+        "corpus_deny": len(command_corpus.DENY),
+        "corpus_ask": len(command_corpus.ASK),
+        "corpus_allow": len(command_corpus.ALLOW),
     }
 
 
@@ -78,7 +104,16 @@ def suites_lines(figures: dict[str, Any]) -> list[str]:
         f"prompt injection checks: {injection['passed']}/{injection['tests']} passed (policy unchanged, "
         "outputs enveloped)",
         f"access checks: {access['passed']}/{access['tests']} passed",
+        security_line(figures["security"]),
     ]
+
+
+def security_line(security: dict[str, int]) -> str:
+    return (
+        f"security checks (sandbox, protected paths, secrets, shell attacks run for real): "
+        f"{security['passed']}/{security['tests']} passed; shell corpus {security['corpus_deny']} deny, "
+        f"{security['corpus_ask']} ask, {security['corpus_allow']} allow"
+    )
 
 
 def suites_healthy(figures: dict[str, Any]) -> bool:

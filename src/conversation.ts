@@ -39,6 +39,14 @@ export class Conversation {
    * Whether the last turn can be undone: it ended and was not undone yet (the server may still
    * refuse, e.g. when the turn changed nothing or the server restarted since).
    */
+  /**
+   * What the conversation cost so far and how full the model's window was at the last step: the tokens of
+   * every model call added up, the last prompt's size, the window the last turn ran with.
+   */
+  get usage(): Conversation.IUsage {
+    return this._usage;
+  }
+
   get canUndo(): boolean {
     return (
       !this._running &&
@@ -122,6 +130,9 @@ export class Conversation {
         break;
       case 'turn.start':
         this._running = true;
+        if (event.context_window) {
+          this._usage = { ...this._usage, contextWindow: event.context_window };
+        }
         break;
       case 'assistant.delta':
         this._updateAssistant(event.message_id, item => ({
@@ -134,6 +145,17 @@ export class Conversation {
         }));
         break;
       case 'assistant.message':
+        if (event.usage) {
+          this._usage = {
+            ...this._usage,
+            tokens:
+              this._usage.tokens +
+              event.usage.prompt_tokens +
+              event.usage.completion_tokens,
+            lastPromptTokens: event.usage.prompt_tokens,
+            estimated: this._usage.estimated || event.usage.estimated
+          };
+        }
         this._updateAssistant(event.message_id, item => ({
           ...item,
           text: event.content,
@@ -292,6 +314,21 @@ export class Conversation {
   private _title = '';
   private _lastTurnId: string | null = null;
   private _undone = new Set<string>();
+  private _usage: Conversation.IUsage = {
+    tokens: 0,
+    lastPromptTokens: 0,
+    contextWindow: null,
+    estimated: false
+  };
+}
+
+export namespace Conversation {
+  export interface IUsage {
+    tokens: number;
+    lastPromptTokens: number;
+    contextWindow: number | null;
+    estimated: boolean;
+  }
 }
 
 function newCall(callId: string, name: string): IToolCallState {

@@ -126,12 +126,22 @@ export interface IAssistantDeltaEvent extends IEventEnvelope {
   text: string;
 }
 
+/**
+ * Tokens of one model call: as the model's server reported them, else estimated from the characters sent.
+ */
+export interface IStepUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  estimated: boolean;
+}
+
 export interface IAssistantMessageEvent extends IEventEnvelope {
   type: 'assistant.message';
   message_id: string;
   content: string;
   reasoning: string;
   tool_calls: IToolCallSummary[];
+  usage?: IStepUsage | null;
 }
 
 export interface IToolStatusEvent extends IEventEnvelope {

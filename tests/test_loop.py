@@ -371,3 +371,18 @@ async def test_images_reach_vision_models_as_image_parts(root: Path, vision: boo
         }
     else:
         assert last["role"] == "tool" and "image_url" not in json.dumps(model.requests[1])
+
+
+def test_each_step_reports_its_tokens_reported_or_estimated() -> None:
+    from hdsp_agent.agent.accumulator import AssistantMessage
+    from hdsp_agent.agent.loop import step_usage
+
+    request = [{"role": "system", "content": "x" * 300}, {"role": "user", "content": "hello"}]
+    reported = AssistantMessage("hi", "", [], "stop", usage={"prompt_tokens": 120, "completion_tokens": 7})
+    assert step_usage(request, [], reported).model_dump() == {
+        "prompt_tokens": 120,
+        "completion_tokens": 7,
+        "estimated": False,
+    }
+    estimated = step_usage(request, [], AssistantMessage("hi", "", [], "stop")).model_dump()
+    assert estimated["estimated"] is True and estimated["prompt_tokens"] > 80 and estimated["completion_tokens"] > 0

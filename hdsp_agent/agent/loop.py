@@ -22,6 +22,7 @@ from ..events import (
     ContextCompactedEvent,
     ContextWarningEvent,
     ErrorEvent,
+    StepUsage,
     ToolCallSummary,
     ToolStatusEvent,
     TurnEndReason,
@@ -33,7 +34,14 @@ from ..tools.output import OutputBudget, apply_budget, model_text
 from ..tools.registry import ToolCatalog
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
 from .compaction import compact
-from .context_budget import CHARS_PER_TOKEN, fit_to_context, fits, prefix_tokens, prompt_budget
+from .context_budget import (
+    CHARS_PER_TOKEN,
+    estimate_tokens,
+    fit_to_context,
+    fits,
+    prefix_tokens,
+    prompt_budget,
+)
 from .llm import E_MODEL_CONTEXT, ModelClient, ModelError
 from .quotas import UsageMeter
 from .relay import DeltaBatcher
@@ -292,8 +300,10 @@ class AgentLoop:
             batcher.flush()  # what arrived before an error or a cancel is still shown
         for call in answer.tool_calls:
             call.id = public_id(call)
+        usage = step_usage(request, tools, answer)
         self.emit(
             AssistantMessageEvent(
+                usage=usage,
                 message_id=message_id,
                 content=answer.content,
                 reasoning=answer.reasoning,
@@ -417,3 +427,21 @@ def _canonical(arguments: str) -> str:
         return json.dumps(json.loads(arguments), sort_keys=True)
     except json.JSONDecodeError:
         return arguments.strip()
+
+
+def step_usage(
+    request: list[dict[str, Any]], tools: list[dict[str, Any]], answer: AssistantMessage
+) -> StepUsage:
+    """The step's tokens as the server reported them (``stream_options.include_usage``), else estimated."""
+    usage = answer.usage
+    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+        return StepUsage(
+            prompt_tokens=usage["prompt_tokens"],
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            estimated=False,
+        )
+    return StepUsage(
+        prompt_tokens=estimate_tokens([request, tools]),
+        completion_tokens=estimate_tokens(answer.to_openai()),
+        estimated=True,
+    )

@@ -24,6 +24,7 @@ READ_TOOLS = frozenset(
         "read_file", "read_file_range", "read_currently_open_file", "ls", "grep_search", "file_glob_search",
         "view_diff", "view_subdirectory", "view_repo_map", "codebase", "search_web", "read_notebook",
         "read_cell", "get_cell_output", "inspect_variables",
+        "todo",  # the agent's plan: changes nothing outside the conversation
     }
 )
 # fmt: on

@@ -5,6 +5,7 @@ import { insertMention, IMentionSuggestion, mentionAt } from '../mentions';
 import { AgentModel } from '../model';
 import { ContextChips } from './ContextChips';
 import { ComposerToolbar, UndoButton } from './ComposerToolbar';
+import { UsageMeter } from './UsageMeter';
 
 export interface IComposerProps {
   model: AgentModel;
@@ -275,6 +276,7 @@ export function Composer({
       />
       <div className="jp-hdsp-Composer-footer">
         <ComposerToolbar model={model} trans={trans} />
+        <UsageMeter model={model} trans={trans} />
         <div className="jp-hdsp-Composer-actions">
           <UndoButton model={model} trans={trans} />
           {running ? (
