@@ -385,4 +385,5 @@ def test_each_step_reports_its_tokens_reported_or_estimated() -> None:
         "estimated": False,
     }
     estimated = step_usage(request, [], AssistantMessage("hi", "", [], "stop")).model_dump()
-    assert estimated["estimated"] is True and estimated["prompt_tokens"] > 80 and estimated["completion_tokens"] > 0
+    assert estimated["estimated"] is True
+    assert estimated["prompt_tokens"] > 80 and estimated["completion_tokens"] > 0
