@@ -36,16 +36,20 @@ lab: setup
 
 test: setup browser sandbox test-python test-js test-ui
 
+# Each suite says how long it took (CI has 90 minutes on 2 cores; make test should stay well under 45).
+TIMED = start=$$(date +%s); trap 'echo "== $@: $$(( $$(date +%s) - start )) s"' EXIT;
+
 test-python: setup sandbox
-	$(PY) -m pytest -q
+	@$(TIMED) $(PY) -m pytest -q
 
 test-js: setup
-	npm test
+	@$(TIMED) npm test
 
 test-ui: setup browser
-	cd ui-tests && npm ci --no-audit --no-fund && npx playwright test
+	cd ui-tests && npm ci --no-audit --no-fund
+	@$(TIMED) cd ui-tests && npx playwright test
 	# The sidebar through a real JupyterHub (its own config: the hub, its proxy and two users' servers).
-	cd ui-tests && npx playwright test -c playwright.hub.config.ts
+	@$(TIMED) cd ui-tests && npx playwright test -c playwright.hub.config.ts
 
 # The UI tests drive Debian's Chromium (Playwright cannot download its own browsers here).
 browser:
