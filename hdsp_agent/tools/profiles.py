@@ -79,6 +79,7 @@ _STANDARD = _COMPACT | {
     "interrupt_kernel",
     "fetch_url_content",
     "search_web",
+    "todo",
 }
 _BUILTIN = _STANDARD | {
     "search_and_replace_in_file",
