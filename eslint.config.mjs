@@ -15,7 +15,9 @@ export default defineConfig([
       'hdsp_agent',
       '**/*.js',
       '**/*.d.ts',
-      'ui-tests'
+      'ui-tests',
+      '.venv',
+      'tests'
     ]
   },
   js.configs.recommended,
