@@ -30,7 +30,9 @@ test('alice logs in at the hub, and her sidebar runs an approved cell in her ope
 
   const panel = await openPanel(page);
   await sendInNewChat(panel, 'Compute 6*7');
-  const dialog = panel.getByRole('dialog', { name: 'Run a cell in hub.ipynb?' });
+  const dialog = panel.getByRole('dialog', {
+    name: 'Run a cell in hub.ipynb?'
+  });
   await dialog.getByRole('button', { name: 'Allow once' }).click();
 
   const card = panel.locator('.jp-hdsp-ToolCard').first();
