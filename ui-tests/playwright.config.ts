@@ -14,6 +14,8 @@ import { join } from 'path';
 
 import { defineConfig } from '@playwright/test';
 
+import { chromiumLaunchOptions, scriptedModelServer } from './shared.config';
+
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 // The config is evaluated by the runner and again by each worker: the runner picks the values and
@@ -42,30 +44,10 @@ export default defineConfig({
     extraHTTPHeaders: { Authorization: `token ${env.HDSP_UI_TOKEN}` },
     trace: 'retain-on-failure',
     video: 'off',
-    launchOptions: {
-      executablePath: env.HDSP_UI_CHROMIUM ?? '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-dev-shm-usage'
-      ]
-    }
+    launchOptions: chromiumLaunchOptions(env)
   },
   webServer: [
-    {
-      // The model: tests load their replies with POST /script (tests/scripted_model.py).
-      command: `python ../tests/scripted_model.py --port ${env.HDSP_UI_MODEL_PORT}`,
-      url: `http://127.0.0.1:${env.HDSP_UI_MODEL_PORT}/v1/models`,
-      timeout: 30_000,
-      reuseExistingServer: false,
-      stdout: 'pipe',
-      stderr: 'pipe'
-    },
+    scriptedModelServer(env),
     {
       command: [
         'jupyter lab',

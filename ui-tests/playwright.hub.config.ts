@@ -8,6 +8,8 @@
  */
 import { defineConfig } from '@playwright/test';
 
+import { chromiumLaunchOptions, scriptedModelServer } from './shared.config';
+
 const env = process.env;
 env.HDSP_UI_PORT ??= '18765';
 env.HDSP_UI_MODEL_PORT ??= '18766';
@@ -24,29 +26,10 @@ export default defineConfig({
     baseURL: `http://127.0.0.1:${env.HDSP_UI_PORT}`,
     trace: 'retain-on-failure',
     video: 'off',
-    launchOptions: {
-      executablePath: env.HDSP_UI_CHROMIUM ?? '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-dev-shm-usage'
-      ]
-    }
+    launchOptions: chromiumLaunchOptions(env)
   },
   webServer: [
-    {
-      command: `python ../tests/scripted_model.py --port ${env.HDSP_UI_MODEL_PORT}`,
-      url: `http://127.0.0.1:${env.HDSP_UI_MODEL_PORT}/v1/models`,
-      timeout: 30_000,
-      reuseExistingServer: false,
-      stdout: 'pipe',
-      stderr: 'pipe'
-    },
+    scriptedModelServer(env),
     {
       // Ready once both users' servers answer through the proxy; SIGTERM lets it stop them and the proxy.
       command: [
