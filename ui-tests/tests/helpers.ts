@@ -68,12 +68,20 @@ export async function openPanel(
   page: IJupyterLabPageFixture | Page
 ): Promise<Locator> {
   const panel = agentPanel(page);
-  if (!(await panel.isVisible())) {
-    await page
-      .locator(`.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="${PANEL_ID}"]`)
-      .click();
-  }
-  await expect(panel.locator('.jp-hdsp-Composer-input')).toBeVisible();
+  const tab = page.locator(
+    `.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="${PANEL_ID}"]`
+  );
+  // The tab toggles the sidebar. A lab still restoring its layout (a slow machine, a first load in
+  // another language) may open the panel itself just after we looked, and our click would close it
+  // again: look and click until the message box shows.
+  await expect(async () => {
+    if (!(await panel.isVisible())) {
+      await tab.click();
+    }
+    await expect(panel.locator('.jp-hdsp-Composer-input')).toBeVisible({
+      timeout: 5_000
+    });
+  }).toPass({ timeout: 60_000 });
   return panel;
 }
 

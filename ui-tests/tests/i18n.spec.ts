@@ -18,9 +18,8 @@ async function setLanguage(
 test.describe('hdsp-agent in Korean', () => {
   // JupyterLab switched to Korean (Settings > Language), as a user does: the language pack translates
   // JupyterLab, hdsp-agent's own catalog (shipped in its Python package) translates the sidebar.
-  // galata's page helpers look for English labels, so this test drives a plain page. Keep this file
-  // last (files run in name order): jupyterlab_server keeps translating settings schemas into the last
-  // language asked for, which would turn later tests' menus Korean.
+  // galata's page helpers look for English labels, so this test drives a plain page. The language goes
+  // back to English after it, for the test files that run later (in name order).
   test.afterEach(async ({ request }) => {
     await setLanguage(request, null);
   });
@@ -45,6 +44,9 @@ test.describe('hdsp-agent in Korean', () => {
     ).toBeVisible({
       timeout: 60_000
     });
+    // A plain page (not galata's): wait, as galata would, until the lab has restored its layout.
+    await page.waitForFunction(() => (window as any).jupyterapp?.restored);
+    await page.evaluate(() => (window as any).jupyterapp.restored);
     const panel = await openPanel(page);
 
     await expect(panel.getByRole('button', { name: '새 대화' })).toBeVisible();
