@@ -1001,3 +1001,44 @@ ALLOW += [
     "local x; x=1",
     "bash -c 'ls' -i",
 ]
+
+# GNU getopt spellings (permissions/shell/options.py): clustered short options whose value-taking letter comes
+# last, and long options cut to a prefix, which the programs accept as the full option.
+ASK += [
+    "sort -uo .git/hooks/pre-commit a.txt",
+    "sort -uo.git/config a.txt",
+    "sort -mo .git/config a.txt",
+    "sort --outp .git/config a.txt",
+    "sort --outp=.bashrc a.txt",
+    "sort --compress-prog=sh a.txt",
+    "sort --compress-p sh a.txt",
+    "sort -o .hdsp/rules a.txt",
+    "tree -do .git/config",
+    "date --se 2020-01-01",
+    "date -us 2020-01-01",
+    "grep -ef .env a.txt",
+    "grep -rf .env a.txt",
+    "grep -hf .env a.txt",
+    "grep --fil=.env a.txt",
+    "grep --recur API_KEY .",
+    "xargs --arg-f=.env echo",
+    "xargs -0a .env echo",
+    "rg --hid API_KEY",
+    "diff --recur . ../other",
+    "cut -f1 --output-d=/ .env",
+    "du --files0=.env",
+]
+ALLOW += [
+    # ... while the everyday spellings stay allowed
+    "date -Iseconds",
+    "date -Is",
+    "date -u +%s",
+    "sort -rn a.txt",
+    "sort -t, -k2 -n data.csv",
+    "sort -uo sorted.txt a.txt",
+    "grep -rniw TODO src",
+    "grep -c foo a.txt",
+    "head -qn5 a.txt b.txt",
+    "tail -fn20 log.txt",
+    "stat -f .",
+]

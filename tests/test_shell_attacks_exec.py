@@ -40,6 +40,8 @@ ATTACKS: list[tuple[str, str]] = [
     ("git -c", "git -c core.fsmonitor=./payload.sh status"),
     ("git global config file", "GIT_CONFIG_GLOBAL=evil.gitconfig git status"),
     ("rg --pre", "rg --pre ./payload.sh foo"),
+    # getopt takes a prefix of a long option: sort runs the "compressor" for its temporary files.
+    ("sort --compress-program cut short", "seq 200000 | sort -S 1K --compress-prog=./payload.sh > /dev/null"),
     ("ripgrep config file", "RIPGREP_CONFIG_PATH=evil.rgrc rg foo"),
     ("python -m pip shadowed by the project", "python3 -m pip --version"),
     ("write outside through cd", "cd .. && echo pwned > outside-marker.txt"),

@@ -26,6 +26,15 @@ from .files import (
     tree_has_secrets,
     write_findings,
 )
+from .options import (
+    has_option,
+    long_options,
+    names_long_option,
+    option_values,
+    positionals,
+    short_flags,
+    value_word,
+)
 from .programs import (
     classify_git,
     classify_interpreter,
@@ -58,11 +67,12 @@ from .tables import (
     SHELLS,
     SYSTEM_COMMANDS,
     SYSTEMCTL_POWER,
+    VALUE_OPTIONS,
     WRAPPER_LEADING_ARGS,
     WRAPPERS,
     WRITING_OPTIONS,
 )
-from .words import Word, command_name, long_options, positionals, short_flags
+from .words import Word, command_name
 
 # ``rm``-like commands tried in place of a command name only known at run time (``$x -rf /``): if the
 # arguments would be a disaster for one of them, the disguise is denied.
@@ -206,47 +216,6 @@ _FILE_COMMANDS = {
 }
 
 
-def _has_option(args: list[Word], option: str) -> bool:
-    """Whether ``option`` is given, as ``-o``, ``-oVALUE``, ``--output`` or ``--output=VALUE``."""
-    for arg in args:
-        if arg.text == "--":
-            return False
-        if arg.text == option or arg.text.startswith(option + "="):
-            return True
-        if (
-            len(option) == 2
-            and not option.startswith("--")
-            and arg.is_option
-            and not arg.text.startswith("--")
-        ):
-            if option[1] in arg.text[1:]:
-                return True
-    return False
-
-
-def option_values(args: list[Word], options: frozenset[str]) -> list[Word]:
-    """The values given to ``options``: ``-f F``, ``-fF``, ``--file F``, ``--file=F`` (before ``--``)."""
-    found: list[Word] = []
-    for index, arg in enumerate(args):
-        text = arg.text
-        if text == "--":
-            break
-        following = args[index + 1] if index + 1 < len(args) else None
-        for option in options:
-            if text == option and following is not None:
-                found.append(following)
-            elif option.startswith("--") and text.startswith(option + "="):
-                found.append(_value_word(arg, text[len(option) + 1 :]))
-            elif not option.startswith("--") and text.startswith(option) and len(text) > len(option):
-                if not text.startswith("--"):
-                    found.append(_value_word(arg, text[len(option) :]))
-    return found
-
-
-def _value_word(word: Word, value: str) -> Word:
-    return Word(value, value, word.dynamic, word.glob, word.brace, word.fetches_code)
-
-
 # Long options whose value is text, not a file (``--output-delimiter=/``, ``--format=%s/%s``).
 _NOT_PATH_OPTIONS = (
     "delim",
@@ -276,8 +245,8 @@ def _long_option_paths(args: list[Word], scope: ShellScope) -> list[Finding]:
             if any(part in option for part in _NOT_PATH_OPTIONS):
                 continue
             if value.startswith(("/", "~", ".")) or "/" in value or arg.dynamic:
-                word = _value_word(arg, value)
-                if option in _WRITE_FILE_OPTIONS:
+                word = value_word(arg, value)
+                if any(names_long_option(option, written) for written in _WRITE_FILE_OPTIONS):
                     findings += write_findings(word, scope)
                     findings.append(ask(f"{option} writes a file", edit=True))
                 else:
@@ -291,31 +260,42 @@ def _chdir_findings(args: list[Word], scope: ShellScope) -> list[Finding]:
     return [f for directory in directories for f in read_findings(directory, scope, verb="works in")]
 
 
+def _value_options(name: str) -> frozenset[str]:
+    """The options of ``name`` known to take a value (a short-option cluster ends at one of them)."""
+    return (
+        READ_COMMANDS.get(name, frozenset())
+        | (frozenset({"-e", "--regexp", "-f", "--file"}) if name in PATTERN_FIRST else frozenset())
+        | FILE_READ_OPTIONS.get(name, frozenset())
+        | FILE_WRITE_OPTIONS.get(name, frozenset())
+        | VALUE_OPTIONS.get(name, frozenset())
+    )
+
+
 def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:
+    takes_value = _value_options(name)
     option_findings: list[Finding] = []
-    for value in option_values(args, FILE_READ_OPTIONS.get(name, frozenset())):
+    for value in option_values(args, FILE_READ_OPTIONS.get(name, frozenset()), takes_value):
         option_findings += read_findings(value, scope)
-    for value in option_values(args, FILE_WRITE_OPTIONS.get(name, frozenset())):
+    for value in option_values(args, FILE_WRITE_OPTIONS.get(name, frozenset()), takes_value):
         option_findings += write_findings(value, scope)
     option_findings += _long_option_paths(args, scope)
     for option in sorted(WRITING_OPTIONS.get(name, frozenset())):
-        if _has_option(args, option):
+        if has_option(args, option, takes_value):
             return [ask(f"{name} {option} writes files or runs commands"), *option_findings]
-    values = (
-        READ_COMMANDS[name]
-        | (frozenset({"-e", "--regexp", "-f", "--file"}) if name in PATTERN_FIRST else frozenset())
-        | FILE_READ_OPTIONS.get(name, frozenset())
-    )
-    paths = positionals(args, values)
-    if name in PATTERN_FIRST and not any(arg.text in ("-e", "--regexp", "-f", "--file") for arg in args):
+    paths = positionals(args, READ_COMMANDS[name] | takes_value)
+    # The first positional is the pattern unless ``-e``/``-f`` gave it, in any spelling (``grep -ef .env x``
+    # is the pattern ``f`` over ``.env`` and ``x``).
+    if name in PATTERN_FIRST and not any(
+        has_option(args, option, takes_value) for option in ("-e", "--regexp", "-f", "--file")
+    ):
         paths = paths[1:]
     findings = [allow(f"{name} only reads"), *option_findings]
     if name == "uniq" and len(paths) >= 2:
         findings += write_findings(paths[1], scope)
         paths = paths[:1]
-    for index, arg in enumerate(args[:-1]):
-        if arg.text in ("-f", "--file") and name in PATTERN_FIRST:
-            findings += read_findings(args[index + 1], scope)
+    if name in PATTERN_FIRST:
+        for value in option_values(args, frozenset({"-f", "--file"}), takes_value):
+            findings += read_findings(value, scope)
     for path in paths:
         findings += read_findings(path, scope)
     if _searches_hidden_recursively(name, args):
@@ -354,17 +334,17 @@ def _info_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
         return [allow("changes directory"), *read_findings(targets[0], scope, verb="changes directory to")]
     if name == "hostname" and positionals(args):
         return [ask("changes the machine's host name")]
-    if name == "date" and any(arg.text.startswith(("-s", "--set")) for arg in args):
+    if name == "date" and (has_option(args, "-s", _value_options(name)) or "--set" in long_options(args)):
         return [ask("sets the system clock")]
     if name in ("test", "[") and any(arg.text in ("-v", "-R") for arg in args):
         return [caution(f"{name} -v evaluates a variable name, whose array subscript can run commands")]
-    if name == "printf" and _has_option(args[:1], "-v"):
+    if name == "printf" and has_option(args[:1], "-v"):
         target = option_values(args[:2], frozenset({"-v"}))
         if not target or not _is_plain_name(target[0]) or variable_loads_code(target[0].text):
             return [caution("printf -v assigns a variable that can run commands or change later ones")]
     findings = [allow(f"{name} only prints or tests")]
     if name in FILE_READ_OPTIONS:
-        for value in option_values(args, FILE_READ_OPTIONS[name]):
+        for value in option_values(args, FILE_READ_OPTIONS[name], _value_options(name)):
             findings += read_findings(value, scope)
     return findings
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from ..findings import Finding, allow, ask, caution, deny
 from ..paths import critical_path_reason, device_write_problem, inspect_path, is_sensitive
 from ..protected import protected_write_finding
+from .options import long_options, positionals, short_flags
 from .tables import PRIVILEGED_OWNERS
-from .words import Word, expand_braces, long_options, positionals, short_flags
+from .words import Word, expand_braces
 
 # Enough to catch a secret among the matches, few enough to stay fast on a big tree.
 _GLOB_LIMIT = 500

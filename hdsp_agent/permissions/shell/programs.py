@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..findings import Finding, allow, ask, caution, deny
 from .files import ShellScope, read_findings, resolve_directory, tree_has_secrets, write_findings
 from .gitconfig import repository_config_problem
+from .options import positionals
 from .tables import (
     CODE_OPTIONS,
     GIT_ASK_REASONS,
@@ -24,7 +25,7 @@ from .tables import (
     SHELL_VALUE_OPTIONS,
     VERSION_ARGUMENTS,
 )
-from .words import Word, positionals
+from .words import Word
 
 _RUNS_PROJECT_CODE = frozenset(
     {"run", "test", "start", "exec", "x", "dlx", "create", "init", "build", "bench", "tool"}

@@ -19,7 +19,7 @@ READ_COMMANDS: dict[str, frozenset[str]] = {
     "wc": frozenset(),
     "nl": frozenset({"-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"}),
     "file": frozenset({"-m", "-F", "-e"}),
-    "stat": frozenset({"-c", "--format", "--printf", "-f"}),
+    "stat": frozenset({"-c", "--format", "--printf"}),
     "du": frozenset({"-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--exclude"}),
     "tree": frozenset({"-L", "-I", "-P", "--filelimit"}),
     "diff": frozenset({"-U", "-C", "--label", "-x", "--exclude", "-I", "-X", "--exclude-from"}),
@@ -90,6 +90,12 @@ FILE_READ_OPTIONS: dict[str, frozenset[str]] = {
     "sha512sum": frozenset({"-c", "--check"}),
     "tree": frozenset({"--fromfile"}),
     "xargs": frozenset({"-a", "--arg-file"}),
+}
+# Other options that take a value, for commands not in READ_COMMANDS (a short-option cluster ends at one:
+# ``date -Iseconds`` is ``-I seconds``, not ``-s``).
+VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "date": frozenset({"-d", "--date", "-I", "-s", "--set"}),
+    "xargs": frozenset({"-d", "-E", "-I", "-L", "-n", "-P", "-s", "-a"}),
 }
 FILE_WRITE_OPTIONS: dict[str, frozenset[str]] = {
     "sort": frozenset({"-o", "--output"}),

@@ -7,8 +7,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from .options import short_flags
 from .tables import DECODERS, DOWNLOADERS
-from .words import Word, command_name, read_word, short_flags
+from .words import Word, command_name, read_word
 
 # Escapes in one printf/echo word that spell out bytes (``\x72\x6d`` is ``rm``): obfuscation when piped to a
 # shell.

@@ -195,45 +195,6 @@ def command_name(word: Word) -> str:
     return os.path.basename(word.text.rstrip("/")) if "/" in word.text else word.text
 
 
-def short_flags(args: list[Word]) -> set[str]:
-    """Letters of short options given before ``--`` (``-rf`` → {r, f})."""
-    letters: set[str] = set()
-    for arg in args:
-        if arg.text == "--":
-            break
-        if arg.is_option and not arg.text.startswith("--"):
-            letters.update(arg.text[1:])
-    return letters
-
-
-def long_options(args: list[Word]) -> set[str]:
-    """Long options given before ``--``, without their ``=value`` (``--output=x`` → ``--output``)."""
-    names: set[str] = set()
-    for arg in args:
-        if arg.text == "--":
-            break
-        if arg.text.startswith("--") and len(arg.text) > 2:
-            names.add(arg.text.split("=", 1)[0])
-    return names
-
-
-def positionals(args: list[Word], value_options: frozenset[str] = frozenset()) -> list[Word]:
-    """The non-option arguments; ``value_options`` (e.g. ``-n``) take the next word as their value."""
-    found: list[Word] = []
-    index = 0
-    options_done = False
-    while index < len(args):
-        arg = args[index]
-        if options_done or not arg.is_option:
-            found.append(arg)
-        elif arg.text == "--":
-            options_done = True
-        elif arg.text in value_options:
-            index += 1  # skip the option's value
-        index += 1
-    return found
-
-
 def expand_braces(text: str, limit: int = 64) -> list[str]:
     """Bash brace expansion for comma lists (``/{usr,etc}`` → ``/usr``, ``/etc``), at most ``limit`` results.
 
