@@ -281,7 +281,9 @@ class ScriptedModel:
                             self.close_connection = True
                             self.connection.shutdown(socket.SHUT_RDWR)
                             return
-                        self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+                        # ``{"_raw": "..."}``: bytes a broken server sends, written as they are.
+                        data = chunk["_raw"] if "_raw" in chunk else json.dumps(chunk)
+                        self._write_chunk(f"data: {data}\n\n".encode())
                         if reply.delay:
                             time.sleep(reply.delay)
                     self._write_chunk(b"data: [DONE]\n\n")

@@ -126,3 +126,45 @@ async def test_environment_base_url_and_key_are_honoured(monkeypatch: pytest.Mon
         answer = await ModelClient(ModelSettings(model="m")).stream(USER, [], lambda d: None)
     assert answer.content == "env"
     assert model.request_headers[0]["authorization"] == "Bearer sk-from-env"
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"_raw": "{not json"},
+        {"error": {"message": "the server fell over mid-stream", "type": "server_error"}},
+    ],
+    ids=["bad-json", "error-event"],
+)
+async def test_a_garbled_stream_is_a_clear_model_error(broken: dict[str, object]) -> None:
+    """Whatever a broken server sends mid-stream, the turn gets a ModelError with a code, never a crash."""
+    reply = text("Hello there", pieces=2)
+    reply.chunks.insert(2, broken)
+    with ScriptedModel([reply]) as model:
+        with pytest.raises(ModelError) as caught:
+            await client_for(model, max_retries=0).stream(USER, [], lambda d: None)
+    assert caught.value.code == "E_MODEL_STREAM"
+    assert "stream" in caught.value.message
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"_raw": '"a string, not a chunk"'},
+        {"_raw": "[1, 2, 3]"},
+        {"type": "ping"},
+        {"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": "not an object"}]},
+        {"id": "x", "object": "chat.completion.chunk", "choices": "not a list"},
+    ],
+    ids=["a-string", "a-list", "keep-alive", "delta-not-object", "choices-not-list"],
+)
+async def test_odd_events_in_a_stream_are_passed_over_and_the_answer_is_whole(odd: dict[str, object]) -> None:
+    """Valid JSON that is not a completion chunk (a vendor's keep-alive) carries no answer: it is passed
+    over and the text around it arrives whole."""
+    reply = text("Hello there", pieces=2)
+    reply.chunks.insert(2, odd)
+    with ScriptedModel([reply]) as model:
+        answer = await client_for(model, max_retries=0).stream(USER, [], lambda d: None)
+    assert answer.content == "Hello there"

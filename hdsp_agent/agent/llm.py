@@ -164,6 +164,13 @@ class ModelClient:
             raise _model_error(error, self.settings) from error
         except httpx.HTTPError as error:
             raise ModelError("E_MODEL_STREAM", f"the model's stream broke off: {error}") from error
+        except ValueError as error:
+            # The SDK parses each event with json.loads and lets its error through: a server that sends
+            # something other than JSON mid-stream (a proxy's HTML page, a truncated line) ends here.
+            raise ModelError(
+                "E_MODEL_STREAM",
+                f"the model's stream sent something that is not JSON after {received} chunks",
+            ) from error
         return accumulator.result()
 
 
