@@ -133,6 +133,16 @@ class HdspAgentConfig(Configurable):
         help="Paths of the real home shown read-only in a sandboxed command's scratch home (e.g. "
         "'~/.gitconfig'); nothing else of the home is visible.",
     )
+    sandbox_network_allowlist = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="Hosts a shell command approved to run with network may reach ('pypi.org', "
+        "'*.pythonhosted.org'): the command keeps its own empty network and goes through a filtering "
+        "proxy on a Unix socket (HTTP_PROXY/HTTPS_PROXY). None: the host's whole network. Needs the "
+        "bubblewrap layer.",
+    )
     sandbox_max_processes = Int(
         256, config=True, help="A sandboxed command with more processes than this at once is stopped."
     )

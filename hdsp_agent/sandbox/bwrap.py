@@ -29,6 +29,8 @@ SCRATCH_HOME = "/tmp/home"
 HIDDEN_DIRS = ("/home", "/root", "/run")
 # Kept from /run: the resolver configuration a command with network needs on systemd machines.
 RUN_KEPT = ("/run/systemd/resolve",)
+# Where the network allowlist's proxy socket and bridge appear inside the sandbox (under the hidden /run).
+PROXY_DIR = "/run/hdsp-agent-proxy"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class BwrapPlan:
     disable_userns: bool = True
     bwrap: str = "bwrap"
     shell: tuple[str, ...] = field(default=("bash", "-c"))
+    # The allowlist proxy's directory (its socket and the bridge script), shown at PROXY_DIR.
+    proxy_dir: str | None = None
 
 
 def bwrap_argv(plan: BwrapPlan) -> list[str]:
@@ -68,6 +72,8 @@ def bwrap_argv(plan: BwrapPlan) -> list[str]:
         argv += ["--size", str(plan.tmpfs_bytes), "--tmpfs", directory]
     for kept in RUN_KEPT:
         argv += ["--ro-bind-try", kept, kept]
+    if plan.proxy_dir is not None:
+        argv += ["--bind", plan.proxy_dir, PROXY_DIR]
     argv += ["--bind", plan.root, plan.root]
     covered = [d for d in hidden if not _beneath(plan.root, d)]
     for item in (*plan.guarded, *plan.masked):

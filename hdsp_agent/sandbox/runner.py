@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bwrap import SCRATCH_HOME, BwrapPlan, bwrap_argv
+from .bwrap import PROXY_DIR, SCRATCH_HOME, BwrapPlan, bwrap_argv
 from .detect import bubblewrap_disables_userns, detect
 from .environment import sandbox_environment
 from .landlock_rules import landlock_rules
@@ -26,6 +26,11 @@ from .protect import GuardedPath, masked_paths, protected_paths
 from .status import RunMode, SandboxLimits, SandboxSettings, SandboxStatus
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
+BRIDGE = Path(__file__).with_name("proxy_bridge.py")
+# The port the bridge offers the allowlist proxy on, inside the sandbox's own network namespace.
+PROXY_PORT = 3128
+# Where a Python for the bridge may live: the sandbox hides the homes, where a venv's interpreter often is.
+_SYSTEM_PYTHONS = ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3")
 
 
 class SandboxUnavailable(Exception):
@@ -96,14 +101,30 @@ class Sandbox:
         }
         scratch: str | None = None
         created: list[GuardedPath] = []
+        allowlist = self.settings.network_allowlist
+        if mode == "network" and allowlist is not None and status.layer != "bubblewrap":
+            raise SandboxUnavailable(
+                f"the administrator's network allowlist needs bubblewrap (the {status.layer} layer cannot "
+                "filter by host); this command would need the network"
+            )
         if status.layer == "bubblewrap":
             env = {**sandbox_environment(base_env, root, SCRATCH_HOME, "/tmp"), **(extra_env or {})}
+            shell: tuple[str, ...] = ("bash", "-c")
+            proxy_dir: str | None = None
+            if mode == "network" and allowlist is not None:
+                scratch = proxy_dir = tempfile.mkdtemp(prefix="hdsp-proxy-")
+                shutil.copy(BRIDGE, os.path.join(proxy_dir, BRIDGE.name))
+                spec["proxy"] = {"socket": os.path.join(proxy_dir, "proxy.sock"), "allow": list(allowlist)}
+                inside = f"{PROXY_DIR}/{BRIDGE.name}"
+                shell = (_bridge_python(), "-I", "-S", inside, f"{PROXY_DIR}/proxy.sock", str(PROXY_PORT))
+                shell += ("bash", "-c")
+                env.update(_proxy_variables())
             plan = BwrapPlan(
                 root=str(root),
                 cwd=str(cwd),
                 command=command,
                 env=env,
-                network=mode == "network",
+                network=mode == "network" and allowlist is None,
                 real_home=os.path.realpath(os.path.expanduser("~")),
                 guarded=tuple(guarded),
                 masked=tuple(masked),
@@ -111,6 +132,8 @@ class Sandbox:
                 tmpfs_bytes=limits.tmpfs_bytes,
                 disable_userns=bubblewrap_disables_userns(),
                 bwrap=shutil.which("bwrap") or "bwrap",
+                shell=shell,
+                proxy_dir=proxy_dir,
             )
             spec["argv"] = bwrap_argv(plan)
             created = [item for item in guarded if not item.exists]
@@ -144,6 +167,23 @@ class Sandbox:
         return pairs
 
 
+def _bridge_python() -> str:
+    """An interpreter the sandbox can see for the proxy bridge: the server's own unless it lives in a home."""
+    hidden = ("/home/", "/root/", os.path.realpath(os.path.expanduser("~")) + "/")
+    for candidate in (os.path.realpath(sys.executable), *_SYSTEM_PYTHONS):
+        if os.access(candidate, os.X_OK) and not candidate.startswith(hidden):
+            return candidate
+    raise SandboxUnavailable(
+        "the network allowlist's bridge needs a Python outside the home directories (install python3)"
+    )
+
+
+def _proxy_variables() -> dict[str, str]:
+    url = f"http://127.0.0.1:{PROXY_PORT}"
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_proxy")
+    return {**dict.fromkeys(names, url), "npm_config_https_proxy": url, "NO_PROXY": "", "no_proxy": ""}
+
+
 def settings_from_config(config: object) -> SandboxSettings:
     """The administrator's ``HdspAgentApp.sandbox*`` traits (defaults for what a config object lacks)."""
     defaults = SandboxSettings()
@@ -159,7 +199,12 @@ def settings_from_config(config: object) -> SandboxSettings:
         masked_paths=tuple(getattr(config, "sandbox_masked_paths", ())),
         home_paths=tuple(getattr(config, "sandbox_home_paths", ())),
         limits=limits,
+        network_allowlist=_allowlist(getattr(config, "sandbox_network_allowlist", None)),
     )
+
+
+def _allowlist(value: object) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(host) for host in value)  # type: ignore[attr-defined]
 
 
 def sandbox_from_config(config: object) -> Sandbox:

@@ -63,3 +63,6 @@ class SandboxSettings:
     # Paths of the real home shown read-only in the scratch home (e.g. ``~/.gitconfig``).
     home_paths: tuple[str, ...] = ()
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    # Hosts a command approved to run with network may reach (``pypi.org``, ``*.pythonhosted.org``), through
+    # the allowlist proxy (``network_proxy.py``); None: the host's whole network.
+    network_allowlist: tuple[str, ...] | None = None

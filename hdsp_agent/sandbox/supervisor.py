@@ -7,6 +7,8 @@ Standard library only (it is started for every command, outside the hdsp_agent p
    rather than to init;
 3. starts the command: ``bwrap …`` as is, or — for the Landlock layer — a child that restricts itself and then
    execs ``bash -c``;
+   With the administrator's network allowlist, it also serves the allowlist proxy (``network_proxy.py``)
+   for as long as the command runs;
 4. watches the number of processes below it and stops them all when there are more than ``max_processes``
    (RLIMIT_NPROC does not bind uid 0, and a cgroup is not always ours to create);
 5. when the command exits (or the server sends SIGTERM), stops every process still below it, then exits with
@@ -176,6 +178,12 @@ def main() -> int:
     me = os.getpid()
     # SIGCHLD blocked and waited for: the loop wakes the moment a child exits, not at the next tick.
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+    proxy = spec.get("proxy")
+    if proxy is not None:  # the network allowlist: the proxy lives as long as the command
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I left it out
+        import network_proxy  # beside this script
+
+        network_proxy.serve(proxy["socket"], proxy["allow"])
     main_pid = _start(spec)
     watchdog = _Watchdog(me, limits["max_processes"])
     main_status: int | None = None
