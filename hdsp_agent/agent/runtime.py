@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import BaseModel
 
 from ..audit.log import AuditSink
@@ -71,6 +72,9 @@ class AgentRuntime:
     # One client per model for the server's life: its HTTP connections are reused from turn to turn.
     _clients: dict[int, ModelClient] = field(default_factory=dict, init=False, repr=False)
     _undo: TurnUndo | None = field(default=None, init=False, repr=False)
+    # For asking servers their context window: one client for the server's life (a new one per conversation
+    # would load the CA bundle each time, on the way to the chat's first token).
+    _probe_client: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
 
     @property
     def undo(self) -> TurnUndo:
@@ -89,13 +93,18 @@ class AgentRuntime:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+        if self._probe_client is not None:
+            await self._probe_client.aclose()
+            self._probe_client = None
 
     async def context_window(self, settings: ModelSettings) -> int:
         """The configured window, else the one the server reports, else the default. Conversations ask once
         (the server may load another model, or the same one with another window, between conversations)."""
         if settings.context_window > 0:
             return settings.context_window
-        return await detect_context_window(settings) or DEFAULT_CONTEXT_WINDOW
+        if self._probe_client is None:
+            self._probe_client = httpx.AsyncClient(trust_env=True)
+        return await detect_context_window(settings, client=self._probe_client) or DEFAULT_CONTEXT_WINDOW
 
     def loop_settings(self, settings: ModelSettings, context_window: int | None = None) -> LoopSettings:
         return LoopSettings(
