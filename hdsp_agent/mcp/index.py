@@ -1,6 +1,6 @@
 """``mcp_tools``: what the compact and standard profiles send instead of every MCP tool's schema.
 
-A server's schemas can be thousands of tokens (the reference ``server-everything`` alone is about 2,500);
+A server's schemas can be thousands of tokens (the reference ``server-everything`` alone is about 1,400);
 on a 4k–32k model they would be paid on every step of every turn, needed or not. The index is one small
 entry whose description names the configured servers; a call connects the servers it asks about (the first
 time they are needed: a turn that needs no MCP tool starts no server) and answers one line per tool, with its
