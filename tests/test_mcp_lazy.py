@@ -204,3 +204,16 @@ async def test_the_first_request_does_not_grow_by_the_servers_schemas(tmp_path: 
     assert schemas > 1_000, f"the server's schemas are large ({schemas} tokens): the test means something"
     # The index entry (about 100 tokens: mostly JSON Schema's own syntax) and nothing else.
     assert lazy - without < min(150, schemas / 10), f"{lazy - without} tokens added, schemas {schemas}"
+
+
+async def test_read_only_mode_offers_no_index_of_tools_it_would_not_run(tmp_path: Path) -> None:
+    policy = build_policy(HdspAgentConfig(), tmp_path, permissions_file=tmp_path / "permissions.json")
+    async with agent(tmp_path, None, {"demo": demo(tmp_path / "pids")}, COMPACT_WINDOW, policy=policy) as (
+        runtime,
+        _mcp,
+        _sessions,
+    ):
+        runtime.set_mode("s1", "read-only")
+        read_only = runtime.catalog(runtime.tool_context(session_id="s1"), "compact")
+        default = runtime.catalog(runtime.tool_context(session_id="s2"), "compact")
+    assert "mcp_tools" not in read_only and "mcp_tools" in default.names()
