@@ -1,5 +1,7 @@
-"""Prompt tokens (issue 17): the first request per tool profile against the Continue CLI's, and a scripted
-21-step notebook task before and after, all counted with tiktoken's o200k_base (offline: see tests/o200k.py).
+"""Prompt tokens (issue 17): the first request per tool profile against the Continue CLI's, the same with an
+MCP server configured, and a scripted 21-step notebook task before and after, all counted with tiktoken's
+o200k_base (offline: see tests/o200k.py). The time to first token on a 4k model is figures_ttft.py (group
+``ttft``, printed after these).
 
 Every request is captured at the scripted model server, as a real server would receive it.
 """
@@ -22,6 +24,7 @@ from o200k import prompt_tokens  # noqa: E402
 from scripted_model import ScriptedModel, text  # noqa: E402
 
 CN = REPO / "tests" / "continue_cli" / "node_modules" / ".bin" / "cn"
+EVERYTHING = REPO / "tests/mcp_servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 # The last commit before issue 17's work: "before" runs the code as it was then (git archive).
 BEFORE_COMMIT = "af93904"
 HELLO = "hi"
@@ -34,10 +37,16 @@ def _config_dir(workdir: Path, name: str, settings: dict[str, Any]) -> Path:
     return directory
 
 
-def _first_request_ours(workdir: Path, profile: str) -> dict[str, Any]:
+def _first_request_ours(workdir: Path, profile: str, mcp: bool = False) -> dict[str, Any]:
+    """``mcp``: with the reference MCP server ``server-everything`` configured (its schemas are large)."""
     root = workdir / "hello"
     root.mkdir(exist_ok=True)
-    config = _config_dir(workdir, profile, {"profile": profile, "context_window": 32_768})
+    settings: dict[str, Any] = {"profile": profile, "context_window": 32_768}
+    if mcp:
+        settings["mcp_servers"] = {
+            "mcpServers": {"everything": {"command": "node", "args": [str(EVERYTHING)]}}
+        }
+    config = _config_dir(workdir, f"{profile}{'-mcp' if mcp else ''}", settings)
     with ScriptedModel([text("Hello!")]) as model:
         done = subprocess.run(
             [sys.executable, "-m", "hdsp_agent.cli", "run", "-p", HELLO, "--root", str(root), "--model", "m"]
@@ -130,6 +139,25 @@ async def lean_figures(workdir: Path) -> list[Figure]:
         )
         for profile, target in (("compact", 1.0), ("standard", 1.5), ("full", 3.0))
     ]
+    # With an MCP server configured: compact and standard send the mcp_tools index, full every schema.
+    eager = prompt_tokens(_first_request_ours(workdir, "full", mcp=True)) - prompt_tokens(ours["full"])
+    for profile in ("compact", "standard"):
+        with_mcp = _first_request_ours(workdir, profile, mcp=True)
+        figures.append(
+            Figure(
+                name=f"prompt_{profile}_mcp",
+                ours=f"profile {profile}, server-everything configured (tools on demand)",
+                baseline=f"profile {profile}, no MCP server",
+                ours_median=float(prompt_tokens(with_mcp)),
+                baseline_median=float(prompt_tokens(ours[profile])),
+                target=1.1,
+                unit="tok",
+                extra={
+                    "ours": _summary(with_mcp),
+                    "the same server's schemas sent eagerly (full profile)": f"+{eager:,} tokens",
+                },
+            )
+        )
     before = _task_tokens(workdir, "before", _code_before(workdir), 32_768, None)
     after = _task_tokens(workdir, "after", REPO, 32_768, None)
     small = _task_tokens(workdir, "after-4k", REPO, 0, 4_096)  # window read from the server's /props

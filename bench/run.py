@@ -17,6 +17,7 @@ from figures_core import loop_overhead, pipeline_overhead
 from figures_lean import lean_figures
 from figures_server import startup, stream_relay
 from figures_tools import edit_figures, run_cell_figures, search_figures
+from figures_ttft import ttft_small_model
 from harness import Figure, report
 
 
@@ -26,6 +27,10 @@ async def _startup(_: Path) -> list[Figure]:
 
 async def _stream(_: Path) -> list[Figure]:
     return [await stream_relay()]
+
+
+async def _ttft(_: Path) -> list[Figure]:
+    return [await ttft_small_model()]
 
 
 async def _one(make: Callable[[Path], Awaitable[Figure]], workdir: Path) -> list[Figure]:
@@ -40,7 +45,8 @@ GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "run_cell": run_cell_figures,
     "stream": _stream,
     "startup": _startup,
-    "lean": lean_figures,  # prompt tokens: first request per profile vs the Continue CLI; a 21-step task
+    "lean": lean_figures,  # prompt tokens: first request per profile (vs the Continue CLI; with MCP); a task
+    "ttft": _ttft,  # a new chat's first token over the session WebSocket on a 4k model
 }
 
 

@@ -151,8 +151,10 @@ def test_run_offers_and_calls_servers_from_the_jupyter_config(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "The server said ping."
     assert "[demo__echo done]" in done.stderr
+    # The default window gives the standard profile: the index is offered, not the server's schemas; the
+    # model's call by name connected the server.
     offered = [tool["function"]["name"] for tool in model.requests[0]["tools"]]
-    assert "demo__echo" in offered and "demo__picture" in offered
+    assert "mcp_tools" in offered and not any(name.startswith("demo__") for name in offered)
     tool_message = model.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool" and "\nping\n" in tool_message["content"]
     assert_all_exited(pid_file)

@@ -133,7 +133,7 @@ async def test_mcp_server_killed_mid_call_reports_its_stderr_loses_nothing_and_r
             },
             config_dir=tmp_path / "config",
         )
-        runtime.refresh_tools = mcp.refresh
+        runtime.refresh_tools, runtime.load_tools = mcp.refresh, mcp.load
         sessions = make_manager(root, runtime, store)
         try:
             session = sessions.create()

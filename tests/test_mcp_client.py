@@ -88,9 +88,8 @@ def server_state(manager: McpManager, name: str) -> dict[str, Any]:
 
 async def test_stdio_tools_are_named_by_server_and_keep_their_schema(managers: Managers) -> None:
     manager = managers({"demo": demo()})
-    assert server_state(manager, "demo")["state"] == "idle" and len(manager.registry) == 0, (
-        "nothing starts early"
-    )
+    assert server_state(manager, "demo")["state"] == "idle", "nothing starts early"
+    assert manager.registry.names() == ["mcp_tools"], "only the index, until the server is listed"
     await manager.refresh()
     assert server_state(manager, "demo")["state"] == "connected"
     assert {"demo__echo", "demo__fail", "demo__picture", "demo__grow", "demo__crash"} <= set(
@@ -270,17 +269,18 @@ async def test_a_failed_server_waits_before_a_retry_unless_the_user_asks(
     assert late["state"] == "connected" and "late__echo" in late["tools"]
 
 
-async def test_a_turn_connects_lazily_and_calls_an_mcp_tool(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("window", "eager"), [(32_768, False), (131_072, True)], ids=["standard", "full"])
+async def test_a_turn_connects_lazily_and_calls_an_mcp_tool(tmp_path: Path, window: int, eager: bool) -> None:
     with ScriptedModel() as model:
         model.add(tool_calls(("demo__echo", '{"text": "from the model"}')), text("Echoed."))
-        runtime = make_runtime(tmp_path, model, [])
+        runtime = make_runtime(tmp_path, model, [], context_window=window)
         mcp = McpManager(
             runtime.registry,
             root_dir=tmp_path,
             trait_servers={"mcpServers": {"demo": demo(autoApprove=["echo"])}},
             config_dir=tmp_path / "config",
         )
-        runtime.refresh_tools = mcp.refresh
+        runtime.refresh_tools, runtime.load_tools = mcp.refresh, mcp.load
         sessions = make_manager(tmp_path, runtime)
         try:
             events = await run_turn(sessions.create(), "echo something")
@@ -289,7 +289,8 @@ async def test_a_turn_connects_lazily_and_calls_an_mcp_tool(tmp_path: Path) -> N
             await mcp.close()
     assert [e for e in events if e["type"] == "turn.end"][0]["reason"] == "completed"
     offered = [tool["function"]["name"] for tool in model.requests[0]["tools"]]
-    assert "demo__echo" in offered
+    # The full profile sends every schema; standard sends the index and the call by name connects.
+    assert ("demo__echo" in offered) is eager and ("mcp_tools" in offered) is not eager
     tool_message = [m for m in model.requests[1]["messages"] if m["role"] == "tool"][0]
     assert "from the model" in tool_message["content"]
 

@@ -226,7 +226,7 @@ async def test_instructions_in_an_mcp_result_do_not_change_the_decision(
             trait_servers={"mcpServers": {"hostile": server}},
             config_dir=tmp_path / "config",
         )
-        runtime.refresh_tools = mcp.refresh
+        runtime.refresh_tools, runtime.load_tools = mcp.refresh, mcp.load
         sessions = make_manager(root, runtime)
         try:
             events = await run_turn(sessions.create(), "what is today's notice?")

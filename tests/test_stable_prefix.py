@@ -4,14 +4,18 @@ the context changes, so servers with prefix caching (vLLM, llama.cpp, OpenAI) re
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from agent_harness import make_manager, make_runtime, run_turn
 from scripted_model import ScriptedModel, text, tool_calls
 
+from hdsp_agent.mcp.manager import McpManager
 from hdsp_agent.tools.builtin import builtin_tools
 from hdsp_agent.tools.jupyter import notebook_tools
+
+DEMO_SERVER = Path(__file__).parent / "mcp_servers" / "demo_server.py"
 
 
 def _prefix(request: dict[str, Any]) -> tuple[str, str]:
@@ -53,3 +57,43 @@ async def test_the_tool_list_changes_once_when_a_notebook_is_named_then_stays(tm
     assert tools[0] != tools[1] and tools[1] == tools[2] == tools[3]
     names = [tool["function"]["name"] for tool in model.requests[1]["tools"]]
     assert "run_cell" in names and "run_cell" not in tools[0]
+
+
+async def test_an_mcp_tool_used_in_a_turn_is_appended_at_the_next_turn(tmp_path: Path) -> None:
+    """Tools loaded on demand join the list at a turn boundary, appended: within a turn the prefix is
+    byte-identical, and the next turn's list begins with the same bytes as the previous one."""
+    server = {"command": sys.executable, "args": [str(DEMO_SERVER)], "autoApprove": ["echo"]}
+    script = [
+        tool_calls(("mcp_tools", "{}")),
+        tool_calls(("demo__echo", '{"text": "hi"}')),
+        text("It said hi."),
+        tool_calls(("ls", "{}")),
+        text("Listed."),
+    ]
+    with ScriptedModel(script) as model:
+        runtime = make_runtime(tmp_path, model, builtin_tools(), context_window=8_192)
+        mcp = McpManager(
+            runtime.registry,
+            root_dir=tmp_path,
+            trait_servers={"mcpServers": {"demo": server}},
+            config_dir=tmp_path / "config",
+        )
+        runtime.refresh_tools, runtime.load_tools = mcp.refresh, mcp.load
+        sessions = make_manager(tmp_path, runtime)
+        try:
+            session = sessions.create()
+            await run_turn(session, "say hi with the demo server")
+            await run_turn(session, "what is here?")
+        finally:
+            await sessions.shutdown()
+            await mcp.close()
+    first_turn, second_turn = model.requests[:3], model.requests[3:]
+    assert len({_prefix(request) for request in first_turn}) == 1, "no change within the turn"
+    assert len({_prefix(request) for request in second_turn}) == 1
+    before, after = first_turn[0]["tools"], second_turn[0]["tools"]
+    assert [tool["function"]["name"] for tool in after] == [
+        *(tool["function"]["name"] for tool in before),
+        "demo__echo",
+    ]
+    assert json.dumps(after).startswith(json.dumps(before)[:-1]), "appended: earlier bytes unchanged"
+    assert _prefix(first_turn[0])[0] == _prefix(second_turn[0])[0], "the system prompt is the same"

@@ -28,6 +28,7 @@ from ..events import (
 )
 from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken, ToolContext
+from ..tools.profiles import tools_used
 from ..tools.registry import ToolCatalog
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
@@ -73,6 +74,9 @@ class Conversation:
         self._warned_prefixes: set[int] = set()
         # The context window of each model this conversation used, asked of its server once.
         self._windows: dict[int, int] = {}
+        # Tools called in this conversation, by first use; kept when a compaction drops the calls (a tool
+        # once used stays offered). After a restart it starts again from the stored messages.
+        self._tools_in_use: dict[str, None] = {}
         self.log = logging.getLogger("hdsp_agent.session")
 
     @property
@@ -217,11 +221,18 @@ class Conversation:
                 meter=self.runtime.usage_meter(settings, self.id),
                 warned_prefixes=self._warned_prefixes,
                 live_state=lambda: self._live_notebook_outline(ctx),
+                load_tools=self.runtime.load_tools,
             )
-            await self.runtime.prepare_catalog(ctx)  # MCP servers connect (once) and list their tools
+            # Fixed for the turn: a tool loaded on demand and first used in this turn is offered from the
+            # next one on, appended to the list, so the prefix stays byte-identical within a turn.
+            for name in tools_used(self.messages):
+                self._tools_in_use.setdefault(name, None)
+            in_use = list(self._tools_in_use)
+            # Full profile: MCP servers connect (once) and list their tools; others: only what is in use.
+            await self.runtime.prepare_catalog(ctx, profile, self.messages, in_use)
 
             def catalog_for_step(messages: list[dict[str, Any]]) -> ToolCatalog:
-                return self.runtime.catalog(ctx, profile, messages)
+                return self.runtime.catalog(ctx, profile, messages, in_use)
 
             self.runtime.quotas.start_turn()
             try:

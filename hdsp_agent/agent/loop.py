@@ -92,6 +92,7 @@ class AgentLoop:
         meter: UsageMeter | None = None,
         warned_prefixes: set[int] | None = None,
         live_state: Callable[[], Awaitable[str | None]] | None = None,
+        load_tools: Callable[[list[str]], Awaitable[bool]] | None = None,
     ) -> None:
         self.model = model
         self.executor = executor
@@ -105,6 +106,8 @@ class AgentLoop:
         self.warned_prefixes = warned_prefixes if warned_prefixes is not None else set()
         # The live notebook's outline, kept in the note when the history is compacted.
         self.live_state = live_state
+        # Makes tools loaded on demand callable (an MCP server not connected yet); True if any became so.
+        self.load_tools = load_tools
         # One definition per tool: the same bytes on every step, so servers can reuse the cached prefix.
         self._definitions: dict[str, dict[str, Any]] = {}
 
@@ -165,6 +168,11 @@ class AgentLoop:
                 )
                 self._answer_unrun(messages, answer.tool_calls, "not run: " + note)
                 return TurnOutcome("repeated_call", note, step)
+            unknown = [call.name for call in answer.tool_calls if call.name not in step_catalog]
+            if unknown and self.load_tools is not None and await self.load_tools(unknown):
+                # A tool of an MCP server that was not connected yet, called by name: now it is listed and
+                # runs through the executor like any other. The request's tool list is left as it was.
+                step_catalog = catalog_for(messages)
             try:
                 results = await self._run_calls(answer.tool_calls, ctx, step_catalog, calls_per_tool)
             except asyncio.CancelledError:

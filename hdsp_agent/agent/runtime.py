@@ -6,11 +6,12 @@ executor wired to their approval broker, a tool context and the step's catalog.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import BaseModel
 
 from ..audit.log import AuditSink
@@ -50,8 +51,12 @@ class AgentRuntime:
     rules_provider: RulesProvider | None = project_rules
     # Narrows the catalog (e.g. the read-only mode); None offers every available tool.
     catalog_filter: ToolFilter | None = None
-    # Brings tools from outside up to date (MCP servers: connect lazily, re-list after list_changed).
+    # Brings every tool from outside up to date (MCP servers: connect, re-list after list_changed). Awaited
+    # at the start of a turn only in the full profile, which sends every MCP tool's schema.
     refresh_tools: Callable[[], Awaitable[None]] | None = None
+    # Makes the named tools from outside callable if they can be (connects and lists the MCP servers they
+    # belong to, when not listed yet); True when the registry changed. Used for tools loaded on demand.
+    load_tools: Callable[[Sequence[str]], Awaitable[bool]] | None = None
     # Builds approval brokers; sessions keep one each so grants "for this session" stay in that session.
     broker_factory: Callable[[Callable[[BaseModel], Any]], ApprovalBroker] | None = None
     # The server's audit log (every tool call and model call) and the user's quotas; None: neither.
@@ -67,6 +72,9 @@ class AgentRuntime:
     # One client per model for the server's life: its HTTP connections are reused from turn to turn.
     _clients: dict[int, ModelClient] = field(default_factory=dict, init=False, repr=False)
     _undo: TurnUndo | None = field(default=None, init=False, repr=False)
+    # For asking servers their context window: one client for the server's life (a new one per conversation
+    # would load the CA bundle each time, on the way to the chat's first token).
+    _probe_client: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
 
     @property
     def undo(self) -> TurnUndo:
@@ -85,13 +93,18 @@ class AgentRuntime:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+        if self._probe_client is not None:
+            await self._probe_client.aclose()
+            self._probe_client = None
 
     async def context_window(self, settings: ModelSettings) -> int:
         """The configured window, else the one the server reports, else the default. Conversations ask once
         (the server may load another model, or the same one with another window, between conversations)."""
         if settings.context_window > 0:
             return settings.context_window
-        return await detect_context_window(settings) or DEFAULT_CONTEXT_WINDOW
+        if self._probe_client is None:
+            self._probe_client = httpx.AsyncClient(trust_env=True)
+        return await detect_context_window(settings, client=self._probe_client) or DEFAULT_CONTEXT_WINDOW
 
     def loop_settings(self, settings: ModelSettings, context_window: int | None = None) -> LoopSettings:
         return LoopSettings(
@@ -127,9 +140,12 @@ class AgentRuntime:
         ctx: ToolContext,
         profile: ProfileName | None = None,
         messages: list[dict[str, Any]] | None = None,
+        in_use: Sequence[str] = (),
     ) -> ToolCatalog:
         """The tools callable in this step. With a ``profile``, only those it offers in this context have
-        their schemas sent; the others stay callable by name."""
+        their schemas sent; the others stay callable by name. ``in_use``: tools the conversation used before
+        this turn (``tools_used``); those loaded on demand are offered too, after the others, in that order.
+        """
         include = self.catalog_filter
         if ctx.session_id:  # the conversation's permission mode (read-only offers only the read tools)
             include = mode_filter(self.policy.mode_for(ctx.session_id))
@@ -137,9 +153,11 @@ class AgentRuntime:
         if profile is None:
             return allowed
         notebook = notebook_in_play(ctx.client_context, messages or [])
-        return allowed.narrowed(
+        narrowed = allowed.narrowed(
             lambda tool: offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
         )
+        on_demand = [name for name in in_use if (tool := self.registry.get(name)) and tool.on_demand]
+        return narrowed.offering(on_demand)
 
     def profile(self, settings: ModelSettings, context_window: int) -> ProfileName:
         return resolve_profile(settings.profile, context_window)
@@ -159,12 +177,23 @@ class AgentRuntime:
         ctx: ToolContext,
         profile: ProfileName | None = None,
         messages: list[dict[str, Any]] | None = None,
+        in_use: Sequence[str] = (),
     ) -> ToolCatalog:
-        """The catalog after tools from outside (MCP servers) are brought up to date; never raises for
-        them."""
-        if self.refresh_tools is not None:
-            await self.refresh_tools()
-        return self.catalog(ctx, profile, messages)
+        """The catalog after tools from outside (MCP servers) are ready; never raises for them.
+
+        Eager in the full profile (and without one): every server connects and lists its tools, whose
+        schemas are all sent. Lazy in compact and standard: only the servers of tools the conversation has
+        used are connected (after a restart, to have their schemas again); a turn that needs no MCP tool
+        starts no server. The others connect when the model asks ``mcp_tools`` or calls one of their tools.
+        """
+        if profile in (None, "full"):
+            if self.refresh_tools is not None:
+                await self.refresh_tools()
+        elif in_use and self.load_tools is not None:
+            missing = [name for name in in_use if name not in self.registry]
+            if missing:
+                await self.load_tools(missing)
+        return self.catalog(ctx, profile, messages, in_use)
 
     def system_prompt(self, ctx: ToolContext) -> str:
         return build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)

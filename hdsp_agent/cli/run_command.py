@@ -99,8 +99,10 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
         )
         context = {"active_document": {"path": args.notebook}} if args.notebook else {}
         async with mcp_servers(runtime.registry, root, config) as servers:
-            # As in the server: the servers start when the turn first builds its catalog.
+            # As in the server: the servers start when first needed (at the turn's start in the full
+            # profile; when the model lists or calls their tools in the others).
             runtime.refresh_tools = servers.refresh
+            runtime.load_tools = servers.load
             with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
                 manager = ConversationManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
                 session = manager.create(title=args.prompt[:60])

@@ -1,10 +1,19 @@
 """All configured MCP servers: their connections, their tools in our registry, and their status.
 
-``refresh()`` is what the runtime awaits before it builds a turn's catalog: the first time it connects every
-enabled server (lazily — nothing starts with Jupyter), later it only lists again the servers whose tools
-changed (``tools/list_changed``) or that crashed (restarted, at most every ``retry_seconds``). It never
-raises: a server that fails is reported in ``status()`` and its tools stay out of (or, after a crash, stay in)
-the registry; a call to a crashed server's tool starts it again.
+Nothing starts with Jupyter. A server connects when it is first needed, and its connection and tool list are
+kept for later turns (listed again after ``tools/list_changed``, or after a crash):
+
+- ``refresh()`` connects every enabled server: what the runtime awaits before a turn in the full profile
+  (which sends every MCP tool's schema), the sidebar's refresh, and ``hdsp-agent mcp``. Later calls only list
+  again the servers whose tools changed or that crashed (restarted, at most every ``retry_seconds``).
+- ``list_servers(names)``: the ``mcp_tools`` index (compact and standard profiles) connects only the servers
+  the model asks about.
+- ``load(tool_names)``: the model called ``server__tool`` by name before its server was listed (or the
+  conversation used it before a restart): that server connects and lists.
+
+None of them raises: a server that fails is reported in ``status()`` and its tools stay out of (or, after a
+crash, stay in) the registry; a call to a crashed server's tool starts it again. While at least one server is
+configured the registry also holds the ``mcp_tools`` index.
 """
 
 from __future__ import annotations
@@ -13,11 +22,13 @@ import asyncio
 import logging
 import shlex
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.base import ToolError
+from ..tools.naming import sanitize_part, split_tool_name
+from ..tools.profiles import TOOL_INDEX
 from ..tools.registry import ToolRegistry
 from .config import McpConfig, load_mcp_config, project_trust
 
@@ -83,6 +94,24 @@ class McpManager:
                     connect_timeout=self.connect_timeout,
                     logger=self.log,
                 )
+        self._sync_index()
+
+    def _sync_index(self) -> None:
+        """The ``mcp_tools`` index in the registry while a server is configured, naming the servers."""
+        from .index import McpToolIndex, tool_index
+
+        existing = self.registry.get(TOOL_INDEX)
+        if existing is not None and not (isinstance(existing, McpToolIndex) and existing.manager is self):
+            self.log.warning("hdsp-agent: a tool named %s exists already; no MCP index", TOOL_INDEX)
+            return
+        if self.connections:
+            self.registry.register(tool_index(self), replace=True)
+        elif existing is not None:
+            self.registry.unregister(TOOL_INDEX)
+
+    def server_names(self) -> list[str]:
+        """The enabled servers (the ones that may be connected), in configuration order."""
+        return list(self.connections)
 
     def trust_project(self, expected_sha256: str | None = None) -> dict[str, Any]:
         """Trust the project's ``.hdsp/mcp.json`` as it is now, then start using its servers."""
@@ -103,6 +132,42 @@ class McpManager:
         if retry_failed:
             self._failed_at.clear()
         await asyncio.gather(*(self._refresh(connection) for connection in list(self.connections.values())))
+
+    async def list_servers(self, names: Sequence[str]) -> dict[str, tuple[list[Any], str | None]]:
+        """Connect and list the named servers where needed; per server, its tools in the registry (in the
+        server's order) and, when it has none because it failed, why (first line of the failure)."""
+        from .tools import McpTool
+
+        connections = [self.connections[name] for name in names if name in self.connections]
+        await asyncio.gather(*(self._refresh(connection) for connection in connections))
+        listing: dict[str, tuple[list[Any], str | None]] = {}
+        for connection in connections:
+            registered = self._registered.get(connection.name, set())
+            tools = [
+                tool
+                for tool in self.registry
+                if tool.name in registered and isinstance(tool, McpTool) and tool.connection is connection
+            ]
+            problem = None
+            if not tools and connection.state == "error":
+                problem = (connection.message or "failed").splitlines()[0]
+            listing[connection.name] = (tools, problem)
+        return listing
+
+    async def load(self, tool_names: Sequence[str]) -> bool:
+        """Connect and list the servers of tools called by name that are not in the registry yet; True if
+        the registry changed. A name of no configured server (or a plain name) is left alone."""
+        groups = {
+            group
+            for name in tool_names
+            if name not in self.registry and (group := split_tool_name(name)[0]) is not None
+        }
+        wanted = [c for c in self.connections.values() if sanitize_part(c.name) in groups]
+        if not wanted:
+            return False
+        before = set(self.registry.names())
+        await asyncio.gather(*(self._refresh(connection) for connection in wanted))
+        return set(self.registry.names()) != before
 
     async def _refresh(self, connection: McpConnection) -> None:
         if not connection.tools_stale and connection.tools is not None and connection.state == "connected":

@@ -24,6 +24,7 @@ from ..events import ToolProgressEvent
 from ..tools.base import CancelToken, Tool, ToolCall, ToolContext, ToolResult
 from ..tools.definitions import parameters_schema
 from ..tools.executor import ToolExecutor
+from ..tools.profiles import TOOL_INDEX
 from ..tools.registry import ToolCatalog
 from .tools import McpTool
 
@@ -86,7 +87,8 @@ class McpEndpoint:
 
 
 def _served(tool: Tool[Any]) -> bool:
-    return not isinstance(tool, McpTool)
+    # Neither the tools of the servers we are a client of nor their index (it lists tools not served here).
+    return not isinstance(tool, McpTool) and tool.name != TOOL_INDEX
 
 
 def mcp_definition(tool: Tool[Any]) -> types.Tool:

@@ -1,7 +1,7 @@
 """The MCP parts of the Jupyter server extension, built once by the app and closed at shutdown.
 
-- ``manager``: the MCP servers we are a client of; the runtime awaits ``manager.refresh`` before a turn's
-  catalog.
+- ``manager``: the MCP servers we are a client of; the runtime awaits ``manager.refresh`` before a turn in
+  the full profile, ``manager.load`` for tools loaded on demand in the others.
 - ``endpoint``: our registry served at ``/hdsp-agent/mcp`` (None when ``mcp_endpoint_enabled`` is off); calls
   pass the same policy as the sidebar's and ask through a connected sidebar.
 """

@@ -34,19 +34,25 @@ class McpTool(SchemaTool):
     # The server's own description, without our suffix (for the status report).
     remote_description: str = ""
     auto_approved: bool = False
+    on_demand = True
     paging_hint = "ask the tool for less (a narrower query, a smaller page)"
 
     def time_limit(self, args: PassThroughArgs) -> float | None:
         return MAX_CALL_SECONDS
 
     def permission(self, args: PassThroughArgs, ctx: ToolContext) -> PermissionAction | None:
-        if self.auto_approved:
-            return None
-        return PermissionAction(
-            PermissionKind.CUSTOM,
-            self.name,
-            f"MCP server {self.connection.name!r}, tool {self.remote_name!r}",
+        action = (
+            None
+            if self.auto_approved
+            else PermissionAction(
+                PermissionKind.CUSTOM,
+                self.name,
+                f"MCP server {self.connection.name!r}, tool {self.remote_name!r}",
+            )
         )
+        # The arguments are checked against the server's schema first: a malformed call (often a tool
+        # called by name from the mcp_tools index) is answered at once, the user is not asked about it.
+        return self.guarded_action(args, action)
 
     async def run(self, args: PassThroughArgs, ctx: ToolContext) -> ToolOutput:
         def progress(done: float, total: float | None, message: str | None) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..tools.base import PermissionAction, PermissionKind
 from ..tools.naming import GROUP_SEPARATOR
+from ..tools.profiles import TOOL_INDEX
 from .paths import display_path, inspect_path, read_action, write_action
 from .rules import Subject, SubjectKind
 
@@ -88,8 +89,8 @@ def default_level(tool_name: str, read_only: bool | None) -> tuple[DecisionKind,
 def is_read_tool(tool_name: str, read_only: bool | None) -> bool:
     """Whether read-only mode keeps this tool: the table's read tools, or registered tools that say they only
     read (never a tool from an outside server on its own say-so)."""
-    if tool_name in DISABLED_BY_DEFAULT:
-        return False
+    if tool_name in DISABLED_BY_DEFAULT or tool_name == TOOL_INDEX:
+        return False  # the MCP index lists tools this mode does not offer: it would only start servers
     return tool_name in READ_TOOLS or (bool(read_only) and not is_group_tool(tool_name))
 
 

@@ -225,6 +225,9 @@ class Tool(Generic[ArgsT]):
     timeout: ClassVar[float | None] = None
     # How the model can see what an output budget cut, e.g. "read_file_range with startLine/endLine".
     paging_hint: ClassVar[str] = "narrow the request (a smaller range, path or pattern)"
+    # Loaded on demand (an MCP server's tools): the compact and standard profiles do not send its schema
+    # until the conversation has used it; the model finds it with ``mcp_tools`` and calls it by name.
+    on_demand: ClassVar[bool] = False
 
     def time_limit(self, args: ArgsT) -> float | None:
         """Seconds this call may take; tools whose arguments carry a timeout override this."""

@@ -6,8 +6,12 @@ named, and the web tools only when the administrator turned them on. A tool the 
 *callable by name* (results and error suggestions name them, e.g. "read on with read_file_range"); tools the
 permission mode, availability or ``disabled_tools`` exclude are not callable at all.
 
-Tools that are not built in (MCP servers, declared tools, plugins; test tools) are offered in ``standard`` and
-``full``; ``compact`` keeps the grouped ones (``server__tool``) callable by name only.
+MCP servers' tools are loaded on demand (``Tool.on_demand``): ``full`` sends every schema from the first step
+(the servers connect when the turn starts); ``compact`` and ``standard`` send one small entry instead, the
+``mcp_tools`` index, which connects a server when it is first needed and lists its tools in a line each, and
+the model calls a tool by its name. A tool the conversation has used is offered from the next turn on (see
+``tools_used``). Other tools that are not built in (declared tools, plugins; test tools) are offered in
+``standard`` and ``full``; ``compact`` keeps the grouped ones (``server__tool``) callable by name only.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ NOTEBOOK_TOOLS = frozenset(
     }
 )
 WEB_TOOLS = frozenset({"fetch_url_content", "search_web"})
+# The index of the MCP servers' tools (hdsp_agent/mcp/index.py): what compact and standard send instead of
+# the servers' schemas. ``full`` sends the schemas themselves and keeps the index callable by name.
+TOOL_INDEX = "mcp_tools"
 
 # compact: one tool per need. Editing is covered by create_new_file (new files) and single_find_and_replace
 # (any change to an existing one, replace_all for many); notebooks by read, insert, edit and run.
@@ -117,6 +124,10 @@ def resolve_profile(setting: str | None, context_window: int) -> ProfileName:
 def offered_in(tool: Tool[Any], profile: ProfileName, *, notebook_in_play: bool, web_enabled: bool) -> bool:
     """Whether ``profile`` offers ``tool`` to the model (its schema is sent) in this context."""
     name = tool.name
+    if tool.on_demand:
+        return profile == "full"
+    if name == TOOL_INDEX:
+        return profile != "full"
     if name in NOTEBOOK_TOOLS and not notebook_in_play and profile != "full":
         return False
     if name in WEB_TOOLS and not web_enabled:
@@ -144,6 +155,22 @@ def notebook_in_play(client_context: dict[str, Any], messages: Iterable[dict[str
                 if ".ipynb" in json.dumps(call.get("function", {}).get("arguments", "")):
                     return True
     return False
+
+
+def tools_used(messages: Iterable[dict[str, Any]]) -> list[str]:
+    """The tools the conversation has called, in the order of their first call.
+
+    The order matters: tools used in a later turn are appended after those used before, so the bytes of
+    the tool list the model saw up to then stay the same (servers with prefix caching keep reusing them).
+    """
+    used: dict[str, None] = {}
+    for message in messages:
+        if message.get("role") == "assistant":
+            for call in message.get("tool_calls") or []:
+                name = call.get("function", {}).get("name") if isinstance(call, dict) else None
+                if isinstance(name, str) and name:
+                    used.setdefault(name, None)
+    return list(used)
 
 
 def _text_of(content: Any) -> str:

@@ -104,6 +104,12 @@ class ToolCatalog:
             (tool for name, tool in self._hidden.items() if name not in dropped),
         )
 
+    def offering(self, names: Iterable[str]) -> ToolCatalog:
+        """The same callable tools, also offering the named ones that were callable by name only, appended
+        in the order given (the tools offered before keep their places and bytes)."""
+        added = [self._hidden[name] for name in dict.fromkeys(names) if name in self._hidden]
+        return ToolCatalog([*self, *added], self._hidden.values())
+
     def narrowed(self, offer: Callable[[Tool[Any]], bool]) -> ToolCatalog:
         """The same callable tools, offering only those ``offer`` accepts; the rest stay callable by name."""
         tools = list(self) + list(self._hidden.values())
