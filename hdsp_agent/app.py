@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from jupyter_server.extension.application import ExtensionApp
 from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
 from .agent.conversations import ConversationManager
+from .agent.llm import ModelError
 from .agent.model_setup import UserModelFile
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
@@ -118,6 +120,20 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     def root_dir(self) -> Path:
         assert self.serverapp is not None
         return Path(self.serverapp.root_dir).expanduser().resolve()
+
+    def known_secrets(self) -> list[str]:
+        """The configuration's and environment's secrets, the keys of the models in use now (the user's saved
+        setup included) and the Jupyter server's token."""
+        values = super().known_secrets()
+        runtime = getattr(self, "runtime", None)
+        if runtime is not None:
+            for settings in [*runtime.models.models, runtime.models.endpoint]:
+                if settings is not None:
+                    with contextlib.suppress(ModelError):
+                        values.append(settings.resolved_api_key())
+        identity = getattr(self.serverapp, "identity_provider", None)
+        values.append(str(getattr(identity, "token", "") or ""))
+        return values
 
     def tool_context(self, **overrides: Any) -> ToolContext:
         assert self.serverapp is not None

@@ -6,6 +6,7 @@ administrator; per-user UI preferences live in ``schema/plugin.json``, and secre
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from traitlets.config import Config, Configurable
 from .admin_config import apply_admin_settings, load_admin_settings
 from .tools.executor import ExecutorSettings
 from .tools.output import OutputBudget
+from .tools.redaction import SecretRedactor, environment_secrets
 
 # The section name administrators write; the server app's own class name.
 CONFIG_SECTION = "HdspAgentApp"
@@ -360,7 +362,24 @@ class HdspAgentConfig(Configurable):
             default_timeout=self.tool_timeout,
             error_message_limit=self.error_message_limit,
             output_budget=OutputBudget(max_chars=self.output_budget_chars),
+            redactor=SecretRedactor(self.known_secrets),
         )
+
+    def known_secrets(self) -> list[str]:
+        """Values no tool result may carry to the model (``tools/redaction.py``): the configured model keys
+        (key files read now) and the values of this process's secret-named environment variables."""
+        from .agent.llm import ModelError, read_api_key_file
+        from .tools.builtin.terminal import SECRET_NAME_PATTERNS
+
+        values = [self.api_key, *(str(entry.get("api_key") or "") for entry in self.models)]
+        for path in (self.api_key_file, *(str(entry.get("api_key_file") or "") for entry in self.models)):
+            if path:
+                try:
+                    values.append(read_api_key_file(path))
+                except ModelError:
+                    pass
+        values += environment_secrets(os.environ, (*SECRET_NAME_PATTERNS, *self.secret_env_names))
+        return values
 
 
 def load_cli_config(extra_paths: list[Path] | None = None) -> HdspAgentConfig:

@@ -38,6 +38,7 @@ from .base import (
 )
 from .middleware import Middleware, MiddlewareChain, ToolInvocation
 from .output import OutputBudget, apply_budget, cut_message
+from .redaction import SecretRedactor
 from .registry import ToolCatalog, ToolRegistry
 
 _TERMINAL_STATUS: dict[ResultStatus, ToolStatus] = {
@@ -53,6 +54,8 @@ class ExecutorSettings:
     default_timeout: float = 120.0
     error_message_limit: int = 1000
     output_budget: OutputBudget = field(default_factory=OutputBudget)
+    # Takes the server's secrets and URL credentials out of every result (``redaction.py``).
+    redactor: SecretRedactor = field(default_factory=SecretRedactor)
 
 
 class _Refusal(Exception):
@@ -122,7 +125,7 @@ class ToolExecutor:
         invocation = ToolInvocation(tool=tool, args=args, ctx=ctx, call_id=call.id)
         result = await self._run_guarded(invocation, call)
         result.notes = notes + result.notes
-        return self._within_budget(tool, result)
+        return self._within_budget(tool, self._redacted(result))
 
     # -- stages ----------------------------------------------------------------------------------------------
 
@@ -274,6 +277,15 @@ class ToolExecutor:
                 details=output.details,
             )
         return ToolResult(tool_call_id=call.id, name=call.name, status="ok", content=str(output))
+
+    def _redacted(self, result: ToolResult) -> ToolResult:
+        redact = self.settings.redactor.redact
+        result.content = redact(result.content)
+        if result.error is not None:
+            result.error.message = redact(result.error.message)
+            if result.error.suggestion:
+                result.error.suggestion = redact(result.error.suggestion)
+        return result
 
     def _within_budget(self, tool: Tool[Any], result: ToolResult) -> ToolResult:
         if result.status != "ok":
