@@ -44,6 +44,11 @@ class UndoRecord:
     path: Path
     prior: bytes | None
     created_at: float
+    # The SHA-256 of what the change wrote (None: not known), so an undo can tell whether the file is still as
+    # the agent left it, and the path as Jupyter's contents API names it (relative to the server root), the
+    # one path form the frontend finds open editors by.
+    after_sha256: str | None = None
+    shown_as: str | None = None
 
 
 def fingerprint(path: Path) -> FileFingerprint:
@@ -108,9 +113,26 @@ class FileStateStore:
 
     # -- undo ------------------------------------------------------------------------------------------------
 
-    def record_prior(self, session_id: str, path: Path, prior: bytes | None) -> UndoRecord:
-        """Record ``path``'s content before a change (None: the file did not exist)."""
-        record = UndoRecord(f"undo-{uuid.uuid4().hex[:12]}", session_id, path, prior, time.time())
+    def record_prior(
+        self,
+        session_id: str,
+        path: Path,
+        prior: bytes | None,
+        *,
+        after_sha256: str | None = None,
+        shown_as: str | None = None,
+    ) -> UndoRecord:
+        """Record ``path``'s content before a change (None: the file did not exist) and, when known, the hash
+        of what the change wrote and the path's contents-API form."""
+        record = UndoRecord(
+            f"undo-{uuid.uuid4().hex[:12]}",
+            session_id,
+            path,
+            prior,
+            time.time(),
+            after_sha256=after_sha256,
+            shown_as=shown_as,
+        )
         self._undo.setdefault(session_id, []).append(record)
         return record
 
