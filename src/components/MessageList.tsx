@@ -123,13 +123,15 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
   switch (item.kind) {
     case 'user':
       return (
-        <div className="jp-hdsp-Message jp-hdsp-Message-user">
-          <div className="jp-hdsp-Message-text">{item.content}</div>
-          {item.context.active_document && (
-            <div className="jp-hdsp-Message-context">
-              {item.context.active_document.path}
-            </div>
-          )}
+        <>
+          <div className="jp-hdsp-Message jp-hdsp-Message-user">
+            <div className="jp-hdsp-Message-text">{item.content}</div>
+            {item.context.active_document && (
+              <div className="jp-hdsp-Message-context">
+                {item.context.active_document.path}
+              </div>
+            )}
+          </div>
           {props.onRestore && (
             <button
               type="button"
@@ -142,7 +144,7 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
               {trans.__('Restore to here')}
             </button>
           )}
-        </div>
+        </>
       );
     case 'assistant':
       return <AssistantMessage {...props} item={item} />;
