@@ -116,8 +116,13 @@ class Simulation:
 class Step(Protocol):
     """One change to take back (or to re-do): checked against the simulation, then applied."""
 
-    path: str
-    description: str
+    @property
+    def path(self) -> str:
+        """The document it changes, as a contents path."""
+        ...
+
+    @property
+    def description(self) -> str: ...
 
     async def check(self, simulation: Simulation) -> None:
         """Record a conflict in ``simulation``, or move the simulation past this step."""
