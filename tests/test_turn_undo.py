@@ -6,6 +6,7 @@ NotebookBridge (as in test_notebook_bridge.py); the model is the scripted one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,25 @@ async def test_a_file_changed_since_the_turn_makes_the_whole_undo_refuse(tmp_pat
         await session.undo_last_turn()
         assert (tmp_path / "a.txt").read_text() == "a\n" and (tmp_path / "b.txt").read_text() == "b\n"
         await manager.shutdown()
+
+
+async def test_a_file_the_agents_change_was_partly_kept_in_is_still_undone_whole(tmp_path: Path) -> None:
+    # The per-hunk review keeps some of a change: it tells the history what the file now holds.
+    from hdsp_agent.tools.builtin.edit.filestate import atomic_write
+
+    state = ToolState()
+    undo = TurnUndo(state)
+    target = tmp_path / "a.txt"
+    target.write_bytes(b"one\ntwo\n")
+    undo.mark("s", "turn_1")
+    atomic_write(target, b"ONE\nTWO\n")
+    record = state.files.record_prior(
+        "s", target, b"one\ntwo\n", after_sha256=hashlib.sha256(b"ONE\nTWO\n").hexdigest(), shown_as="a.txt"
+    )
+    atomic_write(target, b"ONE\ntwo\n")  # one hunk undone by the review, one kept
+    state.files.amend_after(record, hashlib.sha256(b"ONE\ntwo\n").hexdigest())
+    await undo.undo_last("s")
+    assert target.read_bytes() == b"one\ntwo\n"
 
 
 async def test_a_cell_the_user_touched_makes_the_whole_undo_refuse_and_nothing_is_cleared(

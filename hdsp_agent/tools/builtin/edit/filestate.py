@@ -14,6 +14,7 @@ and the tool builder passes it in. A tool built without one keeps its own (tests
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import secrets
@@ -135,6 +136,15 @@ class FileStateStore:
         )
         self._undo.setdefault(session_id, []).append(record)
         return record
+
+    def amend_after(self, record: UndoRecord, after_sha256: str) -> UndoRecord:
+        """The file now holds other bytes that still count as the agent's change (e.g. the user undid some of
+        its hunks and kept the rest): a later turn undo checks against these and still restores ``prior``.
+        Returns the record that replaces ``record`` in its place in the history."""
+        amended = dataclasses.replace(record, after_sha256=after_sha256)
+        history = self._undo.get(record.session_id, [])
+        history[history.index(record)] = amended
+        return amended
 
     def records(self, session_id: str) -> list[UndoRecord]:
         """This session's undo records, oldest first."""
