@@ -9,6 +9,8 @@ against a simulation of the documents as the steps before it would leave them: a
 bytes the agent wrote (by SHA-256) and no unsaved changes in an open editor, a notebook file the
 ``last_modified`` the agent's save left, a cell in an open notebook the source (and execution count) the agent
 left. When any step conflicts nothing is applied, and ``UndoConflicts`` names each cell or file concerned.
+Applying is not a transaction: if a step fails after the plan passed (the JupyterLab tab holding the notebook
+disconnects mid-undo, the disk is full), the steps before it stay applied and the error is reported.
 
 Every applied step gives back the step that re-does it: an undo can be redone (all or nothing too) until the
 next turn starts. A redo re-records its changes in the tools' histories, so the redone turns are checkpoints
@@ -22,6 +24,7 @@ All of it lives in the server's memory: it survives a browser reload, not a serv
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -361,6 +364,9 @@ class TurnUndo:
         self.notebooks = state.notebooks
         self._checkpoints: dict[str, list[TurnMark]] = {}
         self._redo: dict[str, list[_Redo]] = {}
+        # One undo, restore or redo at a time per session: two clicks must not both plan on the same state
+        # and then both apply.
+        self._locks: dict[str, asyncio.Lock] = {}
 
     # -- checkpoints -----------------------------------------------------------------------------------------
 
@@ -410,6 +416,10 @@ class TurnUndo:
         disk under them conflicts (the editor's next save would bring the agent's change back).
         Raises ``NothingToUndo`` (unknown turn, or nothing changed since) or ``UndoConflicts``.
         """
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            return await self._restore(session_id, turn_id, unsaved)
+
+    async def _restore(self, session_id: str, turn_id: str, unsaved: frozenset[str]) -> UndoResult:
         marks = self._checkpoints.get(session_id, [])
         position = next((i for i, mark in enumerate(marks) if mark.turn_id == turn_id), None)
         if position is None:
@@ -449,6 +459,10 @@ class TurnUndo:
 
     async def redo(self, session_id: str, unsaved: frozenset[str] = frozenset()) -> UndoResult:
         """Re-do the last undo or restore, all or nothing; its turns become checkpoints again."""
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            return await self._redo_last(session_id, unsaved)
+
+    async def _redo_last(self, session_id: str, unsaved: frozenset[str]) -> UndoResult:
         stack = self._redo.get(session_id)
         if not stack:
             raise NothingToRedo("nothing to redo: no undo since the last turn")
@@ -491,6 +505,7 @@ class TurnUndo:
         self.notebooks.undo.forget(session_id)
         self._checkpoints.pop(session_id, None)
         self._redo.pop(session_id, None)
+        self._locks.pop(session_id, None)
 
 
 def _unique(paths: Any) -> list[str]:
