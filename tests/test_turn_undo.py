@@ -6,6 +6,7 @@ NotebookBridge (as in test_notebook_bridge.py); the model is the scripted one.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
@@ -251,3 +252,27 @@ async def test_restore_and_redo_routes_answer_conflicts_with_the_cells_and_files
         {"path": "a.txt", "cell_id": None, "reason": "the file changed after the agent wrote it"}
     ]
     assert (jp_root_dir / "a.txt").read_text() == "a\n"
+
+
+async def test_two_undos_at_once_apply_once(tmp_path: Path) -> None:
+    from hdsp_agent.agent.undo import NothingToUndo
+    from hdsp_agent.tools.builtin.edit.filestate import atomic_write
+
+    state = ToolState()
+    undo = TurnUndo(state)
+    target = tmp_path / "a.txt"
+    target.write_bytes(b"before\n")
+    undo.mark("s", "turn_1")
+    atomic_write(target, b"after\n")
+    state.files.record_prior(
+        "s", target, b"before\n", after_sha256=hashlib.sha256(b"after\n").hexdigest(), shown_as="a.txt"
+    )
+    first, second = await asyncio.gather(undo.undo_last("s"), undo.undo_last("s"), return_exceptions=True)
+    assert not isinstance(first, BaseException) and first.turn_ids == ["turn_1"]
+    assert isinstance(second, NothingToUndo)
+    assert target.read_bytes() == b"before\n"
+    # One undo, so one redo.
+    await undo.redo("s")
+    assert target.read_bytes() == b"after\n"
+    with pytest.raises(NothingToRedo):
+        await undo.redo("s")
