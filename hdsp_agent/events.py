@@ -70,11 +70,25 @@ class TurnEndEvent(BaseModel):
 
 
 class TurnUndoneEvent(BaseModel):
-    """The user undid a turn: the files and cells it changed were restored (one line each in ``restored``)."""
+    """The user undid a turn, or restored the checkpoint before it (``turn_ids``: that turn and every later
+    one undone with it): the files and cells they changed were restored (one line each in ``restored``)."""
 
     type: Literal["turn.undone"] = "turn.undone"
     turn_id: str
     restored: list[str]
+    turn_ids: list[str] = Field(default_factory=list)
+    # Every document the undo touched, as Jupyter contents paths (relative to the server root, the form the
+    # frontend finds open documents by): each open view of them is reloaded.
+    paths: list[str] = Field(default_factory=list)
+
+
+class TurnRedoneEvent(BaseModel):
+    """The user redid the last undo: the turns' changes are back and they can be undone again."""
+
+    type: Literal["turn.redone"] = "turn.redone"
+    turn_ids: list[str]
+    restored: list[str]
+    paths: list[str] = Field(default_factory=list)
 
 
 class AssistantDeltaEvent(BaseModel):
@@ -165,6 +179,7 @@ AgentEvent = Annotated[
     | TurnStartEvent
     | TurnEndEvent
     | TurnUndoneEvent
+    | TurnRedoneEvent
     | AssistantDeltaEvent
     | AssistantMessageEvent
     | ErrorEvent

@@ -217,21 +217,58 @@ export function exportSession(
 }
 
 /**
- * `POST /hdsp-agent/sessions/{id}/undo`: restore the files and cells the last turn changed.
+ * `POST /hdsp-agent/sessions/{id}/undo`: restore the files and cells the last turn changed, all or nothing.
+ * `unsaved`: the contents paths open with unsaved changes here (the server does not write under them).
  *
- * @throws ServerConnection.ResponseError 409 when there is nothing to undo, a turn runs, or the user
- * changed a file since (nothing is overwritten then)
+ * @throws ServerConnection.ResponseError 409 when there is nothing to undo, a turn runs, or something the
+ * turn changed was changed since (its message names each cell and file; nothing is applied then)
  */
 export function undoLastTurn(
   serverSettings: ServerConnection.ISettings,
-  sessionId: string
+  sessionId: string,
+  unsaved: string[] = []
 ): Promise<IUndoReply> {
   return requestAPI<IUndoReply>(
     `${sessionPath(sessionId)}/undo`,
     serverSettings,
-    {
-      method: 'POST'
-    }
+    { method: 'POST', body: JSON.stringify({ unsaved }) }
+  );
+}
+
+/**
+ * `POST /hdsp-agent/sessions/{id}/restore`: back to the checkpoint before turn `turnId` (it and every later
+ * turn undone), all or nothing.
+ *
+ * @throws ServerConnection.ResponseError 409 as {@link undoLastTurn}, or when the checkpoint is gone (the
+ * server restarted)
+ */
+export function restoreCheckpoint(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  turnId: string,
+  unsaved: string[] = []
+): Promise<IUndoReply> {
+  return requestAPI<IUndoReply>(
+    `${sessionPath(sessionId)}/restore`,
+    serverSettings,
+    { method: 'POST', body: JSON.stringify({ turn_id: turnId, unsaved }) }
+  );
+}
+
+/**
+ * `POST /hdsp-agent/sessions/{id}/redo`: re-do the last undo or restore, all or nothing.
+ *
+ * @throws ServerConnection.ResponseError 409 when there is nothing to redo or something changed since
+ */
+export function redoUndo(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  unsaved: string[] = []
+): Promise<IUndoReply> {
+  return requestAPI<IUndoReply>(
+    `${sessionPath(sessionId)}/redo`,
+    serverSettings,
+    { method: 'POST', body: JSON.stringify({ unsaved }) }
   );
 }
 

@@ -41,6 +41,8 @@ export interface IToolCallState {
 export interface IUserItem {
   kind: 'user';
   key: string;
+  /** The turn the message started: its checkpoint. */
+  turnId: string;
   content: string;
   context: IClientContext;
 }
@@ -86,6 +88,16 @@ export interface IUndoneItem {
   kind: 'undone';
   key: string;
   restored: string[];
+  /** How many turns it undid: one for Undo, more for a checkpoint restored further back. */
+  turns: number;
+  /** Whether it was later redone. */
+  redone: boolean;
+}
+
+export interface IRedoneItem {
+  kind: 'redone';
+  key: string;
+  restored: string[];
 }
 
 /**
@@ -107,7 +119,8 @@ export type ChatItem =
   | IToolItem
   | IErrorItem
   | ITurnEndItem
-  | IUndoneItem;
+  | IUndoneItem
+  | IRedoneItem;
 
 export const TERMINAL_STATUSES: ReadonlySet<ToolStatus> = new Set([
   'done',

@@ -56,6 +56,23 @@ export class Conversation {
   }
 
   /**
+   * Whether the checkpoint before turn `turnId` can be restored: the turn ended and was not undone (the
+   * server keeps checkpoints in memory: after a server restart it refuses).
+   */
+  canRestore(turnId: string): boolean {
+    return (
+      !this._running && this._ended.has(turnId) && !this._undone.has(turnId)
+    );
+  }
+
+  /**
+   * The undo notice whose undo can be redone (no turn started since), else null.
+   */
+  get redoKey(): string | null {
+    return this._running ? null : this._redoKey;
+  }
+
+  /**
    * The title the server last announced (empty until a `session.updated`).
    */
   get title(): string {
@@ -121,9 +138,12 @@ export class Conversation {
       case 'message.user':
         this._running = true;
         this._lastTurnId = event.turn_id;
+        // A new turn ends what could be redone (the server drops it too).
+        this._redoKey = null;
         this._put({
           kind: 'user',
           key: `user-${event.turn_id}`,
+          turnId: event.turn_id,
           content: event.content,
           context: event.context ?? {}
         });
@@ -207,6 +227,7 @@ export class Conversation {
         });
         break;
       case 'turn.end':
+        this._ended.add(event.turn_id);
         this._endTurn(event.seq, event.ts, event.reason, event.message ?? null);
         break;
       case 'context.warning':
@@ -219,14 +240,35 @@ export class Conversation {
           summary: event.type === 'context.compacted' ? event.summary : null
         });
         break;
-      case 'turn.undone':
-        this._undone.add(event.turn_id);
+      case 'turn.undone': {
+        const turnIds = event.turn_ids?.length
+          ? event.turn_ids
+          : [event.turn_id];
+        turnIds.forEach(turnId => this._undone.add(turnId));
+        this._redoKey = `undone-${event.seq}`;
         this._put({
           kind: 'undone',
-          key: `undone-${event.seq}`,
+          key: this._redoKey,
+          restored: event.restored,
+          turns: turnIds.length,
+          redone: false
+        });
+        break;
+      }
+      case 'turn.redone': {
+        event.turn_ids.forEach(turnId => this._undone.delete(turnId));
+        const undone = this._redoKey ? this._find(this._redoKey) : undefined;
+        if (undone?.kind === 'undone') {
+          this._put({ ...undone, redone: true });
+        }
+        this._redoKey = null;
+        this._put({
+          kind: 'redone',
+          key: `redone-${event.seq}`,
           restored: event.restored
         });
         break;
+      }
       case 'session.updated':
         this._title = event.title;
         this._running = event.status === 'running';
@@ -314,6 +356,8 @@ export class Conversation {
   private _title = '';
   private _lastTurnId: string | null = null;
   private _undone = new Set<string>();
+  private _ended = new Set<string>();
+  private _redoKey: string | null = null;
   private _usage: Conversation.IUsage = {
     tokens: 0,
     lastPromptTokens: 0,

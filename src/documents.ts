@@ -121,36 +121,96 @@ export async function insertCode(
 }
 
 /**
+ * A path as the server names documents: the Jupyter contents path, without a drive ("RTC:") or a leading
+ * slash.
+ */
+export function contentsPath(path: string): string {
+  const colon = path.indexOf(':');
+  if (colon > 0 && !path.slice(0, colon).includes('/')) {
+    path = path.slice(colon + 1);
+  }
+  return path.replace(/^\.?\/+/, '');
+}
+
+/**
+ * Every document context open in the main area (one per document and model type: a notebook also open as
+ * JSON has two), with the server's form of its path.
+ */
+function openContexts(
+  shell: ILabShell | null,
+  documents: IDocumentManager
+): DocumentRegistry.Context[] {
+  const contexts = new Set<DocumentRegistry.Context>();
+  for (const widget of shell?.widgets('main') ?? []) {
+    const context = documents.contextForWidget(widget);
+    if (context) {
+      contexts.add(context as DocumentRegistry.Context);
+    }
+  }
+  return [...contexts];
+}
+
+/**
+ * The documents open with unsaved changes, as contents paths (what an undo must not write under).
+ */
+export function unsavedPaths(
+  shell: ILabShell | null,
+  documents: IDocumentManager
+): string[] {
+  return openContexts(shell, documents)
+    .filter(context => context.model.dirty)
+    .map(context => contentsPath(context.path));
+}
+
+/**
  * Show the agent's changes to open documents.
  *
  * Notebooks open here are changed live through the NotebookBridge (notebookBridge.ts), which leaves
  * them with unsaved changes; other files are changed on disk. When a tool that changes things finishes
  * on a path open here with no unsaved edits, the document is reloaded from disk so the user sees the
- * change; a document with unsaved edits is left alone, so nothing the user typed is lost.
+ * change; a document with unsaved edits is left alone, so nothing the user typed is lost. After an undo
+ * or a redo, every open view of every document it touched is reloaded the same way (a view left showing
+ * the agent's version would write it back on the next save); the server refuses to write a file on disk
+ * under unsaved changes (see `unsavedPaths`), and changes open notebooks live.
+ *
+ * Paths are compared in one form, the Jupyter contents path the server's events use.
  */
 export function reloadChangedDocuments(
   model: AgentModel,
-  documents: IDocumentManager
+  documents: IDocumentManager,
+  shell: ILabShell | null = null
 ): IDisposable {
   let session: ChatSession | null = null;
   let openedAt = 0;
   const reload = (path: string) => {
-    const widget = documents.findWidget(path);
-    const context = widget ? documents.contextForWidget(widget) : undefined;
-    if (context && !context.model.dirty) {
-      void context.revert().catch(reason => {
-        console.warn(`hdsp-agent: could not reload ${path}`, reason);
-      });
+    const wanted = contentsPath(path);
+    let contexts = openContexts(shell, documents).filter(
+      context => contentsPath(context.path) === wanted
+    );
+    if (!shell) {
+      const widget = documents.findWidget(wanted);
+      const context = widget ? documents.contextForWidget(widget) : undefined;
+      contexts = context ? [context as DocumentRegistry.Context] : [];
+    }
+    for (const context of contexts) {
+      if (!context.model.dirty) {
+        void context.revert().catch(reason => {
+          console.warn(`hdsp-agent: could not reload ${wanted}`, reason);
+        });
+      }
     }
   };
+  model.unsavedPaths = () => unsavedPaths(shell, documents);
   const onEvent = (_: ChatSession, event: AgentEvent) => {
     // The replay of an old conversation is history, not a change to show now.
     if (event.ts < openedAt) {
       return;
     }
-    if (event.type === 'turn.undone') {
-      // One line per restored change: "path: what".
-      new Set(event.restored.map(line => line.split(': ')[0])).forEach(reload);
+    if (event.type === 'turn.undone' || event.type === 'turn.redone') {
+      // Older logs have no paths: then one line per restored change, "path: what".
+      const paths =
+        event.paths ?? event.restored.map(line => line.split(': ')[0]);
+      new Set(paths).forEach(reload);
       return;
     }
     if (event.type !== 'tool.status') {
@@ -176,6 +236,7 @@ export function reloadChangedDocuments(
   return new DisposableDelegate(() => {
     model.activeSessionChanged.disconnect(onActive);
     session?.eventApplied.disconnect(onEvent);
+    model.unsavedPaths = null;
   });
 }
 
@@ -188,10 +249,15 @@ function changedPaths(event: IToolStatusEvent): string[] {
       // Arguments the model garbled: the details' path (if any) is all there is.
     }
   }
+  // The result's path is the server's contents path; the model's own arguments may be absolute or
+  // "./"-prefixed, so they count only when the result names none (a failed call).
+  const named = event.details?.path;
+  const candidates =
+    typeof named === 'string' && named ? [named] : [args.path, args.filepath];
   const paths = new Set<string>();
-  for (const value of [event.details?.path, args.path, args.filepath]) {
+  for (const value of candidates) {
     if (typeof value === 'string' && value) {
-      paths.add(value.replace(/^\.?\//, ''));
+      paths.add(contentsPath(value));
     }
   }
   return [...paths];

@@ -183,6 +183,20 @@ export interface ITurnUndoneEvent extends IEventEnvelope {
   type: 'turn.undone';
   turn_id: string;
   restored: string[];
+  /** That turn and every later one undone with it (a restored checkpoint); absent in older logs. */
+  turn_ids?: string[];
+  /** Every document the undo touched, as Jupyter contents paths (the form open documents are found by). */
+  paths?: string[];
+}
+
+/**
+ * The user redid the last undo: the turns' changes are back, and they can be undone again.
+ */
+export interface ITurnRedoneEvent extends IEventEnvelope {
+  type: 'turn.redone';
+  turn_ids: string[];
+  restored: string[];
+  paths?: string[];
 }
 
 export interface IErrorEvent extends IEventEnvelope {
@@ -235,4 +249,5 @@ export type AgentEvent =
   | IContextWarningEvent
   | IContextCompactedEvent
   | ISessionUpdatedEvent
-  | ITurnUndoneEvent;
+  | ITurnUndoneEvent
+  | ITurnRedoneEvent;

@@ -93,7 +93,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       model.mentionSource = notebookMentionSource(notebooks);
     }
     if (documents) {
-      reloadChangedDocuments(model, documents);
+      reloadChangedDocuments(model, documents, labShell);
     }
 
     const panel = new ChatPanel({

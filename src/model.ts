@@ -9,6 +9,8 @@ import {
   listEndpointModels,
   saveModelSetup,
   testModel,
+  redoUndo,
+  restoreCheckpoint,
   undoCell,
   undoLastTurn
 } from './api';
@@ -377,8 +379,53 @@ export class AgentModel implements IDisposable {
       return false;
     }
     return this._guard(async () => {
-      await undoLastTurn(this._serverSettings, active.id);
+      await undoLastTurn(this._serverSettings, active.id, this._unsaved());
     });
+  }
+
+  /**
+   * Go back to the checkpoint before a turn of the open conversation: that turn and every later one are
+   * undone, all or nothing (a conflict becomes `actionError`, naming each cell and file). Returns whether
+   * the server did it.
+   */
+  async restoreCheckpoint(turnId: string): Promise<boolean> {
+    const active = this._active;
+    if (!active) {
+      return false;
+    }
+    return this._guard(async () => {
+      await restoreCheckpoint(
+        this._serverSettings,
+        active.id,
+        turnId,
+        this._unsaved()
+      );
+    });
+  }
+
+  /** Re-do the last undo or restore of the open conversation, all or nothing. */
+  async redo(): Promise<boolean> {
+    const active = this._active;
+    if (!active) {
+      return false;
+    }
+    return this._guard(async () => {
+      await redoUndo(this._serverSettings, active.id, this._unsaved());
+    });
+  }
+
+  /**
+   * The contents paths open here with unsaved changes (set by the app from its open documents): an undo
+   * must not write those files on disk, or the editor's next save would bring the agent's change back.
+   */
+  unsavedPaths: (() => string[]) | null = null;
+
+  private _unsaved(): string[] {
+    try {
+      return this.unsavedPaths?.() ?? [];
+    } catch {
+      return [];
+    }
   }
 
   async renameSession(sessionId: string, title: string): Promise<void> {

@@ -203,6 +203,10 @@ export type ExportFormat = 'markdown' | 'json';
  */
 export interface IUndoReply {
   restored: string[];
+  /** The turns undone or redone (absent for a single cell's undo). */
+  turn_ids?: string[];
+  /** Every document touched, as Jupyter contents paths. */
+  paths?: string[];
 }
 
 /**

@@ -138,7 +138,7 @@ async def test_undo_last_turn_restores_files_it_changed(tmp_path: Path) -> None:
         await run_turn(session, "edit things")
         assert (tmp_path / "new.txt").read_text() == "fresh"
         assert (tmp_path / "notes.txt").read_text() == "alpha\ngamma\n"
-        restored = await session.undo_last_turn()
+        restored = (await session.undo_last_turn()).restored
         assert not (tmp_path / "new.txt").exists()
         assert (tmp_path / "notes.txt").read_text() == "alpha\nbeta\n"
         assert len(restored) == 2

@@ -22,6 +22,7 @@ from ..events import (
     SessionUpdatedEvent,
     TurnEndEvent,
     TurnEndReason,
+    TurnRedoneEvent,
     TurnStartEvent,
     TurnUndoneEvent,
     UserMessageEvent,
@@ -35,7 +36,7 @@ from .models import ModelNotConfigured
 from .quotas import QuotaExceeded
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
-from .undo import NothingToUndo, TurnMark
+from .undo import NothingToUndo, UndoResult
 
 Subscriber = Callable[[dict[str, Any]], None]
 DEFAULT_TITLE = "New chat"
@@ -68,7 +69,6 @@ class Conversation:
         self._subscribers: list[Subscriber] = []
         self._turn: asyncio.Task[None] | None = None
         self._cancel: CancelToken | None = None
-        self._undo_mark: TurnMark | None = None
         self._interrupted = False
         # Prefix sizes the user was already warned about (see AgentLoop), so the warning is not repeated.
         self._warned_prefixes: set[int] = set()
@@ -146,37 +146,63 @@ class Conversation:
             self.record.title = _title_from(content)
         self._set_status("running")
         self._cancel = CancelToken()
-        self._undo_mark = self.runtime.undo.mark(self.id, turn_id)
+        self.runtime.undo.mark(self.id, turn_id)  # the turn's checkpoint
         self._turn = asyncio.create_task(self._run_turn(turn_id, context, model, self._cancel))
         return turn_id
 
-    async def undo_last_turn(self) -> list[str]:
-        """Restore every file and notebook the last turn changed; ``NothingToUndo`` if there is none."""
+    async def undo_last_turn(self, unsaved: frozenset[str] = frozenset()) -> UndoResult:
+        """Restore every file and cell the last turn changed, all or nothing (``agent/undo.py``).
+
+        Raises ``NothingToUndo`` when there is none, ``UndoConflicts`` when the user changed some of it since.
+        """
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before undoing it")
-        mark = self._undo_mark
-        if mark is None:
-            raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
-        restored = await self.runtime.undo.undo(self.id, mark)
-        self._undo_mark = None
-        self.emit(TurnUndoneEvent(turn_id=mark.turn_id, restored=restored))
-        # Tell the model, so its next step does not assume the undone changes are still there.
-        self.messages.append(
-            {
-                "role": "user",
-                "content": "(hdsp-agent note) The user undid the previous turn. Restored:\n"
-                + "\n".join(restored),
-            }
+        result = await self.runtime.undo.undo_last(self.id, unsaved)
+        self._tell_undone(result)
+        return result
+
+    async def restore(self, turn_id: str, unsaved: frozenset[str] = frozenset()) -> UndoResult:
+        """Go back to the checkpoint before turn ``turn_id``: undo it and every later turn, all or nothing."""
+        if self.running:
+            raise TurnAlreadyRunning("stop the running turn before restoring a checkpoint")
+        result = await self.runtime.undo.restore(self.id, turn_id, unsaved)
+        self._tell_undone(result)
+        return result
+
+    async def redo(self, unsaved: frozenset[str] = frozenset()) -> UndoResult:
+        """Re-do the last undo or restore, all or nothing; raises ``NothingToRedo`` or ``UndoConflicts``."""
+        if self.running:
+            raise TurnAlreadyRunning("stop the running turn before redoing")
+        result = await self.runtime.undo.redo(self.id, unsaved)
+        self.emit(TurnRedoneEvent(turn_ids=result.turn_ids, restored=result.restored, paths=result.paths))
+        self._note(
+            "The user redid what they had undone; these changes are back:\n" + "\n".join(result.restored)
         )
+        return result
+
+    def _tell_undone(self, result: UndoResult) -> None:
+        self.emit(
+            TurnUndoneEvent(
+                turn_id=result.turn_ids[0],
+                turn_ids=result.turn_ids,
+                restored=result.restored,
+                paths=result.paths,
+            )
+        )
+        # Tell the model, so its next step does not assume the undone changes are still there.
+        what = "the previous turn" if len(result.turn_ids) == 1 else f"the last {len(result.turn_ids)} turns"
+        self._note(f"The user undid {what}. Restored:\n" + "\n".join(result.restored))
+
+    def _note(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": f"(hdsp-agent note) {text}"})
         self.store.save_messages(self.id, self.messages)
-        return restored
 
     async def undo_cell(self, path: str, cell_id: str) -> list[str]:
         """Undo the last turn's changes to one cell (the review's per-cell "Undo"); the rest of the turn
         stays."""
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before undoing its changes")
-        mark = self._undo_mark
+        mark = self.runtime.undo.last_mark(self.id)
         if mark is None:
             raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
         restored = await self.runtime.undo.undo_cell(self.id, mark, path, cell_id)

@@ -65,7 +65,7 @@ class ConversationManager:
         """Keep at most MAX_LIVE conversations in memory; the rest stay on disk until opened again.
 
         Only idle conversations nobody watches are dropped (oldest first): their events and messages are all
-        in the store. What is lost is in-memory state only: the undo mark of their last turn.
+        in the store. Their checkpoints and redo live in the runtime's ``TurnUndo``, so nothing is lost.
         """
         idle = [s for s in self._live.values() if not s.running and not s.watched]
         idle.sort(key=lambda session: session.record.updated)

@@ -1,56 +1,492 @@
-"""Undoing a whole turn: every file and notebook change the agent made in it, newest first.
+"""Undoing turns exactly: checkpoints, an undo planned before anything is applied, and redo.
 
 The file tools and the notebook tools each record the prior state before they change anything (per agent
-session). A turn takes a mark of both histories when it starts; undo restores everything recorded after the
-mark.
-Undo history lives in memory: it does not survive a server restart.
+session; ``FileStateStore`` and ``NotebookUndoStore``). Every turn takes a mark of both histories when it
+starts: that mark is the turn's checkpoint. Restoring a checkpoint undoes that turn and every later one.
+
+An undo is planned first and applied all or nothing. Every inverse step of the turns, newest first, is checked
+against a simulation of the documents as the steps before it would leave them: a file must still have the
+bytes the agent wrote (by SHA-256) and no unsaved changes in an open editor, a notebook file the
+``last_modified`` the agent's save left, a cell in an open notebook the source (and execution count) the agent
+left. When any step conflicts nothing is applied, and ``UndoConflicts`` names each cell or file concerned.
+Applying is not a transaction: if a step fails after the plan passed (the JupyterLab tab holding the notebook
+disconnects mid-undo, the disk is full), the steps before it stay applied and the error is reported.
+
+Every applied step gives back the step that re-does it: an undo can be redone (all or nothing too) until the
+next turn starts. A redo re-records its changes in the tools' histories, so the redone turns are checkpoints
+again.
+
+Paths in results and events are Jupyter contents paths (relative to the server root, ``/``-separated): the
+form the frontend finds open editors and notebooks by.
+
+All of it lives in the server's memory: it survives a browser reload, not a server restart.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
+from ..tools.base import ToolContext, ToolError
+from ..tools.builtin.edit.filestate import FileStateStore, UndoRecord, atomic_write
+from ..tools.jupyter.edits import apply_edit
+from ..tools.jupyter.inverse import InverseEdit, inverse_of
+from ..tools.jupyter.notebook_runtime import NotebookRuntime
+from ..tools.jupyter.undo import UndoEntry
 from ..tools.state import ToolState
 
 
 @dataclass
 class TurnMark:
+    """A turn's checkpoint: where the file and notebook histories stood when it started."""
+
     turn_id: str
     file_records: int
     notebook_entries: int
+
+
+@dataclass(frozen=True)
+class UndoConflict:
+    """One step an undo cannot apply without losing what the user did since."""
+
+    path: str
+    cell_id: str | None
+    reason: str
+
+    def line(self) -> str:
+        where = f"cell {self.cell_id} of {self.path}" if self.cell_id else self.path
+        return f"{where}: {self.reason}"
 
 
 class NothingToUndo(Exception):
     pass
 
 
+class NothingToRedo(Exception):
+    pass
+
+
+class UndoConflicts(Exception):
+    """Nothing was applied: these steps conflict with what the user changed since."""
+
+    def __init__(self, conflicts: list[UndoConflict]) -> None:
+        self.conflicts = conflicts
+        super().__init__(
+            "nothing was undone, because some of it changed since: "
+            + "; ".join(conflict.line() for conflict in conflicts)
+        )
+
+
+@dataclass
+class UndoResult:
+    """What an undo, a restore or a redo did."""
+
+    turn_ids: list[str]
+    restored: list[str]
+    # Every document it touched, as contents paths: the frontend reloads each open view of them.
+    paths: list[str]
+
+
+def _sha256(content: bytes | None) -> str | None:
+    return None if content is None else hashlib.sha256(content).hexdigest()
+
+
+@dataclass
+class Simulation:
+    """The documents as the steps planned so far would leave them; filled from the real ones on first use."""
+
+    unsaved: frozenset[str] = frozenset()
+    conflicts: list[UndoConflict] = field(default_factory=list)
+    files: dict[Path, str | None] = field(default_factory=dict)
+    notebooks: dict[str, Any] = field(default_factory=dict)
+    stamps: dict[str, Any] = field(default_factory=dict)
+
+    def conflict(self, path: str, reason: str, cell_id: str | None = None) -> None:
+        self.conflicts.append(UndoConflict(path, cell_id, reason))
+
+    def file_hash(self, path: Path) -> str | None:
+        if path not in self.files:
+            try:
+                self.files[path] = _sha256(path.read_bytes())
+            except FileNotFoundError:
+                self.files[path] = None
+        return self.files[path]
+
+
+class Step(Protocol):
+    """One change to take back (or to re-do): checked against the simulation, then applied."""
+
+    @property
+    def path(self) -> str:
+        """The document it changes, as a contents path."""
+        ...
+
+    @property
+    def description(self) -> str: ...
+
+    async def check(self, simulation: Simulation) -> None:
+        """Record a conflict in ``simulation``, or move the simulation past this step."""
+        ...
+
+    async def apply(self) -> Step | None:
+        """Apply it (after every step of the plan checked); returns the step that takes it back."""
+        ...
+
+
+@dataclass
+class FileStep:
+    """Put a file's bytes back (``content`` None: delete it) while it has the bytes it is expected to."""
+
+    store: FileStateStore
+    session_id: str
+    file: Path
+    path: str
+    content: bytes | None
+    # SHA-256 the file must have now (None: it must not exist); ``checked`` False: unknown, not checked.
+    expected_sha256: str | None
+    checked: bool
+    description: str
+    # An undo's step: the history record it takes back (dropped when applied). A redo's step has none and
+    # records its change as a new one, so it can be undone again.
+    record: UndoRecord | None = None
+
+    async def check(self, simulation: Simulation) -> None:
+        if self.checked and simulation.file_hash(self.file) != self.expected_sha256:
+            simulation.conflict(self.path, "the file changed after the agent wrote it")
+        elif self.path in simulation.unsaved:
+            simulation.conflict(
+                self.path, "the file has unsaved changes in JupyterLab; save or revert them first"
+            )
+        simulation.files[self.file] = _sha256(self.content)
+
+    async def apply(self) -> Step | None:
+        try:
+            current: bytes | None = self.file.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if self.record is not None:
+            self.store.restore(self.record)
+        else:
+            if self.content is None:
+                self.file.unlink(missing_ok=True)
+            else:
+                atomic_write(self.file, self.content)
+            self.store.record_prior(
+                self.session_id,
+                self.file,
+                current,
+                after_sha256=_sha256(self.content),
+                shown_as=self.path,
+            )
+            self.store.forget_read(self.session_id, self.file)
+        return FileStep(
+            self.store,
+            self.session_id,
+            self.file,
+            self.path,
+            current,
+            _sha256(self.content),
+            True,
+            f"{self.path}: {'deleted' if current is None else 'written again'}",
+        )
+
+
+@dataclass
+class NotebookCellStep:
+    """Apply one cell edit to a notebook (the open tab's model, else its file), while the cell is as the
+    agent left it (``InverseEdit.plan``)."""
+
+    notebooks: NotebookRuntime
+    ctx: ToolContext
+    path: str
+    inverse: InverseEdit
+    description: str
+    # An undo's step: the history entry it takes back. A redo's step records its change as a new one.
+    entry: UndoEntry | None = None
+    _skip: bool = False
+    _forward: InverseEdit | None = None
+
+    async def check(self, simulation: Simulation) -> None:
+        notebook = simulation.notebooks.get(self.path)
+        if notebook is None:
+            try:
+                notebook = await self.notebooks.undo_view(self.ctx, self.path)
+            except ToolError as error:
+                simulation.conflict(self.path, error.message)
+                return
+            simulation.notebooks[self.path] = notebook
+        verdict = self.inverse.plan(notebook)
+        if verdict == "skip":
+            self._skip = True
+        elif verdict == "apply":
+            self._skip = False
+            self._forward = inverse_of(notebook, self.inverse.edit)
+            apply_edit(notebook, self.inverse.edit)
+        else:
+            simulation.conflict(self.path, verdict, self.inverse.cell_id)
+
+    async def apply(self) -> Step | None:
+        if self.entry is not None:
+            self.notebooks.undo.remove(self.entry)
+            if not self._skip:
+                await self.notebooks.apply_planned(self.ctx, self.path, self.inverse.edit)
+        elif not self._skip:
+            await self.notebooks.change(self.ctx, self.path, self.inverse.edit, self.description)
+        if self._skip or self._forward is None:
+            return None
+        return NotebookCellStep(self.notebooks, self.ctx, self.path, self._forward, self.description)
+
+
+@dataclass
+class NotebookFileStep:
+    """Put a notebook file's content back (``content`` None: delete it), while the file is as the agent's
+    save left it (by ``last_modified``)."""
+
+    notebooks: NotebookRuntime
+    ctx: ToolContext
+    path: str
+    content: str | None
+    expected_stamp: Any
+    # The ``last_modified`` of the state it puts back, for the steps after it in the plan.
+    restores_stamp: Any
+    description: str
+    entry: UndoEntry | None = None
+
+    async def check(self, simulation: Simulation) -> None:
+        if self.path not in simulation.stamps:
+            simulation.stamps[self.path] = await self.notebooks.file_stamp(self.ctx, self.path)
+        if simulation.stamps[self.path] != self.expected_stamp:
+            simulation.conflict(self.path, "the notebook file changed after the agent saved it")
+        elif self.path in simulation.unsaved:
+            simulation.conflict(
+                self.path, "the notebook has unsaved changes in JupyterLab; save or revert them first"
+            )
+        simulation.stamps[self.path] = self.restores_stamp
+
+    async def apply(self) -> Step | None:
+        before, after = await self.notebooks.replace_file(self.ctx, self.path, self.content)
+        if self.entry is not None:
+            self.notebooks.undo.remove(self.entry)
+        else:
+            self.notebooks.record_file_replacement(self.ctx, self.path, before, after, self.description)
+        return NotebookFileStep(
+            self.notebooks,
+            self.ctx,
+            self.path,
+            before.content,
+            after,
+            before.last_modified,
+            self.description,
+        )
+
+
+def file_step(store: FileStateStore, record: UndoRecord) -> FileStep:
+    """The step that takes back one recorded file change."""
+    path = record.shown_as or str(record.path)
+    what = "deleted (the turn created it)" if record.prior is None else "restored"
+    return FileStep(
+        store,
+        record.session_id,
+        record.path,
+        path,
+        record.prior,
+        record.after_sha256,
+        record.after_sha256 is not None,
+        f"{path}: {what}",
+        record=record,
+    )
+
+
+def notebook_step(notebooks: NotebookRuntime, entry: UndoEntry) -> Step:
+    """The step that takes back one recorded notebook change."""
+    description = f"{entry.path}: {entry.description}"
+    if entry.ctx is not None and entry.inverse is not None:
+        return NotebookCellStep(notebooks, entry.ctx, entry.path, entry.inverse, description, entry=entry)
+    if entry.ctx is not None and entry.snapshot is not None:
+        return NotebookFileStep(
+            notebooks,
+            entry.ctx,
+            entry.path,
+            entry.snapshot.content,
+            entry.after_stamp,
+            entry.snapshot.last_modified,
+            description,
+            entry=entry,
+        )
+    return _OpaqueStep(notebooks, entry, description)
+
+
+@dataclass
+class _OpaqueStep:
+    """A notebook change recorded without what a plan needs (only its restore): applied as it is."""
+
+    notebooks: NotebookRuntime
+    entry: UndoEntry
+    description: str
+
+    @property
+    def path(self) -> str:
+        return self.entry.path
+
+    async def check(self, simulation: Simulation) -> None:
+        return None
+
+    async def apply(self) -> Step | None:
+        await self.entry.restore()
+        self.notebooks.undo.remove(self.entry)
+        return None
+
+
+@dataclass
+class _Redo:
+    """An undo that can be redone: per undone turn (oldest first), the steps that re-do it, in order."""
+
+    turns: list[tuple[str, list[Step]]]
+
+
+async def plan(steps: list[Step], unsaved: frozenset[str] = frozenset()) -> list[UndoConflict]:
+    """Check every step in order against the simulated documents; returns the conflicts (none: it applies)."""
+    simulation = Simulation(unsaved=unsaved)
+    for step in steps:
+        await step.check(simulation)
+    return simulation.conflicts
+
+
 class TurnUndo:
-    """Over the histories in ``state``: the ``ToolState`` the file and notebook tools were built with."""
+    """Checkpoints, planned undo and redo over the histories in ``state`` (the ``ToolState`` the file and
+    notebook tools were built with), per agent session."""
 
     def __init__(self, state: ToolState) -> None:
         self.file_state = state.files
         self.notebooks = state.notebooks
+        self._checkpoints: dict[str, list[TurnMark]] = {}
+        self._redo: dict[str, list[_Redo]] = {}
+        # One undo, restore or redo at a time per session: two clicks must not both plan on the same state
+        # and then both apply.
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- checkpoints -----------------------------------------------------------------------------------------
 
     def mark(self, session_id: str, turn_id: str) -> TurnMark:
-        return TurnMark(
+        """A turn starts: its checkpoint. A new turn ends what could be redone."""
+        mark = TurnMark(
             turn_id=turn_id,
             file_records=len(self.file_state.records(session_id)),
             notebook_entries=self.notebooks.undo.mark(session_id),
         )
+        self._checkpoints.setdefault(session_id, []).append(mark)
+        self._redo.pop(session_id, None)
+        return mark
 
-    async def undo(self, session_id: str, mark: TurnMark) -> list[str]:
-        """Restore what the turn changed; returns what was restored, one line each."""
-        restored: list[str] = []
-        entries = await self.notebooks.undo.undo_since(session_id, mark.notebook_entries)
-        restored += [f"{entry.path}: {entry.description}" for entry in entries]
-        for record in reversed(self.file_state.records(session_id)[mark.file_records :]):
-            self.file_state.restore(record)
-            restored.append(
-                f"{record.path}: {'deleted (the turn created it)' if record.prior is None else 'restored'}"
+    def checkpoints(self, session_id: str) -> list[str]:
+        """The turns that can be restored to, oldest first."""
+        return [mark.turn_id for mark in self._checkpoints.get(session_id, [])]
+
+    def can_redo(self, session_id: str) -> bool:
+        return bool(self._redo.get(session_id))
+
+    def last_turn(self, session_id: str) -> str | None:
+        marks = self._checkpoints.get(session_id)
+        return marks[-1].turn_id if marks else None
+
+    # -- undo ------------------------------------------------------------------------------------------------
+
+    def turn_steps(self, session_id: str, mark: TurnMark, until: TurnMark | None = None) -> list[Step]:
+        """The steps that take back what was recorded from ``mark`` up to ``until`` (else to now), newest
+        first."""
+        notebook_entries = self.notebooks.undo.entries(session_id)[
+            mark.notebook_entries : until.notebook_entries if until is not None else None
+        ]
+        file_records = self.file_state.records(session_id)[
+            mark.file_records : until.file_records if until is not None else None
+        ]
+        steps: list[Step] = [notebook_step(self.notebooks, entry) for entry in reversed(notebook_entries)]
+        steps += [file_step(self.file_state, record) for record in reversed(file_records)]
+        return steps
+
+    async def restore(
+        self, session_id: str, turn_id: str, unsaved: frozenset[str] = frozenset()
+    ) -> UndoResult:
+        """Undo turn ``turn_id`` and every turn after it, all or nothing.
+
+        ``unsaved``: contents paths open with unsaved changes in JupyterLab; a file the undo would write on
+        disk under them conflicts (the editor's next save would bring the agent's change back).
+        Raises ``NothingToUndo`` (unknown turn, or nothing changed since) or ``UndoConflicts``.
+        """
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            return await self._restore(session_id, turn_id, unsaved)
+
+    async def _restore(self, session_id: str, turn_id: str, unsaved: frozenset[str]) -> UndoResult:
+        marks = self._checkpoints.get(session_id, [])
+        position = next((i for i, mark in enumerate(marks) if mark.turn_id == turn_id), None)
+        if position is None:
+            raise NothingToUndo(
+                f"turn {turn_id} cannot be restored (undo history does not survive a server restart)"
             )
-        if not restored:
-            raise NothingToUndo(f"turn {mark.turn_id} changed no file or notebook")
-        return restored
+        undone = marks[position:]
+        # Per turn, newest first: a turn's steps run from its mark to the next turn's mark.
+        per_turn: list[tuple[str, list[Step]]] = []
+        for index in range(len(undone) - 1, -1, -1):
+            following = undone[index + 1] if index + 1 < len(undone) else None
+            per_turn.append((undone[index].turn_id, self.turn_steps(session_id, undone[index], following)))
+        ordered = [step for _, steps in per_turn for step in steps]
+        if not ordered:
+            raise NothingToUndo(f"turn {turn_id} and the turns after it changed no file or notebook")
+        conflicts = await plan(ordered, unsaved)
+        if conflicts:
+            raise UndoConflicts(conflicts)
+        redo_turns: list[tuple[str, list[Step]]] = []
+        for undone_turn, steps in per_turn:
+            redo_steps = [redo for step in steps if (redo := await step.apply()) is not None]
+            redo_turns.insert(0, (undone_turn, list(reversed(redo_steps))))
+        del marks[position:]
+        self._redo.setdefault(session_id, []).append(_Redo(redo_turns))
+        return UndoResult(
+            turn_ids=[mark.turn_id for mark in undone],
+            restored=[step.description for step in ordered],
+            paths=_unique(step.path for step in ordered),
+        )
+
+    async def undo_last(self, session_id: str, unsaved: frozenset[str] = frozenset()) -> UndoResult:
+        """Undo the last turn (the composer's Undo), all or nothing."""
+        last = self.last_turn(session_id)
+        if last is None:
+            raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
+        return await self.restore(session_id, last, unsaved)
+
+    async def redo(self, session_id: str, unsaved: frozenset[str] = frozenset()) -> UndoResult:
+        """Re-do the last undo or restore, all or nothing; its turns become checkpoints again."""
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            return await self._redo_last(session_id, unsaved)
+
+    async def _redo_last(self, session_id: str, unsaved: frozenset[str]) -> UndoResult:
+        stack = self._redo.get(session_id)
+        if not stack:
+            raise NothingToRedo("nothing to redo: no undo since the last turn")
+        redo = stack[-1]
+        ordered = [step for _, steps in redo.turns for step in steps]
+        conflicts = await plan(ordered, unsaved)
+        if conflicts:
+            raise UndoConflicts(conflicts)
+        stack.pop()
+        for turn_id, steps in redo.turns:
+            self._checkpoints.setdefault(session_id, []).append(
+                TurnMark(
+                    turn_id=turn_id,
+                    file_records=len(self.file_state.records(session_id)),
+                    notebook_entries=self.notebooks.undo.mark(session_id),
+                )
+            )
+            for step in steps:
+                await step.apply()
+        return UndoResult(
+            turn_ids=[turn_id for turn_id, _ in redo.turns],
+            restored=[step.description for step in ordered],
+            paths=_unique(step.path for step in ordered),
+        )
 
     async def undo_cell(self, session_id: str, mark: TurnMark, path: str, cell_id: str) -> list[str]:
         """Undo what the turn did to one cell of a notebook open in JupyterLab; its other changes stay."""
@@ -60,6 +496,17 @@ class TurnUndo:
             raise NothingToUndo(f"turn {mark.turn_id} left nothing to undo in cell {cell_id} of {path}")
         return restored
 
+    def last_mark(self, session_id: str) -> TurnMark | None:
+        marks = self._checkpoints.get(session_id)
+        return marks[-1] if marks else None
+
     def forget(self, session_id: str) -> None:
         self.file_state.forget_session(session_id)
         self.notebooks.undo.forget(session_id)
+        self._checkpoints.pop(session_id, None)
+        self._redo.pop(session_id, None)
+        self._locks.pop(session_id, None)
+
+
+def _unique(paths: Any) -> list[str]:
+    return list(dict.fromkeys(paths))

@@ -10,6 +10,7 @@ writes, which ``APIHandler`` enforces). Domain errors become HTTP errors in this
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
@@ -23,7 +24,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..agent.conversation import Conversation, InvalidRequest, TurnAlreadyRunning
 from ..agent.conversations import SessionNotFound
-from ..agent.undo import NothingToUndo
+from ..agent.undo import NothingToRedo, NothingToUndo, UndoConflicts, UndoResult
 from ..permissions.approval import ApprovalReply
 from ..permissions.grants import GrantStore, PermissionsFileError
 from ..tools.base import ToolError
@@ -127,19 +128,71 @@ class SessionHandler(_AgentHandler):
         self.finish()
 
 
-class SessionUndoHandler(_AgentHandler):
-    """``POST .../undo``: restore the files and notebook cells the last turn changed."""
+def _unsaved_paths(body: dict[str, Any]) -> frozenset[str]:
+    """The contents paths the tab has open with unsaved changes (an undo must not write under them)."""
+    unsaved = body.get("unsaved", [])
+    if not isinstance(unsaved, list) or not all(isinstance(path, str) for path in unsaved):
+        raise tornado.web.HTTPError(400, "'unsaved' must be a list of paths")
+    return frozenset(path.lstrip("/") for path in unsaved)
+
+
+class _UndoHandler(_AgentHandler):
+    """Undo, restore and redo: all or nothing; a conflict answers 409 with the cells and files concerned."""
+
+    async def answer(self, action: Callable[[], Awaitable[UndoResult]]) -> None:
+        try:
+            result = await action()
+        except (NothingToUndo, NothingToRedo, TurnAlreadyRunning) as error:
+            raise tornado.web.HTTPError(409, str(error)) from None
+        except UndoConflicts as error:
+            self.write_json(
+                {
+                    "message": str(error),
+                    "conflicts": [
+                        {"path": c.path, "cell_id": c.cell_id, "reason": c.reason} for c in error.conflicts
+                    ],
+                },
+                status=409,
+            )
+            return
+        except ToolError as error:  # e.g. the tab holding the notebook went away while the undo applied
+            raise tornado.web.HTTPError(409, error.message) from None
+        self.write_json({"restored": result.restored, "turn_ids": result.turn_ids, "paths": result.paths})
+
+
+class SessionUndoHandler(_UndoHandler):
+    """``POST .../undo`` ``{"unsaved"?}``: restore the files and notebook cells the last turn changed."""
 
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        try:
-            restored = await session.undo_last_turn()
-        except (NothingToUndo, TurnAlreadyRunning) as error:
-            raise tornado.web.HTTPError(409, str(error)) from None
-        except ToolError as error:  # e.g. the user changed a notebook after the turn: nothing is overwritten
-            raise tornado.web.HTTPError(409, error.message) from None
-        self.write_json({"restored": restored})
+        unsaved = _unsaved_paths(self.body_json())
+        await self.answer(lambda: session.undo_last_turn(unsaved))
+
+
+class SessionRestoreHandler(_UndoHandler):
+    """``POST .../restore`` ``{"turn_id", "unsaved"?}``: back to the checkpoint before that turn (it and every
+    later turn undone)."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        body = self.body_json()
+        turn_id = body.get("turn_id")
+        if not isinstance(turn_id, str) or not turn_id:
+            raise tornado.web.HTTPError(400, "'turn_id' is required")
+        unsaved = _unsaved_paths(body)
+        await self.answer(lambda: session.restore(turn_id, unsaved))
+
+
+class SessionRedoHandler(_UndoHandler):
+    """``POST .../redo`` ``{"unsaved"?}``: re-do the last undo or restore."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        unsaved = _unsaved_paths(self.body_json())
+        await self.answer(lambda: session.redo(unsaved))
 
 
 class SessionUndoCellHandler(_AgentHandler):
@@ -324,6 +377,8 @@ def build_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
         (route(f"sessions/{SESSION_ID}/events"), SessionEventsHandler),
         (route(f"sessions/{SESSION_ID}/undo"), SessionUndoHandler),
         (route(f"sessions/{SESSION_ID}/undo-cell"), SessionUndoCellHandler),
+        (route(f"sessions/{SESSION_ID}/restore"), SessionRestoreHandler),
+        (route(f"sessions/{SESSION_ID}/redo"), SessionRedoHandler),
         (route(f"sessions/{SESSION_ID}/export"), SessionExportHandler),
         (route(f"sessions/{SESSION_ID}/ws"), SessionSocketHandler),
     ]

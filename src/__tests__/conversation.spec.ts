@@ -393,3 +393,58 @@ describe('Conversation undo', () => {
     expect(conversation.canUndo).toBe(true);
   });
 });
+
+describe('Conversation checkpoints and redo', () => {
+  it('offers each ended turn as a checkpoint until it is undone, and redo until a new turn starts', () => {
+    const conversation = new Conversation();
+    conversation.receiveAll(simpleTurn(1, 't1', 'm1'));
+    conversation.receiveAll(simpleTurn(8, 't2', 'm2'));
+    expect(conversation.canRestore('t1')).toBe(true);
+    expect(conversation.canRestore('t2')).toBe(true);
+    expect(conversation.redoKey).toBeNull();
+
+    // Restoring t1's checkpoint undoes t1 and t2.
+    conversation.receive(
+      event(15, 'turn.undone', {
+        turn_id: 't1',
+        turn_ids: ['t1', 't2'],
+        restored: ['notes.txt: restored'],
+        paths: ['notes.txt']
+      })
+    );
+    expect(conversation.canRestore('t1')).toBe(false);
+    expect(conversation.canRestore('t2')).toBe(false);
+    expect(conversation.canUndo).toBe(false);
+    expect(conversation.redoKey).toBe('undone-15');
+    expect(conversation.items.at(-1)).toMatchObject({
+      kind: 'undone',
+      turns: 2,
+      redone: false
+    });
+
+    // Redo brings both back as checkpoints; the undo notice is no longer redoable.
+    conversation.receive(
+      event(16, 'turn.redone', {
+        turn_ids: ['t1', 't2'],
+        restored: ['notes.txt: written again'],
+        paths: ['notes.txt']
+      })
+    );
+    expect(conversation.canRestore('t1')).toBe(true);
+    expect(conversation.canUndo).toBe(true);
+    expect(conversation.redoKey).toBeNull();
+    expect(conversation.items.at(-1)).toMatchObject({ kind: 'redone' });
+
+    // An undo, then a new turn: nothing to redo anymore.
+    conversation.receive(
+      event(17, 'turn.undone', {
+        turn_id: 't2',
+        restored: ['notes.txt: restored']
+      })
+    );
+    expect(conversation.redoKey).toBe('undone-17');
+    conversation.receiveAll(simpleTurn(18, 't3', 'm3'));
+    expect(conversation.redoKey).toBeNull();
+    expect(conversation.canRestore('t3')).toBe(true);
+  });
+});

@@ -46,6 +46,12 @@ export function ChatView(props: IChatViewProps): JSX.Element {
   const stop = () => void active?.cancel().catch(() => undefined);
   const title =
     model.sessions.find(session => session.id === active?.id)?.title ?? '';
+  // Stable, so the memoized chat items do not re-render for them.
+  const onRestore = React.useCallback(
+    (turnId: string) => void model.restoreCheckpoint(turnId),
+    [model]
+  );
+  const onRedo = React.useCallback(() => void model.redo(), [model]);
 
   return (
     <div
@@ -149,6 +155,10 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 trans={trans}
                 showToolDetails={model.preferences.showToolDetails}
                 autoScroll={model.preferences.autoScroll}
+                canRestore={turnId => conversation?.canRestore(turnId) ?? false}
+                onRestore={onRestore}
+                redoKey={conversation?.redoKey ?? null}
+                onRedo={onRedo}
               />
               {model.actionError && (
                 <div className="jp-hdsp-Error" role="alert">

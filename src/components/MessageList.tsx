@@ -22,6 +22,15 @@ export interface IMessageListProps {
   trans: TranslationBundle;
   showToolDetails: boolean;
   autoScroll: boolean;
+  /**
+   * Whether the checkpoint before a user message's turn can be restored; with `onRestore`, each such
+   * message offers "Restore to here".
+   */
+  canRestore?: (turnId: string) => boolean;
+  onRestore?: (turnId: string) => void;
+  /** The undo notice that can be redone (null: none); with `onRedo`, it offers "Redo". */
+  redoKey?: string | null;
+  onRedo?: () => void;
 }
 
 /**
@@ -71,6 +80,12 @@ export function MessageList(props: IMessageListProps): JSX.Element {
           commands={props.commands}
           trans={trans}
           showToolDetails={props.showToolDetails}
+          onRestore={
+            item.kind === 'user' && props.canRestore?.(item.turnId)
+              ? props.onRestore
+              : undefined
+          }
+          onRedo={item.key === props.redoKey ? props.onRedo : undefined}
         />
       ))}
       {running &&
@@ -94,6 +109,10 @@ interface IItemProps {
   commands: CommandRegistry;
   trans: TranslationBundle;
   showToolDetails: boolean;
+  /** Set when the message's checkpoint can be restored. */
+  onRestore?: (turnId: string) => void;
+  /** Set on the undo notice that can be redone. */
+  onRedo?: () => void;
 }
 
 /**
@@ -104,14 +123,28 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
   switch (item.kind) {
     case 'user':
       return (
-        <div className="jp-hdsp-Message jp-hdsp-Message-user">
-          <div className="jp-hdsp-Message-text">{item.content}</div>
-          {item.context.active_document && (
-            <div className="jp-hdsp-Message-context">
-              {item.context.active_document.path}
-            </div>
+        <>
+          <div className="jp-hdsp-Message jp-hdsp-Message-user">
+            <div className="jp-hdsp-Message-text">{item.content}</div>
+            {item.context.active_document && (
+              <div className="jp-hdsp-Message-context">
+                {item.context.active_document.path}
+              </div>
+            )}
+          </div>
+          {props.onRestore && (
+            <button
+              type="button"
+              className="jp-hdsp-Checkpoint"
+              title={trans.__(
+                'Undo this turn and every turn after it: files and cells go back to how they were before this message'
+              )}
+              onClick={() => props.onRestore?.(item.turnId)}
+            >
+              {trans.__('Restore to here')}
+            </button>
           )}
-        </div>
+        </>
       );
     case 'assistant':
       return <AssistantMessage {...props} item={item} />;
@@ -156,7 +189,33 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
     case 'undone':
       return (
         <div className="jp-hdsp-Notice jp-mod-undone" role="status">
-          {trans.__('Undid the last turn. Restored:')}
+          {item.turns > 1
+            ? trans.__(
+                'Restored the checkpoint (%1 turns undone). Restored:',
+                item.turns
+              )
+            : trans.__('Undid the last turn. Restored:')}
+          <ul className="jp-hdsp-Notice-list">
+            {item.restored.map((line, index) => (
+              <li key={index}>{line}</li>
+            ))}
+          </ul>
+          {props.onRedo && (
+            <button
+              type="button"
+              className="jp-mod-styled jp-hdsp-Redo"
+              title={trans.__('Put back what this undo took away')}
+              onClick={() => props.onRedo?.()}
+            >
+              {trans.__('Redo')}
+            </button>
+          )}
+        </div>
+      );
+    case 'redone':
+      return (
+        <div className="jp-hdsp-Notice jp-mod-redone" role="status">
+          {trans.__('Redid. Back again:')}
           <ul className="jp-hdsp-Notice-list">
             {item.restored.map((line, index) => (
               <li key={index}>{line}</li>

@@ -4,14 +4,18 @@ import { APIRequestContext, Locator, Page, TestInfo } from '@playwright/test';
 export const PANEL_ID = 'hdsp-agent-panel';
 
 /**
- * Fail the test on any console error or uncaught exception in the page.
+ * Fail the test on any console error or uncaught exception in the page; `expected`: console errors a test
+ * provokes on purpose (e.g. the browser's log of a 409 reply the sidebar shows as a message).
  */
-export function failOnConsoleErrors(): void {
+export function failOnConsoleErrors(expected: RegExp[] = []): void {
   const errors: string[] = [];
   test.beforeEach(({ page }) => {
     errors.length = 0;
     page.on('console', message => {
-      if (message.type() === 'error') {
+      if (
+        message.type() === 'error' &&
+        !expected.some(pattern => pattern.test(message.text()))
+      ) {
         errors.push(message.text());
       }
     });

@@ -43,6 +43,8 @@ class NotebookSnapshot:
 
     path: str
     content: str | None
+    # The file's last_modified when the snapshot was taken (file mode; None: unknown or no file).
+    last_modified: Any = None
 
 
 @runtime_checkable
@@ -227,7 +229,13 @@ class FileNotebookGateway:
         if not await self.is_open(path):
             return NotebookSnapshot(path, None)
         model = await self._get(path, content=True, type="file", format="text")
-        return NotebookSnapshot(path, model["content"])
+        return NotebookSnapshot(path, model["content"], model.get("last_modified"))
+
+    async def last_modified(self, path: str) -> Any:
+        """The file's ``last_modified`` now; None when there is no file."""
+        if not await self.is_open(path):
+            return None
+        return (await self._get(path, content=False))["last_modified"]
 
     async def restore(self, path: str, snapshot: NotebookSnapshot) -> None:
         async with self.locks(path):

@@ -9,7 +9,7 @@ as they made it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import nbformat
 from pydantic import BaseModel
@@ -48,6 +48,28 @@ class InverseEdit:
                 "Change it back by hand if you want the agent's change undone.",
             )
         return True
+
+    def plan(self, notebook: nbformat.NotebookNode) -> Literal["apply", "skip"] | str:
+        """What applying it to ``notebook`` would do, for an undo planned before anything is applied.
+
+        "apply"; "skip" when the notebook is already as the inverse would leave it (the user deleted a cell
+        the agent inserted, or brought back one it deleted); otherwise the reason it conflicts, in words: the
+        cell is not as the agent left it, and applying would lose the user's change or leave the notebook
+        neither as it was nor as it is. Stricter than ``applies_to``: a whole-turn undo is all or nothing.
+        """
+        index = cell_index(notebook, self.cell_id)
+        if isinstance(self.edit, InsertCell):
+            return "apply" if index is None else "skip"
+        if index is None:
+            if isinstance(self.edit, DeleteCell):
+                return "skip"
+            return "the cell was deleted after the agent changed it"
+        cell = notebook.cells[index]
+        if self.checks_outputs and cell.get("execution_count") != self.expected_execution_count:
+            return "the cell was run again after the agent ran it"
+        if self.expected_source is not None and cell_source(cell) != self.expected_source:
+            return "the cell was edited after the agent changed it"
+        return "apply"
 
 
 def inverse_of(before: nbformat.NotebookNode, edit: BaseModel) -> InverseEdit:

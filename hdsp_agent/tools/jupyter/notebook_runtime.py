@@ -8,6 +8,7 @@ call returned.
 
 from __future__ import annotations
 
+import copy
 from functools import partial
 from typing import Any
 
@@ -19,6 +20,7 @@ from .document import (
     E_NO_CONTENTS_MANAGER,
     FileNotebookGateway,
     NotebookGateway,
+    NotebookSnapshot,
     ParsedNotebooks,
     PathLocks,
     ReadPurpose,
@@ -112,10 +114,13 @@ class NotebookRuntime:
         before its outputs were shown live); without it the live notebook is read once more for the inverse.
         """
         inverse: InverseEdit | None = None
+        snapshot: NotebookSnapshot | None = None
+        after_stamp: Any = None
         async with self._change_locks(path):
             if isinstance(gateway, FileNotebookGateway):
                 snapshot = await gateway.snapshot(path)
                 notebook = await gateway.apply(path, edit)
+                after_stamp = gateway.stamps.get(path)
                 restore = partial(gateway.restore, path, snapshot)
             else:
                 inverse = inverse_of(before if before is not None else await gateway.read(path), edit)
@@ -130,10 +135,81 @@ class NotebookRuntime:
                 restore=restore,
                 cell_id=inverse.cell_id if inverse is not None else None,
                 undo_cell=restore if inverse is not None else None,
+                ctx=ctx,
+                inverse=inverse,
+                snapshot=snapshot,
+                after_stamp=after_stamp,
             )
         )
         self._seen[(ctx.session_id, path)] = notebook
         return notebook
+
+    # -- planned undo (agent/undo.py checks everything on these before it applies anything) ------------------
+
+    async def undo_view(self, ctx: ToolContext, path: str) -> nbformat.NotebookNode:
+        """A copy of the notebook as an undo would find it now (the open tab's model, else the file)."""
+        gateway = await self.gateway(ctx, path)
+        if isinstance(gateway, FileNotebookGateway):
+            notebook = await gateway.read(path, "peek")
+        else:
+            notebook = await gateway.read(path)
+        return copy.deepcopy(notebook)
+
+    async def apply_planned(self, ctx: ToolContext, path: str, edit: BaseModel) -> None:
+        """Apply a cell edit an undo planned and checked: to the open tab's model, else to the file."""
+        gateway = await self.gateway(ctx, path)
+        async with self._change_locks(path):
+            if isinstance(gateway, FileNotebookGateway):
+                # The plan checked the cells; the user may have saved the file since the turn, which is fine.
+                await gateway.read(path, "show")
+            await gateway.apply(path, edit)
+        self._seen.pop((ctx.session_id, path), None)
+
+    def file_gateway(self, ctx: ToolContext) -> FileNotebookGateway:
+        if ctx.contents_manager is None:
+            raise ToolError(E_NO_CONTENTS_MANAGER, "no Jupyter contents manager is available here")
+        return FileNotebookGateway(
+            ctx.contents_manager, self._stamps.setdefault(ctx.session_id, {}), self._file_locks, self._parsed
+        )
+
+    async def file_stamp(self, ctx: ToolContext, path: str) -> Any:
+        """The notebook file's ``last_modified`` now; None when there is no file."""
+        return await self.file_gateway(ctx).last_modified(path)
+
+    async def replace_file(
+        self, ctx: ToolContext, path: str, content: str | None
+    ) -> tuple[NotebookSnapshot, Any]:
+        """Put ``content`` in the notebook's file (None: delete the file), as an undo planned and checked it.
+
+        Returns the file before (for redo) and its ``last_modified`` after.
+        """
+        gateway = self.file_gateway(ctx)
+        async with self._change_locks(path):
+            before = await gateway.snapshot(path)
+            # The plan compared the file with what the agent left; the session's own stamp may be older.
+            gateway.stamps[path] = before.last_modified
+            await gateway.restore(path, NotebookSnapshot(path, content))
+            after = gateway.stamps.get(path)
+        self._seen.pop((ctx.session_id, path), None)
+        return before, after
+
+    def record_file_replacement(
+        self, ctx: ToolContext, path: str, before: NotebookSnapshot, after_stamp: Any, description: str
+    ) -> None:
+        """Record a file-mode change made by a redo, so the turn can be undone again."""
+        gateway = self.file_gateway(ctx)
+        self.undo.record(
+            UndoEntry(
+                session_id=ctx.session_id,
+                call_id=ctx.call_id,
+                path=path,
+                description=description,
+                restore=partial(gateway.restore, path, before),
+                ctx=ctx,
+                snapshot=before,
+                after_stamp=after_stamp,
+            )
+        )
 
     async def _undo_live(self, ctx: ToolContext, path: str, inverse: InverseEdit) -> None:
         """Apply ``inverse`` to the notebook as it is now: open in JupyterLab, else its file."""

@@ -10,6 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..base import ToolContext
+    from .document import NotebookSnapshot
+    from .inverse import InverseEdit
 
 
 @dataclass
@@ -25,6 +31,13 @@ class UndoEntry:
     # on that cell): ``undo_cell`` applies its inverse to that cell only.
     cell_id: str | None = None
     undo_cell: Callable[[], Awaitable[None]] | None = None
+    # What a planned undo (agent/undo.py) checks before applying anything. The call's context (the gateways it
+    # used); a live change: its cell-level inverse; a file change: the notebook before it (with the file's
+    # last_modified then) and the file's last_modified right after it.
+    ctx: ToolContext | None = None
+    inverse: InverseEdit | None = None
+    snapshot: NotebookSnapshot | None = None
+    after_stamp: Any = None
 
 
 @dataclass
@@ -81,6 +94,12 @@ class NotebookUndoStore:
             return None
         undone = await self.undo_since(session_id, len(history) - 1)
         return undone[0]
+
+    def remove(self, entry: UndoEntry) -> None:
+        """Drop one entry (its change was undone by a planned undo)."""
+        history = self._entries.get(entry.session_id, [])
+        if entry in history:
+            history.remove(entry)
 
     def forget(self, session_id: str) -> None:
         self._entries.pop(session_id, None)

@@ -14,6 +14,7 @@ and the tool builder passes it in. A tool built without one keeps its own (tests
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import secrets
@@ -44,6 +45,11 @@ class UndoRecord:
     path: Path
     prior: bytes | None
     created_at: float
+    # The SHA-256 of what the change wrote (None: not known), so an undo can tell whether the file is still as
+    # the agent left it, and the path as Jupyter's contents API names it (relative to the server root), the
+    # one path form the frontend finds open editors by.
+    after_sha256: str | None = None
+    shown_as: str | None = None
 
 
 def fingerprint(path: Path) -> FileFingerprint:
@@ -108,11 +114,37 @@ class FileStateStore:
 
     # -- undo ------------------------------------------------------------------------------------------------
 
-    def record_prior(self, session_id: str, path: Path, prior: bytes | None) -> UndoRecord:
-        """Record ``path``'s content before a change (None: the file did not exist)."""
-        record = UndoRecord(f"undo-{uuid.uuid4().hex[:12]}", session_id, path, prior, time.time())
+    def record_prior(
+        self,
+        session_id: str,
+        path: Path,
+        prior: bytes | None,
+        *,
+        after_sha256: str | None = None,
+        shown_as: str | None = None,
+    ) -> UndoRecord:
+        """Record ``path``'s content before a change (None: the file did not exist) and, when known, the hash
+        of what the change wrote and the path's contents-API form."""
+        record = UndoRecord(
+            f"undo-{uuid.uuid4().hex[:12]}",
+            session_id,
+            path,
+            prior,
+            time.time(),
+            after_sha256=after_sha256,
+            shown_as=shown_as,
+        )
         self._undo.setdefault(session_id, []).append(record)
         return record
+
+    def amend_after(self, record: UndoRecord, after_sha256: str) -> UndoRecord:
+        """The file now holds other bytes that still count as the agent's change (e.g. the user undid some of
+        its hunks and kept the rest): a later turn undo checks against these and still restores ``prior``.
+        Returns the record that replaces ``record`` in its place in the history."""
+        amended = dataclasses.replace(record, after_sha256=after_sha256)
+        history = self._undo.get(record.session_id, [])
+        history[history.index(record)] = amended
+        return amended
 
     def records(self, session_id: str) -> list[UndoRecord]:
         """This session's undo records, oldest first."""

@@ -177,7 +177,7 @@ def write_edit(
     finally:
         content_hash = new_hash.result()
     prior = before.raw if before is not None else None
-    record = state.record_prior(ctx.session_id, path, prior)
+    record = state.record_prior(ctx.session_id, path, prior, after_sha256=content_hash, shown_as=shown_as)
     state.record_read(ctx.session_id, path, fingerprint_of(path.stat(), content_hash))
     diff = unified_diff(before.text if before else "", planned.text, shown_as, created=before is None)
     if len(diff) > DETAILS_DIFF_MAX_CHARS:
