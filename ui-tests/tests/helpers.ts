@@ -4,15 +4,20 @@ import { APIRequestContext, Locator, Page, TestInfo } from '@playwright/test';
 export const PANEL_ID = 'hdsp-agent-panel';
 
 /**
- * Fail the test on any console error or uncaught exception in the page.
+ * Fail the test on any console error or uncaught exception in the page, except the `expected` ones (e.g. the
+ * browser's own line for a refusal the test provokes).
  */
-export function failOnConsoleErrors(): void {
+export function failOnConsoleErrors(expected: RegExp[] = []): void {
   const errors: string[] = [];
   test.beforeEach(({ page }) => {
     errors.length = 0;
     page.on('console', message => {
-      if (message.type() === 'error') {
-        errors.push(message.text());
+      const text = message.text();
+      if (
+        message.type() === 'error' &&
+        !expected.some(pattern => pattern.test(text))
+      ) {
+        errors.push(text);
       }
     });
     page.on('pageerror', error => errors.push(error.message));
