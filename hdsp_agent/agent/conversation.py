@@ -200,7 +200,7 @@ class Conversation:
     async def file_hunks(self, path: str) -> list[Hunk]:
         """The last turn's changes to one file, hunk by hunk, as they are on disk now ([]: none to review)."""
         changed = self._turn_file(path)
-        if changed is None or self.running:
+        if changed is None:
             return []
         return await asyncio.to_thread(current_hunks, changed)
 
