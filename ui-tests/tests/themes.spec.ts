@@ -16,6 +16,7 @@ import {
   loadScript,
   openPanel,
   screenshot,
+  sendInNewChat,
   setRightSidebarWidth
 } from './helpers';
 
@@ -217,7 +218,7 @@ test.describe('the newer screens in the dark theme', () => {
     tmpPath
   }, testInfo) => {
     await page.theme.setDarkTheme();
-    await walkTheScreens({
+    const panel = await walkTheScreens({
       page,
       request,
       testInfo,
@@ -225,6 +226,42 @@ test.describe('the newer screens in the dark theme', () => {
       dark: true,
       prefix: 'dark'
     });
+
+    // The marks on a notebook cell the agent inserted read in the dark theme too.
+    await page.notebook.createNew('dark-review.ipynb');
+    await loadScript(request, [
+      {
+        tool_calls: [
+          [
+            'insert_cell',
+            JSON.stringify({
+              path: `${tmpPath}/dark-review.ipynb`,
+              source: 'threshold = 0.8'
+            })
+          ]
+        ]
+      },
+      { text: 'Added a cell.' }
+    ]);
+    await panel
+      .getByRole('combobox', { name: 'Mode', exact: true })
+      .selectOption({ label: 'Accept edits' });
+    await sendInNewChat(panel, 'Add a cell');
+    const answer = panel.locator('.jp-hdsp-Message-assistant').last();
+    const allow = panel.getByRole('button', { name: 'Allow once' });
+    await expect(async () => {
+      if (await allow.first().isVisible()) {
+        await allow.first().click();
+      }
+      await expect(answer).toContainText('Added a cell', { timeout: 1000 });
+    }).toPass({ timeout: 60_000 });
+    const badge = page.locator(
+      '.jp-NotebookPanel:visible .jp-hdsp-ReviewBadge'
+    );
+    await expect(badge).toHaveCount(1);
+    await expectReadable(badge);
+    await expectReadable(panel.locator('.jp-hdsp-ReviewBar'));
+    await screenshot(page, testInfo, 'dark-notebook-marks.png');
   });
 });
 
