@@ -280,7 +280,10 @@ export function showFileReviewMarks(
       }
     }
     for (const file of model.review.files) {
-      const widget = documents.findWidget(file.path);
+      // The text editor's view of the file, also when another viewer is the file's default (CSV, JSON).
+      const widget =
+        documents.findWidget(file.path, 'Editor') ??
+        documents.findWidget(file.path);
       const context = widget ? documents.contextForWidget(widget) : undefined;
       const host = widget ? codeMirrorOf(widget) : null;
       if (!host || !context) {
