@@ -51,11 +51,12 @@ test-ui: setup browser
 	# The sidebar through a real JupyterHub (its own config: the hub, its proxy and two users' servers).
 	@$(TIMED) cd ui-tests && npx playwright test -c playwright.hub.config.ts
 
-# The UI tests drive Debian's Chromium (Playwright cannot download its own browsers here).
+# The UI tests drive Debian's Chromium (Playwright cannot download its own browsers here); a Korean font
+# (fonts-nanum) makes the Korean screenshots readable instead of empty boxes.
 browser:
-	@test -x $(CHROMIUM) || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "Install Debian's chromium package (sudo apt-get install chromium) for the UI tests" >&2; exit 1; fi; }
+	@test -x $(CHROMIUM) && fc-list :lang=ko | grep -q . || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-nanum; \
+	  else echo "Install Debian's chromium and fonts-nanum packages (sudo apt-get install chromium fonts-nanum) for the UI tests" >&2; exit 1; fi; }
 
 # Shell commands run in bubblewrap (docs/permissions.md, "Sandbox"); the sandbox tests need it.
 sandbox:

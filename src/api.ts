@@ -5,6 +5,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { IHunk } from './hunks';
 import { requestAPI, requestText } from './request';
 import {
   API_NAMESPACE,
@@ -289,6 +290,46 @@ export function undoCell(
     {
       method: 'POST',
       body: JSON.stringify({ path, cell_id: cellId })
+    }
+  );
+}
+
+/**
+ * `GET /hdsp-agent/sessions/{id}/hunks?path=`: the last turn's change to one file, hunk by hunk, as the file
+ * is on disk now ([] when the turn did not change it).
+ */
+export async function fetchHunks(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  path: string
+): Promise<IHunk[]> {
+  const query = URLExt.objectToQueryString({ path });
+  const reply = await requestAPI<{ hunks: IHunk[] }>(
+    `${sessionPath(sessionId)}/hunks${query}`,
+    serverSettings
+  );
+  return reply.hunks ?? [];
+}
+
+/**
+ * `POST /hdsp-agent/sessions/{id}/undo-hunk`: put one hunk of the last turn's change to a file back as it
+ * was; replies with the hunks left.
+ *
+ * @throws ServerConnection.ResponseError 409 when the hunk's lines were edited since (the file is left as
+ * it is)
+ */
+export function undoHunk(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  path: string,
+  hunk: IHunk
+): Promise<IUndoReply & { hunks: IHunk[] }> {
+  return requestAPI<IUndoReply & { hunks: IHunk[] }>(
+    `${sessionPath(sessionId)}/undo-hunk`,
+    serverSettings,
+    {
+      method: 'POST',
+      body: JSON.stringify({ path, hunk })
     }
   );
 }

@@ -34,6 +34,8 @@ import { notifyHiddenApprovals } from './approvalNotice';
 import { addCellActions } from './cellActions';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { showReviewMarks } from './reviewMarks';
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { showFileReviewMarks } from './fileReviewMarks';
 import { hdspAgentIcon } from './icons';
 // The bridge connects at activation: the agent may change an open notebook at any time.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
@@ -94,6 +96,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
     if (documents) {
       reloadChangedDocuments(model, documents, labShell);
+      showFileReviewMarks(model, documents, labShell, trans);
     }
 
     const panel = new ChatPanel({

@@ -3,6 +3,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
+  fetchHunks,
   fetchInstructions,
   fetchMentionFiles,
   fetchModels,
@@ -12,8 +13,10 @@ import {
   redoUndo,
   restoreCheckpoint,
   undoCell,
+  undoHunk,
   undoLastTurn
 } from './api';
+import { hunkKey, IHunk } from './hunks';
 import { ChatSession } from './chatSession';
 import {
   cellSuggestions,
@@ -239,6 +242,42 @@ export class AgentModel implements IDisposable {
     }
     await undoCell(this._serverSettings, active.id, path, cellId);
     this.review.remove(path, cellId);
+  }
+
+  /**
+   * The last turn's change to a file the user has not kept yet, hunk by hunk, as the file is on disk now.
+   * A file with none left (all kept or undone, or changed back) loses its review mark.
+   */
+  async fileHunks(path: string): Promise<IHunk[]> {
+    const active = this._active;
+    if (!active || !this.review.findFile(path)) {
+      return [];
+    }
+    const hunks = this.review.reviewable(
+      path,
+      await fetchHunks(this._serverSettings, active.id, path)
+    );
+    if (hunks.length === 0 && this._active === active) {
+      this.review.removeFile(path);
+    }
+    return hunks;
+  }
+
+  /** Keep one hunk of the agent's change to a file: its mark goes, the change stays. */
+  keepHunk(path: string, hunk: IHunk): void {
+    this.review.keepHunk(path, hunkKey(hunk));
+  }
+
+  /**
+   * Undo one hunk of the last turn's change to a file, on disk; the rest stays. Rejects with the server's
+   * reason (e.g. the user edited its lines since: the file is left as it is).
+   */
+  async undoHunk(path: string, hunk: IHunk): Promise<void> {
+    const active = this._active;
+    if (!active) {
+      return;
+    }
+    await undoHunk(this._serverSettings, active.id, path, hunk);
   }
 
   /** The project instructions and rules that apply to the next message (shown as chips). */

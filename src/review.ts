@@ -1,11 +1,13 @@
 /**
- * The agent's changes to open notebooks, to review where they happened: every cell the last turn inserted or
- * edited is marked until the user keeps it or undoes it (Cursor's and VS Code's pattern). Folded from the
- * conversation's events, so a reloaded page shows the same marks.
+ * The agent's changes, to review where they happened: every cell the last turn inserted or edited is marked
+ * until the user keeps it or undoes it (Cursor's and VS Code's pattern), and every file its file tools changed
+ * (an open editor shows that file's hunks). Folded from the conversation's events, so a reloaded page shows
+ * the same marks.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { AgentEvent } from './events';
+import { hunkKey, IHunk } from './hunks';
 
 /** Notebook tools whose result names a cell the agent inserted or changed. */
 const CELL_CHANGES: Record<string, IReviewMark['kind']> = {
@@ -20,9 +22,19 @@ export interface IReviewMark {
   kind: 'inserted' | 'edited';
 }
 
+/** A file the last turn's file tools changed; `version` counts its changes (its hunks are fetched again). */
+export interface IFileReviewMark {
+  path: string;
+  version: number;
+}
+
 export class ReviewState {
   get marks(): readonly IReviewMark[] {
     return this._marks;
+  }
+
+  get files(): readonly IFileReviewMark[] {
+    return this._files;
   }
 
   get changed(): ISignal<this, void> {
@@ -34,6 +46,16 @@ export class ReviewState {
     if (event.type === 'turn.start' || event.type === 'turn.undone') {
       this.clear();
     } else if (event.type === 'tool.status' && event.status === 'done') {
+      // The file tools' results carry the undo record of the change (edit/pipeline.py's write_edit).
+      const filePath = event.details?.path;
+      if (
+        !CELL_CHANGES[event.name] &&
+        typeof event.details?.undo_id === 'string' &&
+        typeof filePath === 'string'
+      ) {
+        this._fileChanged(filePath);
+        return;
+      }
       const kind = CELL_CHANGES[event.name];
       const path = event.details?.path;
       const cellId = event.details?.cell_id;
@@ -65,13 +87,81 @@ export class ReviewState {
     }
   }
 
-  clear(): void {
-    if (this._marks.length > 0) {
-      this._marks = [];
+  findFile(path: string): IFileReviewMark | undefined {
+    return this._files.find(file => file.path === path);
+  }
+
+  /** The file's change is reviewed (all kept or undone): its mark goes. */
+  removeFile(path: string): void {
+    const before = this._files.length;
+    this._files = this._files.filter(file => file.path !== path);
+    this._kept.delete(path);
+    this._agentHunks.delete(path);
+    if (this._files.length !== before) {
       this._changed.emit();
     }
   }
 
+  /** Keep one hunk of a file's change (by `hunkKey`): the editor stops showing it. */
+  keepHunk(path: string, key: string): void {
+    const kept = this._kept.get(path) ?? new Set<string>();
+    kept.add(key);
+    this._kept.set(path, kept);
+    this._changed.emit();
+  }
+
+  keptHunks(path: string): ReadonlySet<string> {
+    return this._kept.get(path) ?? new Set<string>();
+  }
+
+  /**
+   * Of the hunks the server reports for a file now (everything since the turn, the user's edits too), those
+   * to review: the agent's — the ones reported first after its latest change to the file — not kept yet.
+   * A hunk the user edited since is theirs now: it is not offered for a one-click undo again.
+   */
+  reviewable(path: string, fetched: readonly IHunk[]): IHunk[] {
+    const file = this.findFile(path);
+    if (!file) {
+      return [];
+    }
+    let agents = this._agentHunks.get(path);
+    if (!agents || agents.version !== file.version) {
+      agents = { version: file.version, keys: new Set(fetched.map(hunkKey)) };
+      this._agentHunks.set(path, agents);
+    }
+    const kept = this.keptHunks(path);
+    return fetched.filter(hunk => {
+      const key = hunkKey(hunk);
+      return agents.keys.has(key) && !kept.has(key);
+    });
+  }
+
+  clear(): void {
+    if (this._marks.length > 0 || this._files.length > 0) {
+      this._marks = [];
+      this._files = [];
+      this._kept.clear();
+      this._agentHunks.clear();
+      this._changed.emit();
+    }
+  }
+
+  private _fileChanged(path: string): void {
+    const known = this.findFile(path);
+    this._files = known
+      ? this._files.map(file =>
+          file === known ? { path, version: file.version + 1 } : file
+        )
+      : [...this._files, { path, version: 1 }];
+    this._changed.emit();
+  }
+
   private _marks: IReviewMark[] = [];
+  private _files: IFileReviewMark[] = [];
+  private _kept = new Map<string, Set<string>>();
+  private _agentHunks = new Map<
+    string,
+    { version: number; keys: Set<string> }
+  >();
   private _changed = new Signal<this, void>(this);
 }

@@ -8,6 +8,7 @@ number it saw, so it misses nothing and sees nothing twice.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 import uuid
@@ -28,9 +29,10 @@ from ..events import (
     UserMessageEvent,
 )
 from ..permissions.approval import ApprovalReply
-from ..tools.base import CancelToken, ToolContext
+from ..tools.base import CancelToken, ToolContext, ToolError
 from ..tools.profiles import tools_used
 from ..tools.registry import ToolCatalog
+from .hunks import Hunk, TurnFile, current_hunks, turn_file, undo_hunk
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
 from .quotas import QuotaExceeded
@@ -211,6 +213,57 @@ class Conversation:
                 "role": "user",
                 "content": f"(hdsp-agent note) The user undid your change to cell {cell_id} of {path}. "
                 "Restored:\n" + "\n".join(restored),
+            }
+        )
+        self.store.save_messages(self.id, self.messages)
+        return restored
+
+    def _turn_file(self, path: str) -> TurnFile | None:
+        mark = self.runtime.undo.last_mark(self.id)
+        if mark is None:
+            return None
+        try:
+            root = self.runtime.tool_context().root_dir
+            return turn_file(self.runtime.undo.file_state, self.id, mark.file_records, root, path)
+        except ToolError as error:  # a path outside the project, or malformed
+            raise InvalidRequest(error.message) from None
+
+    async def file_hunks(self, path: str) -> list[Hunk]:
+        """The last turn's changes to one file, hunk by hunk, as they are on disk now ([]: none to review)."""
+        changed = self._turn_file(path)
+        if changed is None:
+            return []
+        return await asyncio.to_thread(current_hunks, changed)
+
+    async def undo_hunk(self, path: str, hunk: Hunk) -> list[str]:
+        """Undo one hunk of the last turn's change to a file (the review's per-hunk "Undo"); the rest stays.
+        ``HunkConflict`` when its lines changed since: nothing is overwritten."""
+        if self.running:
+            raise TurnAlreadyRunning("stop the running turn before undoing its changes")
+        mark = self.runtime.undo.last_mark(self.id)
+        if mark is None:
+            raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
+        changed = self._turn_file(path)
+        if changed is None:
+            raise NothingToUndo(f"the last turn did not change {path}")
+        undone = await undo_hunk(changed, hunk)
+        # The hunks kept still count as the agent's change: a later whole-turn undo checks the file against
+        # what it holds now, and still restores what was there before the turn.
+        file_state = self.runtime.undo.file_state
+        records = [r for r in file_state.records(self.id)[mark.file_records :] if r.path == changed.path]
+        if records and changed.path.is_file():
+            file_state.amend_after(records[-1], hashlib.sha256(changed.path.read_bytes()).hexdigest())
+        # What the model last read is gone: it must read the file again before editing it.
+        self.runtime.undo.file_state.forget_read(self.id, changed.path)
+        where = f"line {undone.new_start + 1}" + (
+            f"-{undone.new_start + len(undone.new_lines)}" if len(undone.new_lines) > 1 else ""
+        )
+        restored = [f"{changed.shown_as}: {where} restored"]
+        self.messages.append(
+            {
+                "role": "user",
+                "content": f"(hdsp-agent note) The user undid part of your change to {changed.shown_as} "
+                f"({where}); the rest of it stays. Read the file again before editing it.",
             }
         )
         self.store.save_messages(self.id, self.messages)

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..agent.conversation import Conversation, InvalidRequest, TurnAlreadyRunning
 from ..agent.conversations import SessionNotFound
+from ..agent.hunks import Hunk, HunkConflict, public_hunks
 from ..agent.undo import NothingToRedo, NothingToUndo, UndoConflicts, UndoResult
 from ..permissions.approval import ApprovalReply
 from ..permissions.grants import GrantStore, PermissionsFileError
@@ -214,6 +215,52 @@ class SessionUndoCellHandler(_AgentHandler):
         self.write_json({"restored": restored})
 
 
+class SessionHunksHandler(_AgentHandler):
+    """``GET .../hunks?path=P``: the last turn's changes to one file, hunk by hunk, between what it was before
+    the turn and what it is on disk now (``[]`` when the turn did not change it); an open editor shows them
+    for review."""
+
+    @tornado.web.authenticated
+    async def get(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        path = self.get_query_argument("path", "")
+        if not path:
+            raise tornado.web.HTTPError(400, "'path' is required")
+        try:
+            hunks = await session.file_hunks(path)
+        except InvalidRequest as error:
+            raise tornado.web.HTTPError(400, str(error)) from None
+        except ToolError as error:  # e.g. the file is no longer UTF-8 text
+            raise tornado.web.HTTPError(409, error.message) from None
+        self.write_json({"path": path, "hunks": public_hunks(hunks)})
+
+
+class SessionUndoHunkHandler(_AgentHandler):
+    """``POST .../undo-hunk`` ``{"path", "hunk": {old_start, old_lines, new_start, new_lines}}``: undo one
+    hunk of the last turn's change to a file; 409 (nothing changed) when its lines were edited since."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        body = self.body_json()
+        path = body.get("path")
+        if not isinstance(path, str) or not path:
+            raise tornado.web.HTTPError(400, "'path' (a string) is required")
+        try:
+            hunk = Hunk.model_validate(body.get("hunk"))
+        except ValidationError as error:
+            raise tornado.web.HTTPError(400, f"invalid 'hunk': {error.errors()[0]['msg']}") from None
+        try:
+            restored = await session.undo_hunk(path, hunk)
+        except InvalidRequest as error:
+            raise tornado.web.HTTPError(400, str(error)) from None
+        except (NothingToUndo, TurnAlreadyRunning, HunkConflict) as error:
+            raise tornado.web.HTTPError(409, str(error)) from None
+        except ToolError as error:
+            raise tornado.web.HTTPError(409, error.message) from None
+        self.write_json({"restored": restored, "hunks": public_hunks(await session.file_hunks(path))})
+
+
 class SessionEventsHandler(_AgentHandler):
     """``GET .../events?since=N``: the event log after N (what the WebSocket's ``resume`` replays)."""
 
@@ -379,6 +426,8 @@ def build_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
         (route(f"sessions/{SESSION_ID}/undo-cell"), SessionUndoCellHandler),
         (route(f"sessions/{SESSION_ID}/restore"), SessionRestoreHandler),
         (route(f"sessions/{SESSION_ID}/redo"), SessionRedoHandler),
+        (route(f"sessions/{SESSION_ID}/hunks"), SessionHunksHandler),
+        (route(f"sessions/{SESSION_ID}/undo-hunk"), SessionUndoHunkHandler),
         (route(f"sessions/{SESSION_ID}/export"), SessionExportHandler),
         (route(f"sessions/{SESSION_ID}/ws"), SessionSocketHandler),
     ]

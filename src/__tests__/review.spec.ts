@@ -53,3 +53,86 @@ describe('ReviewState', () => {
     expect(changes).toEqual([1, 2, 1, 0, 1, 0]);
   });
 });
+
+describe('ReviewState for files', () => {
+  function fileEdit(path: string, name = 'single_find_and_replace'): any {
+    return {
+      ...envelope,
+      type: 'tool.status',
+      call_id: `${name}-${path}`,
+      name,
+      status: 'done',
+      details: { path, diff: '...', undo_id: 'undo-1', tool: name }
+    };
+  }
+
+  it('marks each file the turn’s file tools changed, counting its changes', () => {
+    const review = new ReviewState();
+    review.apply(fileEdit('a.py'));
+    review.apply(fileEdit('b.txt', 'create_new_file'));
+    review.apply(fileEdit('a.py', 'multi_edit'));
+    review.apply({ ...fileEdit('c.py'), status: 'errored' });
+    review.apply({
+      ...fileEdit('d.py'),
+      name: 'read_file',
+      details: { path: 'd.py' }
+    });
+    expect(review.files).toEqual([
+      { path: 'a.py', version: 2 },
+      { path: 'b.txt', version: 1 }
+    ]);
+    expect(review.marks).toEqual([]);
+  });
+
+  it('remembers kept hunks per file until the file’s review ends or a turn starts', () => {
+    const review = new ReviewState();
+    review.apply(fileEdit('a.py'));
+    review.apply(fileEdit('b.py'));
+    review.keepHunk('a.py', 'k1');
+    expect([...review.keptHunks('a.py')]).toEqual(['k1']);
+    review.removeFile('a.py');
+    expect(review.files.map(file => file.path)).toEqual(['b.py']);
+    expect(review.keptHunks('a.py').size).toBe(0);
+    review.apply({
+      ...envelope,
+      type: 'turn.start',
+      turn_id: 't2',
+      model: 'm'
+    } as any);
+    expect(review.files).toEqual([]);
+  });
+});
+
+describe('ReviewState.reviewable', () => {
+  const hunk = (start: number, text: string) => ({
+    old_start: start,
+    old_lines: [`old ${text}`],
+    new_start: start,
+    new_lines: [`new ${text}`]
+  });
+  const edited = (path: string): any => ({
+    ...envelope,
+    type: 'tool.status',
+    call_id: 'c',
+    name: 'multi_edit',
+    status: 'done',
+    details: { path, diff: '...', undo_id: 'undo-1' }
+  });
+
+  it('offers the agent’s hunks, not ones the user made or kept, until the agent changes the file again', () => {
+    const review = new ReviewState();
+    review.apply(edited('a.py'));
+    const [a, b, mine] = [hunk(1, 'a'), hunk(5, 'b'), hunk(9, 'mine')];
+    expect(review.reviewable('a.py', [a, b])).toEqual([a, b]);
+    review.keepHunk('a.py', JSON.stringify([a.old_lines, a.new_lines]));
+    // The user edited b since: the server reports it changed, and their own edit too.
+    const bEdited = { ...b, new_lines: ['new b, edited'] };
+    expect(review.reviewable('a.py', [a, bEdited, mine])).toEqual([]);
+    review.apply(edited('a.py')); // the agent changes the file again: what it reports now is to review
+    expect(review.reviewable('a.py', [a, bEdited, mine])).toEqual([
+      bEdited,
+      mine
+    ]);
+    expect(review.reviewable('other.py', [a])).toEqual([]);
+  });
+});

@@ -176,7 +176,11 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 />
               )}
               <PlanView plan={model.plan} trans={trans} />
-              <ReviewBar model={model} trans={trans} />
+              <ReviewBar
+                model={model}
+                trans={trans}
+                commands={props.commands}
+              />
               <Composer
                 model={model}
                 trans={trans}

@@ -4,19 +4,20 @@ import { APIRequestContext, Locator, Page, TestInfo } from '@playwright/test';
 export const PANEL_ID = 'hdsp-agent-panel';
 
 /**
- * Fail the test on any console error or uncaught exception in the page; `expected`: console errors a test
- * provokes on purpose (e.g. the browser's log of a 409 reply the sidebar shows as a message).
+ * Fail the test on any console error or uncaught exception in the page, except the `expected` ones (e.g. the
+ * browser's own line for a refusal the test provokes).
  */
 export function failOnConsoleErrors(expected: RegExp[] = []): void {
   const errors: string[] = [];
   test.beforeEach(({ page }) => {
     errors.length = 0;
     page.on('console', message => {
+      const text = message.text();
       if (
         message.type() === 'error' &&
-        !expected.some(pattern => pattern.test(message.text()))
+        !expected.some(pattern => pattern.test(text))
       ) {
-        errors.push(message.text());
+        errors.push(text);
       }
     });
     page.on('pageerror', error => errors.push(error.message));
@@ -115,4 +116,66 @@ export async function screenshot(
   const path = testInfo.outputPath(name);
   await page.screenshot({ path });
   await testInfo.attach(name, { path, contentType: 'image/png' });
+}
+
+/**
+ * The contrast ratio (WCAG) of an element's text against what is painted behind it: its own
+ * background composited over its ancestors' down to the first opaque one, as the screen shows it.
+ */
+export async function contrast(locator: Locator): Promise<number> {
+  return locator.evaluate((element: Element) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 1;
+    const ctx = canvas.getContext('2d', { willReadFrequently: true })!;
+    const layers: string[] = [];
+    for (let node: Element | null = element; node; node = node.parentElement) {
+      const color = getComputedStyle(node).backgroundColor;
+      layers.unshift(color);
+      ctx.clearRect(0, 0, 1, 1);
+      ctx.fillStyle = color;
+      ctx.fillRect(0, 0, 1, 1);
+      if (ctx.getImageData(0, 0, 1, 1).data[3] === 255) {
+        break;
+      }
+    }
+    ctx.clearRect(0, 0, 1, 1);
+    for (const color of layers) {
+      ctx.fillStyle = color;
+      ctx.fillRect(0, 0, 1, 1);
+    }
+    const back = Array.from(ctx.getImageData(0, 0, 1, 1).data);
+    ctx.fillStyle = getComputedStyle(element).color;
+    ctx.fillRect(0, 0, 1, 1);
+    const fore = Array.from(ctx.getImageData(0, 0, 1, 1).data);
+    const luminance = ([r, g, b]: number[]) => {
+      const [R, G, B] = [r, g, b].map(v => {
+        const c = v / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * R + 0.7152 * G + 0.0722 * B;
+    };
+    const [light, dark] = [luminance(back), luminance(fore)].sort(
+      (a, b) => b - a
+    );
+    return (light + 0.05) / (dark + 0.05);
+  });
+}
+
+/**
+ * Drag the handle between the main area and the right sidebar so the sidebar is `width` px wide (galata's
+ * `sidebar.setWidth`, for plain pages too).
+ */
+export async function setRightSidebarWidth(
+  page: IJupyterLabPageFixture | Page,
+  width: number
+): Promise<void> {
+  const handle = page
+    .locator('#jp-main-split-panel > .lm-SplitPanel-handle:not(.lm-mod-hidden)')
+    .last();
+  const box = (await handle.boundingBox())!;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width / 2, y);
+  await page.mouse.down();
+  await page.mouse.move(page.viewportSize()!.width - 33 - width, y);
+  await page.mouse.up();
 }
