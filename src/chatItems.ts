@@ -10,6 +10,7 @@ import {
   ToolStatus,
   TurnEndReason
 } from './tokens';
+import type { ServerTexts } from './events';
 
 /**
  * One tool call as the sidebar shows it, folded from its `tool.status`, `tool.progress` and
@@ -36,6 +37,10 @@ export interface IToolCallState {
    */
   startedAt: number | null;
   finishedAt: number | null;
+  /**
+   * How to translate the server's strings of this call (error, progress, denial reason): `serverText.ts`.
+   */
+  texts?: ServerTexts;
 }
 
 export interface IUserItem {
@@ -67,6 +72,7 @@ export interface IErrorItem {
   key: string;
   code: string;
   message: string;
+  texts?: ServerTexts;
 }
 
 /**
@@ -77,6 +83,7 @@ export interface ITurnEndItem {
   key: string;
   reason: TurnEndReason;
   message: string | null;
+  texts?: ServerTexts;
 }
 
 /**
@@ -86,6 +93,7 @@ export interface IUndoneItem {
   kind: 'undone';
   key: string;
   restored: string[];
+  texts?: ServerTexts;
 }
 
 /**
@@ -98,6 +106,7 @@ export interface IContextItem {
   level: 'warning' | 'compacted';
   message: string;
   summary: string | null;
+  texts?: ServerTexts;
 }
 
 export type ChatItem =

@@ -29,6 +29,7 @@ from ..events import (
 from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken, ToolContext
 from ..tools.registry import ToolCatalog
+from ..user_text import user_text
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
 from .quotas import QuotaExceeded
@@ -38,6 +39,7 @@ from .undo import NothingToUndo, TurnMark
 
 Subscriber = Callable[[dict[str, Any]], None]
 DEFAULT_TITLE = "New chat"
+USER_STOPPED = user_text("stopped by the user")
 
 
 class TurnAlreadyRunning(Exception):
@@ -189,7 +191,7 @@ class Conversation:
     async def _run_turn(
         self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken
     ) -> None:
-        outcome = TurnOutcome("error", "the turn did not finish")
+        outcome = TurnOutcome("error", user_text("the turn did not finish"))
         try:
             await self.runtime.models.discover()
             settings = self.runtime.model_settings(model or self.record.model or None)
@@ -241,12 +243,16 @@ class Conversation:
                 self.runtime.audit({"event": "quota", "session": self.id, "code": error.code})
             outcome = TurnOutcome("error", error.message)
         except ModelNotConfigured as error:
-            self.emit(ErrorEvent(code="E_MODEL_NOT_CONFIGURED", message=str(error)))
-            outcome = TurnOutcome("error", "no model is configured")
+            setup_help = error.args[0] if error.args else str(error)  # a UserText, translatable
+            self.emit(ErrorEvent(code="E_MODEL_NOT_CONFIGURED", message=setup_help))
+            outcome = TurnOutcome("error", user_text("no model is configured"))
         except Exception as error:  # a bug must end the turn visibly, not leave it "running" forever
             self.log.exception("hdsp-agent: turn %s failed", turn_id)
             self.emit(
-                ErrorEvent(code="E_INTERNAL", message=f"the turn failed: {type(error).__name__}: {error}")
+                ErrorEvent(
+                    code="E_INTERNAL",
+                    message=user_text("the turn failed: %1", f"{type(error).__name__}: {error}"),
+                )
             )
             outcome = TurnOutcome("error", str(error))
         finally:
@@ -270,7 +276,7 @@ class Conversation:
             return None
         return output if isinstance(output, str) else output.content
 
-    async def cancel(self, reason: str = "stopped by the user", *, interrupted: bool = False) -> None:
+    async def cancel(self, reason: str = USER_STOPPED, *, interrupted: bool = False) -> None:
         """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals
         canceled.
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..events import ApprovalResolvedEvent, ToolStatusEvent, TurnEndEvent
 from ..tools.base import ToolStatus
+from ..user_text import user_text
 from .conversation import DEFAULT_TITLE, Conversation
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
@@ -21,7 +22,7 @@ _TERMINAL_TOOL_STATUSES = {
 # The class below has a method named ``list``: inside it, ``list[...]`` would name that method.
 _Rows = list[dict[str, Any]]
 MAX_LIVE = 32
-INTERRUPTED = "interrupted: the server restarted during this turn"
+INTERRUPTED = user_text("interrupted: the server restarted during this turn")
 
 
 class SessionNotFound(KeyError):
@@ -96,7 +97,7 @@ class ConversationManager:
 
     async def delete(self, session_id: str) -> None:
         session = await self.get(session_id)
-        await session.cancel("the conversation was deleted")
+        await session.cancel(user_text("the conversation was deleted"))
         self._live.pop(session_id, None)
         self._records.pop(session_id, None)
         self.store.delete_session(session_id)
@@ -104,7 +105,7 @@ class ConversationManager:
 
     async def shutdown(self) -> None:
         for session in list(self._live.values()):
-            await session.cancel("the server was shut down during this turn", interrupted=True)
+            await session.cancel(user_text("the server was shut down during this turn"), interrupted=True)
         await self.runtime.close()
         self.store.close()
 
