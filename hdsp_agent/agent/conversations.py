@@ -12,6 +12,7 @@ from ..events import ApprovalResolvedEvent, ToolStatusEvent, TurnEndEvent
 from ..tools.base import ToolStatus
 from ..user_text import user_text
 from .conversation import DEFAULT_TITLE, Conversation
+from .export import conversation_markdown
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
 
@@ -145,7 +146,9 @@ class ConversationManager:
                 indent=2,
                 ensure_ascii=False,
             )
-        return _markdown(session)
+        return conversation_markdown(
+            session.record.title, session.events, self.runtime.tool_context().root_dir
+        )
 
 
 def _open_turn(events: list[dict[str, Any]]) -> str | None:
@@ -180,28 +183,3 @@ def _answer_dangling_tool_calls(messages: list[dict[str, Any]]) -> None:
         for call in message.get("tool_calls") or []:
             if call["id"] not in answered:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": INTERRUPTED})
-
-
-def _markdown(session: Conversation) -> str:
-    lines = [f"# {session.record.title}", ""]
-    for message in session.messages:
-        role = message.get("role")
-        if role == "user":
-            lines += ["## User", "", str(message.get("content", "")), ""]
-        elif role == "assistant":
-            lines += ["## Assistant", ""]
-            if message.get("content"):
-                lines += [str(message["content"]), ""]
-            for call in message.get("tool_calls") or []:
-                function = call["function"]
-                lines += [
-                    f"**Tool call** `{function['name']}`",
-                    "",
-                    "```json",
-                    function["arguments"],
-                    "```",
-                    "",
-                ]
-        elif role == "tool":
-            lines += ["**Tool result**", "", "```", str(message.get("content", "")), "```", ""]
-    return "\n".join(lines)
