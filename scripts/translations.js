@@ -121,7 +121,9 @@ function pythonFiles(dir) {
  */
 function allMessages() {
   const messages = extractMessages();
-  const known = new Map(messages.map(message => [messageKey(message), message]));
+  const known = new Map(
+    messages.map(message => [messageKey(message), message])
+  );
   for (const message of extractServerMessages()) {
     const same = known.get(messageKey(message));
     if (same) {
