@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...user_text import user_text
+from ...user_text import UserText, user_text
 from ..findings import Finding, allow, ask, caution, deny
 from .files import (
     FileVerdict,
@@ -103,7 +103,7 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
             return Classification([deny(user_text("shuts down or restarts the machine (%1)", name))])
         return Classification([deny(user_text("controls system services (%1)", name))])
     if name in SYSTEM_COMMANDS:
-        return Classification([deny(user_text("%1 (%2)", SYSTEM_COMMANDS[name], name))])
+        return Classification([deny(UserText(SYSTEM_COMMANDS[name], [name]))])
     if name in PROCESS_KILLERS:
         return Classification(_kill_findings(name, args))
     handler = _FILE_COMMANDS.get(name)
