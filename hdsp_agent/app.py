@@ -30,6 +30,7 @@ from .tools.defaults import default_registry
 from .tools.jupyter.live import LiveNotebooks
 from .tools.registry import ToolCatalog
 from .tools.state import ToolState
+from .user_text import texts_for
 from .web.bridge import build_bridge_handlers
 from .web.instructions import build_instructions_handlers
 from .web.mcp import build_mcp_endpoint, build_mcp_handlers
@@ -162,6 +163,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         }
         if not models.configured:
             overview["setup_help"] = models.setup_message()
+            overview["texts"] = texts_for(overview["setup_help"])
             overview["discovered"] = await probe_local_servers() if self.probe_local_models else []
         return overview
 

@@ -11,9 +11,10 @@ from pydantic import BaseModel, Field
 
 from .permissions.approval import ApprovalRequest
 from .tools.base import ToolErrorInfo, ToolStatus
+from .user_text import UserStr, WithTexts
 
 
-class ToolStatusEvent(BaseModel):
+class ToolStatusEvent(WithTexts):
     """One step of a tool call's lifecycle: generating → generated → awaiting_approval → calling → end."""
 
     type: Literal["tool.status"] = "tool.status"
@@ -29,12 +30,12 @@ class ToolStatusEvent(BaseModel):
     details: dict[str, Any] | None = None
 
 
-class ToolProgressEvent(BaseModel):
+class ToolProgressEvent(WithTexts):
     """Progress from a running tool (elapsed time, the latest output line)."""
 
     type: Literal["tool.progress"] = "tool.progress"
     call_id: str
-    message: str
+    message: UserStr
     elapsed: float | None = None
 
 
@@ -62,32 +63,32 @@ class TurnStartEvent(BaseModel):
 TurnEndReason = Literal["completed", "canceled", "error", "step_limit", "repeated_call", "interrupted"]
 
 
-class TurnEndEvent(BaseModel):
+class TurnEndEvent(WithTexts):
     type: Literal["turn.end"] = "turn.end"
     turn_id: str
     reason: TurnEndReason
-    message: str | None = None
+    message: UserStr | None = None
 
 
-class TurnUndoneEvent(BaseModel):
+class TurnUndoneEvent(WithTexts):
     """The user undid a turn, or restored the checkpoint before it (``turn_ids``: that turn and every later
     one undone with it): the files and cells they changed were restored (one line each in ``restored``)."""
 
     type: Literal["turn.undone"] = "turn.undone"
     turn_id: str
-    restored: list[str]
+    restored: list[UserStr]
     turn_ids: list[str] = Field(default_factory=list)
     # Every document the undo touched, as Jupyter contents paths (relative to the server root, the form the
     # frontend finds open documents by): each open view of them is reloaded.
     paths: list[str] = Field(default_factory=list)
 
 
-class TurnRedoneEvent(BaseModel):
+class TurnRedoneEvent(WithTexts):
     """The user redid the last undo: the turns' changes are back and they can be undone again."""
 
     type: Literal["turn.redone"] = "turn.redone"
     turn_ids: list[str]
-    restored: list[str]
+    restored: list[UserStr]
     paths: list[str] = Field(default_factory=list)
 
 
@@ -126,37 +127,37 @@ class AssistantMessageEvent(BaseModel):
     usage: StepUsage | None = None
 
 
-class ApprovalResolvedEvent(BaseModel):
+class ApprovalResolvedEvent(WithTexts):
     type: Literal["approval.resolved"] = "approval.resolved"
     call_id: str
     approved: bool
     scope: str = "once"
-    reason: str | None = None
+    reason: UserStr | None = None
 
 
-class ErrorEvent(BaseModel):
+class ErrorEvent(WithTexts):
     """A failure the user should see (model unreachable, wrong key, ...); the session stays usable."""
 
     type: Literal["error"] = "error"
     code: str
-    message: str
+    message: UserStr
 
 
-class ContextWarningEvent(BaseModel):
+class ContextWarningEvent(WithTexts):
     """The system prompt and tool schemas alone take more than the configured share of the model's window."""
 
     type: Literal["context.warning"] = "context.warning"
-    message: str
+    message: UserStr
     prefix_tokens: int
     context_window: int
     profile: str
 
 
-class ContextCompactedEvent(BaseModel):
+class ContextCompactedEvent(WithTexts):
     """Older turns were summarized to fit the window; the events before this one hold the full history."""
 
     type: Literal["context.compacted"] = "context.compacted"
-    message: str
+    message: UserStr
     summary: str
     messages_before: int
     messages_after: int

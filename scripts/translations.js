@@ -4,7 +4,10 @@
  * extension's locale: hdsp_agent/locale/<lang>/LC_MESSAGES/hdsp_agent.{po,json}, found through the
  * `jupyterlab.locale` entry point (see jupyterlab_server's translation_utils).
  *
- *   node scripts/translations.js update   extract every trans.__/_n/_p string of src/ into each .po
+ *   node scripts/translations.js update   extract every trans.__/_n/_p string of src/, and every
+ *                                         user_text("...")/user_template("...") template of hdsp_agent/
+ *                                         (the server's strings for the user: hdsp_agent/user_text.py),
+ *                                         into each .po
  *                                         (new strings get an empty translation, gone ones are dropped),
  *                                         then compile
  *   node scripts/translations.js compile  write each .po as the .json the frontend reads
@@ -16,6 +19,7 @@ const path = require('path');
 const ROOT = path.resolve(__dirname, '..');
 const DOMAIN = 'hdsp_agent';
 const SOURCE_DIR = path.join(ROOT, 'src');
+const SERVER_DIR = path.join(ROOT, 'hdsp_agent');
 const LOCALE_DIR = path.join(ROOT, 'hdsp_agent', 'locale');
 
 const PLURAL_FORMS = { ko_KR: 'nplurals=1; plural=0;' };
@@ -59,6 +63,76 @@ function extractMessages(sourceDir = SOURCE_DIR) {
     }
   }
   return [...messages.values()];
+}
+
+/**
+ * The templates of the server's user-facing strings: the string literals (adjacent ones joined, as
+ * Python joins them) that open every `user_text(` and `user_template(` call under hdsp_agent/.
+ */
+function extractServerMessages(serverDir = SERVER_DIR) {
+  const messages = new Map();
+  const literal = `(?:'(?:\\\\.|[^'\\\\\n])*'|"(?:\\\\.|[^"\\\\\n])*")`;
+  const call = new RegExp(
+    `\\buser_(?:text|template)\\(\\s*\\(?((?:\\s*${literal})+)\\s*[,)]`,
+    'g'
+  );
+  const part = new RegExp(literal, 'g');
+  for (const file of pythonFiles(serverDir)) {
+    const text = fs.readFileSync(file, 'utf-8');
+    for (const match of text.matchAll(call)) {
+      const msgid = [...match[1].matchAll(part)]
+        .map(([quoted]) => unescape(quoted.slice(1, -1)))
+        .join('');
+      // Placeholders only ("%1: %2", a joined list): nothing to translate.
+      if (!/[A-Za-z]/.test(msgid.replace(/%\d+/g, ''))) {
+        continue;
+      }
+      const reference = path.relative(ROOT, file);
+      const known = messages.get(msgid);
+      if (known) {
+        if (!known.references.includes(reference)) {
+          known.references.push(reference);
+        }
+      } else {
+        messages.set(msgid, { msgid, references: [reference] });
+      }
+    }
+  }
+  return [...messages.values()];
+}
+
+function pythonFiles(dir) {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap(entry => {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        return ['labextension', 'locale', '__pycache__'].includes(entry.name)
+          ? []
+          : pythonFiles(full);
+      }
+      return entry.name.endsWith('.py') ? [full] : [];
+    })
+    .sort();
+}
+
+/**
+ * Everything the catalog holds: the sidebar's strings, then the server's (one entry per msgid).
+ */
+function allMessages() {
+  const messages = extractMessages();
+  const known = new Map(
+    messages.map(message => [messageKey(message), message])
+  );
+  for (const message of extractServerMessages()) {
+    const same = known.get(messageKey(message));
+    if (same) {
+      same.references.push(...message.references);
+    } else {
+      messages.push(message);
+    }
+  }
+  return messages;
 }
 
 function sourceFiles(dir) {
@@ -270,12 +344,12 @@ function main(command) {
       const translations = new Map(
         parsePo(existing).map(entry => [messageKey(entry), entry.msgstr ?? []])
       );
-      writePo(po, language, extractMessages(), translations, version);
+      writePo(po, language, allMessages(), translations, version);
     }
     const compiled = compilePo(fs.readFileSync(po, 'utf-8'), language, version);
     if (command === 'check') {
       const table = JSON.parse(compiled);
-      for (const message of extractMessages()) {
+      for (const message of allMessages()) {
         if (!table[messageKey(message)]) {
           console.error(
             `${language}: no translation for ${JSON.stringify(message.msgid)}`
@@ -298,6 +372,8 @@ function main(command) {
 
 module.exports = {
   extractMessages,
+  extractServerMessages,
+  allMessages,
   parsePo,
   compilePo,
   messageKey,

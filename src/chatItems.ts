@@ -10,6 +10,7 @@ import {
   ToolStatus,
   TurnEndReason
 } from './tokens';
+import type { ServerTexts } from './events';
 
 /**
  * One tool call as the sidebar shows it, folded from its `tool.status`, `tool.progress` and
@@ -36,6 +37,10 @@ export interface IToolCallState {
    */
   startedAt: number | null;
   finishedAt: number | null;
+  /**
+   * How to translate the server's strings of this call (error, progress, denial reason): `serverText.ts`.
+   */
+  texts?: ServerTexts;
 }
 
 export interface IUserItem {
@@ -69,6 +74,7 @@ export interface IErrorItem {
   key: string;
   code: string;
   message: string;
+  texts?: ServerTexts;
 }
 
 /**
@@ -79,6 +85,7 @@ export interface ITurnEndItem {
   key: string;
   reason: TurnEndReason;
   message: string | null;
+  texts?: ServerTexts;
 }
 
 /**
@@ -88,6 +95,7 @@ export interface IUndoneItem {
   kind: 'undone';
   key: string;
   restored: string[];
+  texts?: ServerTexts;
   /** How many turns it undid: one for Undo, more for a checkpoint restored further back. */
   turns: number;
   /** Whether it was later redone. */
@@ -98,6 +106,7 @@ export interface IRedoneItem {
   kind: 'redone';
   key: string;
   restored: string[];
+  texts?: ServerTexts;
 }
 
 /**
@@ -110,6 +119,7 @@ export interface IContextItem {
   level: 'warning' | 'compacted';
   message: string;
   summary: string | null;
+  texts?: ServerTexts;
 }
 
 export type ChatItem =

@@ -6,6 +6,7 @@ import {
   TERMINAL_STATUSES
 } from './chatItems';
 import { AgentEvent, IToolStatusEvent, TurnEndReason } from './tokens';
+import type { ServerTexts } from './events';
 
 export * from './chatItems';
 
@@ -198,7 +199,8 @@ export class Conversation {
       case 'tool.progress':
         this._updateCall(event.call_id, null, state => ({
           ...state,
-          progress: { message: event.message, elapsed: event.elapsed ?? null }
+          progress: { message: event.message, elapsed: event.elapsed ?? null },
+          texts: mergeTexts(state.texts, event.texts)
         }));
         break;
       case 'approval.request':
@@ -215,7 +217,8 @@ export class Conversation {
             approved: event.approved,
             scope: event.scope,
             reason: event.reason ?? null
-          }
+          },
+          texts: mergeTexts(state.texts, event.texts)
         }));
         break;
       case 'error':
@@ -223,12 +226,19 @@ export class Conversation {
           kind: 'error',
           key: `error-${event.seq}`,
           code: event.code,
-          message: event.message
+          message: event.message,
+          texts: event.texts
         });
         break;
       case 'turn.end':
         this._ended.add(event.turn_id);
-        this._endTurn(event.seq, event.ts, event.reason, event.message ?? null);
+        this._endTurn(
+          event.seq,
+          event.ts,
+          event.reason,
+          event.message ?? null,
+          event.texts
+        );
         break;
       case 'context.warning':
       case 'context.compacted':
@@ -237,7 +247,8 @@ export class Conversation {
           key: `context-${event.seq}`,
           level: event.type === 'context.warning' ? 'warning' : 'compacted',
           message: event.message,
-          summary: event.type === 'context.compacted' ? event.summary : null
+          summary: event.type === 'context.compacted' ? event.summary : null,
+          texts: event.texts
         });
         break;
       case 'turn.undone': {
@@ -250,6 +261,7 @@ export class Conversation {
           kind: 'undone',
           key: this._redoKey,
           restored: event.restored,
+          texts: event.texts,
           turns: turnIds.length,
           redone: false
         });
@@ -265,7 +277,8 @@ export class Conversation {
         this._put({
           kind: 'redone',
           key: `redone-${event.seq}`,
-          restored: event.restored
+          restored: event.restored,
+          texts: event.texts
         });
         break;
       }
@@ -280,7 +293,8 @@ export class Conversation {
     seq: number,
     ts: number,
     reason: TurnEndReason,
-    message: string | null
+    message: string | null,
+    texts: ServerTexts | undefined
   ): void {
     this._running = false;
     // Whatever was still streaming or waiting when the turn ended will not move anymore.
@@ -297,7 +311,13 @@ export class Conversation {
       return item;
     });
     if (reason !== 'completed') {
-      this._put({ kind: 'turn-end', key: `end-${seq}`, reason, message });
+      this._put({
+        kind: 'turn-end',
+        key: `end-${seq}`,
+        reason,
+        message,
+        texts
+      });
     }
   }
 
@@ -393,6 +413,18 @@ function newCall(callId: string, name: string): IToolCallState {
   };
 }
 
+/**
+ * The translations a call has collected from its events (none: undefined, as before any arrived).
+ */
+function mergeTexts(
+  known: ServerTexts | undefined,
+  added: ServerTexts | undefined
+): ServerTexts | undefined {
+  return added && Object.keys(added).length > 0
+    ? { ...known, ...added }
+    : known;
+}
+
 function applyStatus(
   state: IToolCallState,
   event: IToolStatusEvent
@@ -411,6 +443,7 @@ function applyStatus(
       event.status === 'calling'
         ? (state.startedAt ?? event.ts)
         : state.startedAt,
-    finishedAt: terminal ? event.ts : state.finishedAt
+    finishedAt: terminal ? event.ts : state.finishedAt,
+    texts: mergeTexts(state.texts, event.texts)
   };
 }

@@ -4,6 +4,27 @@
  */
 import type { IClientContext, SessionStatus } from './tokens';
 
+/**
+ * How to translate one of the server's user-facing strings: its catalog template and what fills
+ * `%1`, `%2`, ... (`hdsp_agent/user_text.py`; shown through `serverText.ts`).
+ */
+export interface ITextRef {
+  id: string;
+  params: string[];
+}
+
+/**
+ * English text → how to translate it.
+ */
+export type ServerTexts = Record<string, ITextRef>;
+
+/**
+ * A wire object with user-facing strings (events, the approval request, REST replies).
+ */
+export interface IWithTexts {
+  texts?: ServerTexts;
+}
+
 export type ToolStatus =
   | 'generating'
   | 'generated'
@@ -62,7 +83,7 @@ export interface IToolCallSummary {
 /**
  * What the server asks the user before a call runs.
  */
-export interface IApprovalRequest {
+export interface IApprovalRequest extends IWithTexts {
   call_id: string;
   tool: string;
   arguments: Record<string, unknown>;
@@ -112,7 +133,7 @@ export interface ITurnStartEvent extends IEventEnvelope {
   profile?: string | null;
 }
 
-export interface ITurnEndEvent extends IEventEnvelope {
+export interface ITurnEndEvent extends IEventEnvelope, IWithTexts {
   type: 'turn.end';
   turn_id: string;
   reason: TurnEndReason;
@@ -144,7 +165,7 @@ export interface IAssistantMessageEvent extends IEventEnvelope {
   usage?: IStepUsage | null;
 }
 
-export interface IToolStatusEvent extends IEventEnvelope {
+export interface IToolStatusEvent extends IEventEnvelope, IWithTexts {
   type: 'tool.status';
   call_id: string;
   name: string;
@@ -156,7 +177,7 @@ export interface IToolStatusEvent extends IEventEnvelope {
   details?: IToolDetails | null;
 }
 
-export interface IToolProgressEvent extends IEventEnvelope {
+export interface IToolProgressEvent extends IEventEnvelope, IWithTexts {
   type: 'tool.progress';
   call_id: string;
   message: string;
@@ -168,7 +189,7 @@ export interface IApprovalRequestEvent extends IEventEnvelope {
   request: IApprovalRequest;
 }
 
-export interface IApprovalResolvedEvent extends IEventEnvelope {
+export interface IApprovalResolvedEvent extends IEventEnvelope, IWithTexts {
   type: 'approval.resolved';
   call_id: string;
   approved: boolean;
@@ -179,7 +200,7 @@ export interface IApprovalResolvedEvent extends IEventEnvelope {
 /**
  * The user undid a turn: the files and cells it changed were restored (one line each).
  */
-export interface ITurnUndoneEvent extends IEventEnvelope {
+export interface ITurnUndoneEvent extends IEventEnvelope, IWithTexts {
   type: 'turn.undone';
   turn_id: string;
   restored: string[];
@@ -192,14 +213,14 @@ export interface ITurnUndoneEvent extends IEventEnvelope {
 /**
  * The user redid the last undo: the turns' changes are back, and they can be undone again.
  */
-export interface ITurnRedoneEvent extends IEventEnvelope {
+export interface ITurnRedoneEvent extends IEventEnvelope, IWithTexts {
   type: 'turn.redone';
   turn_ids: string[];
   restored: string[];
   paths?: string[];
 }
 
-export interface IErrorEvent extends IEventEnvelope {
+export interface IErrorEvent extends IEventEnvelope, IWithTexts {
   type: 'error';
   code: string;
   message: string;
@@ -208,7 +229,7 @@ export interface IErrorEvent extends IEventEnvelope {
 /**
  * The system prompt and tool schemas alone take more than the configured share of the model's window.
  */
-export interface IContextWarningEvent extends IEventEnvelope {
+export interface IContextWarningEvent extends IEventEnvelope, IWithTexts {
   type: 'context.warning';
   message: string;
   prefix_tokens: number;
@@ -219,7 +240,7 @@ export interface IContextWarningEvent extends IEventEnvelope {
 /**
  * Older turns were summarized to fit the window; the events before this one still hold the full history.
  */
-export interface IContextCompactedEvent extends IEventEnvelope {
+export interface IContextCompactedEvent extends IEventEnvelope, IWithTexts {
   type: 'context.compacted';
   message: string;
   summary: string;

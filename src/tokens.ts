@@ -5,6 +5,7 @@
  */
 
 import type { AgentEvent } from './events';
+import type { IWithTexts } from './events';
 
 /**
  * The URL namespace of every hdsp-agent route on the Jupyter server.
@@ -58,7 +59,7 @@ export interface IToolInfo {
 /**
  * The OS sandbox shell commands run in (`GET /hdsp-agent/info`, `sandbox`).
  */
-export interface ISandboxInfo {
+export interface ISandboxInfo extends IWithTexts {
   /**
    * The layer in use: bubblewrap (namespaces), Landlock (the fallback), or none.
    */
@@ -108,7 +109,7 @@ export interface IDiscoveredServer {
 /**
  * The reply of `GET /hdsp-agent/models`.
  */
-export interface IModelsOverview {
+export interface IModelsOverview extends IWithTexts {
   configured: boolean;
   models: IModelInfo[];
   setup_help?: string;
@@ -300,6 +301,7 @@ export interface IMcpReport {
 }
 
 export * from './events';
+export * from './serverText';
 export * from './wire';
 
 // -- The context the sidebar sends with a message -----------------------------------------------------

@@ -613,7 +613,10 @@ async def test_run_cell_runs_in_the_notebooks_kernel_and_writes_outputs_into_the
             "[image/png 3×2 px," in image.content
             and "not shown, this model does not read images" in image.content
         )
-        assert "images" not in image.details
+        # The model reads the line above; the tool card shows the picture (details never reach the model).
+        assert [(i["mime_type"], i["data"], i["width"]) for i in image.details["images"]] == [
+            ("image/png", PNG, 3)
+        ]
         seeing = copy.copy(agent.ctx)
         seeing.client_context = {"vision": True}
         seen = ok(await agent.call("run_cell", ctx=seeing, path="nb.ipynb", cell_id=image.details["cell_id"]))

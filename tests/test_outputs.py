@@ -142,6 +142,7 @@ def test_html_is_reduced_to_text_unless_a_real_text_plain_exists() -> None:
 
 
 def test_png_is_a_placeholder_with_size_without_vision_and_an_image_part_with_it() -> None:
+    """Either way the image is kept for the tool card; only a vision model is sent it (agent/loop.py)."""
     png = png_bytes(3, 2)
     encoded = base64.b64encode(png).decode()
     figure = nbformat.v4.new_output(
@@ -149,7 +150,9 @@ def test_png_is_a_placeholder_with_size_without_vision_and_an_image_part_with_it
     )
     assert image_dimensions(png) == (3, 2)
     blind = render_outputs([figure], vision=False, paging_hint="page")
-    assert blind.images == []
+    assert [(image.mime_type, image.data, image.width, image.height) for image in blind.images] == [
+        ("image/png", encoded, 3, 2)
+    ]
     assert blind.text == (
         "<Figure size 3x2 with 1 Axes>\n"
         f"[image/png 3×2 px, {len(png)} B: not shown, this model does not read images]"

@@ -206,6 +206,13 @@ def test_forcing_no_sandbox_says_so() -> None:
         "active": False,
         "reason": "the sandbox is turned off (HdspAgentApp.sandbox = 'none')",
         "required": False,
+        # How the sidebar translates the reason (hdsp_agent/user_text.py).
+        "texts": {
+            "the sandbox is turned off (HdspAgentApp.sandbox = 'none')": {
+                "id": "the sandbox is turned off (HdspAgentApp.sandbox = 'none')",
+                "params": [],
+            }
+        },
     }
 
 

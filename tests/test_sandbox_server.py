@@ -35,7 +35,7 @@ def cli(*args: str, config_dir: Path) -> dict[str, Any]:
 async def test_info_cli_and_tools_call_name_the_same_sandbox(jp_fetch: Any, tmp_path: Path) -> None:
     info = json.loads((await jp_fetch(NAMESPACE, "info")).body)
     sandbox = info["sandbox"]
-    assert set(sandbox) == {"layer", "active", "reason", "required"}
+    assert set(sandbox) == {"layer", "active", "reason", "required", "texts"}
     assert sandbox["active"] == (sandbox["layer"] != "none") and sandbox["reason"]
     root = tmp_path / "project"
     root.mkdir()

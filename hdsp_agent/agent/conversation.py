@@ -32,6 +32,7 @@ from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken, ToolContext, ToolError
 from ..tools.profiles import tools_used
 from ..tools.registry import ToolCatalog
+from ..user_text import user_text
 from .hunks import Hunk, TurnFile, current_hunks, turn_file, undo_hunk
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
@@ -42,6 +43,7 @@ from .undo import NothingToUndo, UndoResult
 
 Subscriber = Callable[[dict[str, Any]], None]
 DEFAULT_TITLE = "New chat"
+USER_STOPPED = user_text("stopped by the user")
 
 
 class TurnAlreadyRunning(Exception):
@@ -255,10 +257,13 @@ class Conversation:
             file_state.amend_after(records[-1], hashlib.sha256(changed.path.read_bytes()).hexdigest())
         # What the model last read is gone: it must read the file again before editing it.
         self.runtime.undo.file_state.forget_read(self.id, changed.path)
-        where = f"line {undone.new_start + 1}" + (
-            f"-{undone.new_start + len(undone.new_lines)}" if len(undone.new_lines) > 1 else ""
-        )
-        restored = [f"{changed.shown_as}: {where} restored"]
+        first, last = undone.new_start + 1, undone.new_start + len(undone.new_lines)
+        where = f"line {first}" + (f"-{last}" if last > first else "")
+        restored: list[str] = [
+            user_text("%1: line %2 restored", changed.shown_as, first)
+            if last <= first
+            else user_text("%1: lines %2-%3 restored", changed.shown_as, first, last)
+        ]
         self.messages.append(
             {
                 "role": "user",
@@ -272,7 +277,7 @@ class Conversation:
     async def _run_turn(
         self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken
     ) -> None:
-        outcome = TurnOutcome("error", "the turn did not finish")
+        outcome = TurnOutcome("error", user_text("the turn did not finish"))
         try:
             await self.runtime.models.discover()
             settings = self.runtime.model_settings(model or self.record.model or None)
@@ -331,12 +336,16 @@ class Conversation:
                 self.runtime.audit({"event": "quota", "session": self.id, "code": error.code})
             outcome = TurnOutcome("error", error.message)
         except ModelNotConfigured as error:
-            self.emit(ErrorEvent(code="E_MODEL_NOT_CONFIGURED", message=str(error)))
-            outcome = TurnOutcome("error", "no model is configured")
+            setup_help = error.args[0] if error.args else str(error)  # a UserText, translatable
+            self.emit(ErrorEvent(code="E_MODEL_NOT_CONFIGURED", message=setup_help))
+            outcome = TurnOutcome("error", user_text("no model is configured"))
         except Exception as error:  # a bug must end the turn visibly, not leave it "running" forever
             self.log.exception("hdsp-agent: turn %s failed", turn_id)
             self.emit(
-                ErrorEvent(code="E_INTERNAL", message=f"the turn failed: {type(error).__name__}: {error}")
+                ErrorEvent(
+                    code="E_INTERNAL",
+                    message=user_text("the turn failed: %1", f"{type(error).__name__}: {error}"),
+                )
             )
             outcome = TurnOutcome("error", str(error))
         finally:
@@ -360,7 +369,7 @@ class Conversation:
             return None
         return output if isinstance(output, str) else output.content
 
-    async def cancel(self, reason: str = "stopped by the user", *, interrupted: bool = False) -> None:
+    async def cancel(self, reason: str = USER_STOPPED, *, interrupted: bool = False) -> None:
         """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals
         canceled.
 

@@ -10,7 +10,9 @@ from typing import Any
 
 from ..events import ApprovalResolvedEvent, ToolStatusEvent, TurnEndEvent
 from ..tools.base import ToolStatus
+from ..user_text import user_text
 from .conversation import DEFAULT_TITLE, Conversation
+from .export import conversation_markdown
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
 
@@ -21,7 +23,7 @@ _TERMINAL_TOOL_STATUSES = {
 # The class below has a method named ``list``: inside it, ``list[...]`` would name that method.
 _Rows = list[dict[str, Any]]
 MAX_LIVE = 32
-INTERRUPTED = "interrupted: the server restarted during this turn"
+INTERRUPTED = user_text("interrupted: the server restarted during this turn")
 
 
 class SessionNotFound(KeyError):
@@ -96,7 +98,7 @@ class ConversationManager:
 
     async def delete(self, session_id: str) -> None:
         session = await self.get(session_id)
-        await session.cancel("the conversation was deleted")
+        await session.cancel(user_text("the conversation was deleted"))
         self._live.pop(session_id, None)
         self._records.pop(session_id, None)
         self.store.delete_session(session_id)
@@ -104,7 +106,7 @@ class ConversationManager:
 
     async def shutdown(self) -> None:
         for session in list(self._live.values()):
-            await session.cancel("the server was shut down during this turn", interrupted=True)
+            await session.cancel(user_text("the server was shut down during this turn"), interrupted=True)
         await self.runtime.close()
         self.store.close()
 
@@ -144,7 +146,9 @@ class ConversationManager:
                 indent=2,
                 ensure_ascii=False,
             )
-        return _markdown(session)
+        return conversation_markdown(
+            session.record.title, session.events, self.runtime.tool_context().root_dir
+        )
 
 
 def _open_turn(events: list[dict[str, Any]]) -> str | None:
@@ -179,28 +183,3 @@ def _answer_dangling_tool_calls(messages: list[dict[str, Any]]) -> None:
         for call in message.get("tool_calls") or []:
             if call["id"] not in answered:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": INTERRUPTED})
-
-
-def _markdown(session: Conversation) -> str:
-    lines = [f"# {session.record.title}", ""]
-    for message in session.messages:
-        role = message.get("role")
-        if role == "user":
-            lines += ["## User", "", str(message.get("content", "")), ""]
-        elif role == "assistant":
-            lines += ["## Assistant", ""]
-            if message.get("content"):
-                lines += [str(message["content"]), ""]
-            for call in message.get("tool_calls") or []:
-                function = call["function"]
-                lines += [
-                    f"**Tool call** `{function['name']}`",
-                    "",
-                    "```json",
-                    function["arguments"],
-                    "```",
-                    "",
-                ]
-        elif role == "tool":
-            lines += ["**Tool result**", "", "```", str(message.get("content", "")), "```", ""]
-    return "\n".join(lines)

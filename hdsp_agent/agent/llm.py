@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from ..user_text import user_text
 from .accumulator import AssistantMessage, StepDelta, StreamAccumulator
 
 # Sent when no key is configured: local servers (Ollama, LM Studio, llama.cpp, vLLM) ignore it, and the SDK
@@ -106,9 +107,11 @@ def read_api_key_file(path: str) -> str:
             key = handle.read(64 * 1024).strip()
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
-        raise ModelError(E_API_KEY_FILE, f"cannot read the API key file {location}: {reason}") from None
+        raise ModelError(
+            E_API_KEY_FILE, user_text("cannot read the API key file %1: %2", location, reason)
+        ) from None
     if not key:
-        raise ModelError(E_API_KEY_FILE, f"the API key file {location} is empty")
+        raise ModelError(E_API_KEY_FILE, user_text("the API key file %1 is empty", location))
     return key
 
 
@@ -159,17 +162,20 @@ class ModelClient:
         except openai.APIError as error:
             if received and isinstance(error, openai.APIConnectionError):
                 raise ModelError(
-                    "E_MODEL_STREAM", f"the model's stream broke off after {received} chunks: {error}"
+                    "E_MODEL_STREAM",
+                    user_text("the model's stream broke off after %1 chunks: %2", received, error),
                 ) from error
             raise _model_error(error, self.settings) from error
         except httpx.HTTPError as error:
-            raise ModelError("E_MODEL_STREAM", f"the model's stream broke off: {error}") from error
+            raise ModelError(
+                "E_MODEL_STREAM", user_text("the model's stream broke off: %1", error)
+            ) from error
         except ValueError as error:
             # The SDK parses each event with json.loads and lets its error through: a server that sends
             # something other than JSON mid-stream (a proxy's HTML page, a truncated line) ends here.
             raise ModelError(
                 "E_MODEL_STREAM",
-                f"the model's stream sent something that is not JSON after {received} chunks",
+                user_text("the model's stream sent something that is not JSON after %1 chunks", received),
             ) from error
         return accumulator.result()
 
@@ -186,34 +192,47 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
     where = settings.resolved_base_url()
     if isinstance(error, openai.AuthenticationError):
         return ModelError(
-            "E_MODEL_AUTH", f"the model endpoint {where} rejected the API key (401): {error.message}"
+            "E_MODEL_AUTH",
+            user_text("the model endpoint %1 rejected the API key (401): %2", where, error.message),
         )
     if isinstance(error, openai.NotFoundError):
         return ModelError(
             "E_MODEL_NOT_FOUND",
-            f"model {settings.model!r} or the endpoint was not found at {where} (404): {error.message}",
+            user_text(
+                "model %1 or the endpoint was not found at %2 (404): %3",
+                repr(settings.model),
+                where,
+                error.message,
+            ),
         )
     if isinstance(error, openai.APITimeoutError):
         return ModelError(
-            "E_MODEL_TIMEOUT", f"the model at {where} did not answer within {settings.timeout:g} s"
+            "E_MODEL_TIMEOUT",
+            user_text("the model at %1 did not answer within %2 s", where, f"{settings.timeout:g}"),
         )
     if isinstance(error, openai.APIConnectionError):
-        return ModelError("E_MODEL_UNREACHABLE", f"cannot reach the model endpoint {where}: {error}")
+        return ModelError(
+            "E_MODEL_UNREACHABLE", user_text("cannot reach the model endpoint %1: %2", where, error)
+        )
     if isinstance(error, openai.RateLimitError):
         return ModelError(
             "E_MODEL_RATE_LIMITED",
-            f"the model endpoint is rate limiting (429) after retries: {error.message}",
+            user_text("the model endpoint is rate limiting (429) after retries: %1", error.message),
         )
     if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413):
         text = f"{error.message} {getattr(error, 'body', '')}".lower()
         if "exceed_context_size" in text or any(words in text for words in _CONTEXT_ERROR_WORDS):
             return ModelError(
                 E_MODEL_CONTEXT,
-                f"the model's context window is too small for this request (HTTP {error.status_code}): "
-                f"{error.message}",
+                user_text(
+                    "the model's context window is too small for this request (HTTP %1): %2",
+                    error.status_code,
+                    error.message,
+                ),
             )
     if isinstance(error, openai.APIStatusError):
         return ModelError(
-            "E_MODEL_HTTP", f"the model endpoint answered HTTP {error.status_code}: {error.message}"
+            "E_MODEL_HTTP",
+            user_text("the model endpoint answered HTTP %1: %2", error.status_code, error.message),
         )
-    return ModelError("E_MODEL_STREAM", f"the model's stream failed: {error}")
+    return ModelError("E_MODEL_STREAM", user_text("the model's stream failed: %1", error))

@@ -32,6 +32,7 @@ from ..tools.definitions import to_openai
 from ..tools.executor import ToolExecutor
 from ..tools.output import OutputBudget, apply_budget, model_text
 from ..tools.registry import ToolCatalog
+from ..user_text import join_texts, user_text
 from .accumulator import AssistantMessage, StepDelta, ToolCallDraft
 from .compaction import compact
 from .context_budget import (
@@ -135,7 +136,7 @@ class AgentLoop:
             try:
                 request = await self._request(messages, system_prompt, tools)
                 if request is None:
-                    note = (
+                    note = user_text(
                         "The conversation does not fit the model's context window even after compaction. "
                         "Start a new conversation, or use a model with a larger window."
                     )
@@ -162,9 +163,11 @@ class AgentLoop:
                 return TurnOutcome("completed", None, step)
             repeated = self._first_repeated(answer.tool_calls, seen_calls)
             if repeated is not None:
-                note = (
-                    f"Stopped: the agent asked for the same call ({repeated.name} with the same arguments) "
-                    f"{self.settings.repeat_limit} times in this turn, which suggests it is stuck."
+                note = user_text(
+                    "Stopped: the agent asked for the same call (%1 with the same arguments) "
+                    "%2 times in this turn, which suggests it is stuck.",
+                    repeated.name,
+                    self.settings.repeat_limit,
                 )
                 self._answer_unrun(messages, answer.tool_calls, "not run: " + note)
                 return TurnOutcome("repeated_call", note, step)
@@ -186,7 +189,9 @@ class AgentLoop:
             if ctx.cancel.cancelled:
                 self._answer_unrun(messages, answer.tool_calls, "canceled by the user")
                 return TurnOutcome("canceled", ctx.cancel.reason, step)
-        note = f"Stopped after {self.settings.max_steps} steps (the step limit). Send a message to continue."
+        note = user_text(
+            "Stopped after %1 steps (the step limit). Send a message to continue.", self.settings.max_steps
+        )
         return TurnOutcome("step_limit", note, self.settings.max_steps)
 
     def _tool_message(self, result: ToolResult, room: int) -> dict[str, Any]:
@@ -218,16 +223,24 @@ class AgentLoop:
         share = round(100 * prefix / window)
         self.emit(
             ContextWarningEvent(
-                message=(
-                    f"The system prompt and {len(tools)} tool definitions take about {prefix:,} tokens, "
-                    f"{share} % of this model's {window:,}-token context window; little is left for the "
-                    "conversation. "
-                    + (
-                        "Use a model with a larger window, or fewer MCP servers."
+                message=join_texts(
+                    " ",
+                    [
+                        user_text(
+                            "The system prompt and %1 tool definitions take about %2 tokens, %3 % of this "
+                            "model's %4-token context window; little is left for the conversation.",
+                            len(tools),
+                            f"{prefix:,}",
+                            share,
+                            f"{window:,}",
+                        ),
+                        user_text("Use a model with a larger window, or fewer MCP servers.")
                         if self.settings.profile == "compact"
-                        else "Use a model with a larger window, the compact tool profile "
-                        "('profile': 'compact'), or fewer MCP servers."
-                    )
+                        else user_text(
+                            "Use a model with a larger window, the compact tool profile "
+                            "('profile': 'compact'), or fewer MCP servers."
+                        ),
+                    ],
                 ),
                 prefix_tokens=prefix,
                 context_window=window,
@@ -256,10 +269,11 @@ class AgentLoop:
             self.checkpoint()
             self.emit(
                 ContextCompactedEvent(
-                    message=(
-                        f"Older messages were summarized to fit the model's context window "
-                        f"({outcome['messages_before']} messages became {outcome['messages_after']}). "
-                        "The full history stays in this conversation's log."
+                    message=user_text(
+                        "Older messages were summarized to fit the model's context window "
+                        "(%1 messages became %2). The full history stays in this conversation's log.",
+                        outcome["messages_before"],
+                        outcome["messages_after"],
                     ),
                     **outcome,
                 )
@@ -370,9 +384,10 @@ class AgentLoop:
                 content="",
                 error=ToolErrorInfo(
                     code="E_TOOL_LIMIT",
-                    message=f"{draft.name} may be called at most {limit} times per turn",
-                    suggestion="Work with the results you have, or ask the user to continue in a new "
-                    "message.",
+                    message=user_text("%1 may be called at most %2 times per turn", draft.name, limit),
+                    suggestion=user_text(
+                        "Work with the results you have, or ask the user to continue in a new message."
+                    ),
                 ),
             )
             self.emit(

@@ -10,18 +10,26 @@ from typing import Any
 
 import httpx
 
+from ..user_text import join_texts, user_text
 from .llm import ModelSettings
 from .model_setup import EndpointError, SavedModel, UserModelFile, endpoint_models
 
 # Well-known local OpenAI-compatible servers, probed on loopback only.
 LOCAL_SERVERS = (("Ollama", 11434), ("LM Studio", 1234), ("llama.cpp", 8080), ("vLLM", 8000))
 
-SETUP_HELP = (
-    "No model is configured yet: choose one in the hdsp-agent sidebar.\n"
-    "An administrator can also set one in jupyter_server_config.py:\n"
+ADMIN_CONFIG_EXAMPLE = (
     "  c.HdspAgentApp.base_url = 'http://127.0.0.1:11434/v1'   # Ollama, LM Studio, llama.cpp, vLLM, ...\n"
     "  c.HdspAgentApp.model = 'llama3.1'   # optional: without it, the endpoint's own model list is used\n"
     "  c.HdspAgentApp.api_key_file = '/path/to/key'   # if the endpoint needs a key (or OPENAI_API_KEY)"
+)
+# The first line is what the sidebar shows (translated); the rest is for an administrator reading a log.
+SETUP_HELP = join_texts(
+    "\n",
+    [
+        user_text("No model is configured yet: choose one in the hdsp-agent sidebar."),
+        user_text("An administrator can also set one in jupyter_server_config.py:"),
+        ADMIN_CONFIG_EXAMPLE,
+    ],
 )
 
 
@@ -75,13 +83,17 @@ class ModelCatalog:
         try:
             names = await endpoint_models(endpoint.resolved_base_url(), endpoint.resolved_api_key())
         except EndpointError as error:
-            self._discovery_error = (
-                f"No model is configured, and the endpoint's model list failed: {error}\n{SETUP_HELP}"
+            self._discovery_error = join_texts(
+                "\n",
+                [
+                    user_text("No model is configured, and the endpoint's model list failed: %1", error),
+                    SETUP_HELP,
+                ],
             )
             self._retry_at = time.monotonic() + DISCOVERY_RETRY_SECONDS
             return
         if not names:
-            self._discovery_error = f"{endpoint.resolved_base_url()} lists no models."
+            self._discovery_error = user_text("%1 lists no models.", endpoint.resolved_base_url())
         self.models = [replace(endpoint, model=name) for name in names]
 
     def public(self) -> list[dict[str, Any]]:

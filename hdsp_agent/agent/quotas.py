@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..user_text import user_text
 from .context_budget import estimate_tokens
 
 E_QUOTA_TURNS = "E_QUOTA_TURNS"
@@ -69,8 +70,15 @@ class Quotas:
         if self.max_turns and self.running >= self.max_turns:
             raise QuotaExceeded(
                 E_QUOTA_TURNS,
-                f"You already have {self.running} turn(s) running, the most your administrator allows at "
-                f"once ({self.max_turns}). Wait for one to finish or stop it, then send again.",
+                user_text(
+                    (
+                        "You already have %1 turn(s) running, the most your administrator "
+                        "allows at once (%2). Wait for one to finish or stop it, then send "
+                        "again."
+                    ),
+                    self.running,
+                    self.max_turns,
+                ),
             )
         self.check_tokens()
         self.running += 1
@@ -82,8 +90,15 @@ class Quotas:
         if self.daily_tokens and self.tokens_today >= self.daily_tokens:
             raise QuotaExceeded(
                 E_QUOTA_TOKENS,
-                f"Today's model token allowance is used up ({self.tokens_today:,} of {self.daily_tokens:,}, "
-                "set by your administrator). It renews at midnight; ask your administrator for more.",
+                user_text(
+                    (
+                        "Today's model token allowance is used up (%1 of %2, set by your "
+                        "administrator). It renews at midnight; ask your administrator for "
+                        "more."
+                    ),
+                    format(self.tokens_today, ","),
+                    format(self.daily_tokens, ","),
+                ),
             )
 
     def add_tokens(self, count: int) -> None:

@@ -37,6 +37,7 @@ from ..tools.jupyter.inverse import InverseEdit, inverse_of
 from ..tools.jupyter.notebook_runtime import NotebookRuntime
 from ..tools.jupyter.undo import UndoEntry
 from ..tools.state import ToolState
+from ..user_text import user_text
 
 
 @dataclass
@@ -190,7 +191,11 @@ class FileStep:
             current,
             _sha256(self.content),
             True,
-            f"{self.path}: {'deleted' if current is None else 'written again'}",
+            (
+                user_text("%1: deleted", self.path)
+                if current is None
+                else user_text("%1: written again", self.path)
+            ),
         )
 
 
@@ -286,7 +291,11 @@ class NotebookFileStep:
 def file_step(store: FileStateStore, record: UndoRecord) -> FileStep:
     """The step that takes back one recorded file change."""
     path = record.shown_as or str(record.path)
-    what = "deleted (the turn created it)" if record.prior is None else "restored"
+    what = (
+        user_text("%1: deleted (the turn created it)", path)
+        if record.prior is None
+        else user_text("%1: restored", path)
+    )
     return FileStep(
         store,
         record.session_id,
@@ -295,14 +304,14 @@ def file_step(store: FileStateStore, record: UndoRecord) -> FileStep:
         record.prior,
         record.after_sha256,
         record.after_sha256 is not None,
-        f"{path}: {what}",
+        what,
         record=record,
     )
 
 
 def notebook_step(notebooks: NotebookRuntime, entry: UndoEntry) -> Step:
     """The step that takes back one recorded notebook change."""
-    description = f"{entry.path}: {entry.description}"
+    description = user_text("%1: %2", entry.path, entry.description)
     if entry.ctx is not None and entry.inverse is not None:
         return NotebookCellStep(notebooks, entry.ctx, entry.path, entry.inverse, description, entry=entry)
     if entry.ctx is not None and entry.snapshot is not None:
@@ -491,7 +500,7 @@ class TurnUndo:
     async def undo_cell(self, session_id: str, mark: TurnMark, path: str, cell_id: str) -> list[str]:
         """Undo what the turn did to one cell of a notebook open in JupyterLab; its other changes stay."""
         entries = await self.notebooks.undo.undo_cell_since(session_id, mark.notebook_entries, path, cell_id)
-        restored = [f"{entry.path}: {entry.description}" for entry in entries]
+        restored: list[str] = [user_text("%1: %2", entry.path, entry.description) for entry in entries]
         if not restored:
             raise NothingToUndo(f"turn {mark.turn_id} left nothing to undo in cell {cell_id} of {path}")
         return restored

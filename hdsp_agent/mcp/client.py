@@ -33,6 +33,7 @@ from mcp.shared.message import SessionMessage
 
 from .. import __version__
 from ..tools.base import ErrorCode, ToolError
+from ..user_text import user_text
 from .config import McpServerSpec
 
 ConnectionState = Literal["idle", "connecting", "connected", "error", "closed"]
@@ -99,7 +100,7 @@ class McpConnection:
                 self.state, self.message = "error", self._describe_failure("could not start", error)
                 self.tools_stale = True
                 raise ToolError(
-                    E_MCP_SERVER_DOWN, f"MCP server {self.name!r} {self.message}", _RETRY
+                    E_MCP_SERVER_DOWN, user_text("MCP server %1 %2", repr(self.name), self.message), _RETRY
                 ) from None
             self.state = "connected"
             return self._session
@@ -233,22 +234,34 @@ class McpConnection:
         except (MCPError, OSError) as error:
             raise await self._request_failed(f"tools/call {name}", error) from None
         except (RuntimeError, ValueError) as error:  # an answer the SDK could not use (e.g. input required)
-            raise ToolError(E_MCP_ERROR, f"MCP server {self.name!r}: {error}", None) from None
+            raise ToolError(
+                E_MCP_ERROR, user_text("MCP server %1: %2", repr(self.name), error), None
+            ) from None
         if scope.cancelled_caught:
             raise ToolError(
                 ErrorCode.TIMEOUT.value,
-                f"MCP tool {name!r} on {self.name!r} sent no result or progress for {quiet_limit:g} s "
-                "and was canceled",
-                "Try a smaller request; the server may be stuck.",
+                user_text(
+                    "MCP tool %1 on %2 sent no result or progress for %3 s and was canceled",
+                    repr(name),
+                    repr(self.name),
+                    format(quiet_limit, "g"),
+                ),
+                user_text("Try a smaller request; the server may be stuck."),
             )
         if not isinstance(result, types.CallToolResult):
-            raise ToolError(E_MCP_ERROR, f"MCP server {self.name!r} answered {type(result).__name__}", None)
+            raise ToolError(
+                E_MCP_ERROR,
+                user_text("MCP server %1 answered %2", repr(self.name), type(result).__name__),
+                None,
+            )
         return result
 
     async def _request_failed(self, what: str, error: BaseException) -> ToolError:
         if isinstance(error, MCPError) and error.error.code != _CLOSED_BY_PEER:
             return ToolError(
-                E_MCP_ERROR, f"MCP server {self.name!r} refused {what}: {error.error.message}", None
+                E_MCP_ERROR,
+                user_text("MCP server %1 refused %2: %3", repr(self.name), what, error.error.message),
+                None,
             )
         # The connection is gone (the process died, the HTTP server went away): report, restart next time.
         owner, stop = self._owner, self._stop
@@ -260,7 +273,9 @@ class McpConnection:
             self.state, self.message = "error", self._describe_failure("failed", error)
         self._session = None
         self.tools_stale = True
-        return ToolError(E_MCP_SERVER_DOWN, f"MCP server {self.name!r} {self.message}", _RETRY)
+        return ToolError(
+            E_MCP_SERVER_DOWN, user_text("MCP server %1 %2", repr(self.name), self.message), _RETRY
+        )
 
     # -- reporting -------------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from ..tools.base import PermissionAction, PermissionKind, ToolContext, ToolErro
 from ..tools.declared import PassThroughArgs, SchemaTool
 from ..tools.jupyter.outputs import image_dimensions
 from ..tools.naming import group_tool_name
+from ..user_text import user_text
 from .client import E_MCP_TOOL_ERROR, McpConnection
 
 # The connection stops a call after the server's timeout without a result or progress; this only ends a call
@@ -93,7 +94,7 @@ def tool_output(result: types.CallToolResult, tool_name: str) -> ToolOutput:
         raise ToolError(
             E_MCP_TOOL_ERROR,
             text or f"{tool_name} reported an error without a message",
-            "Read the error; fix the arguments or try another way.",
+            user_text("Read the error; fix the arguments or try another way."),
         )
     details: dict[str, Any] = {"images": images} if images else {}
     if result.structured_content is not None:

@@ -11,17 +11,19 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from ..user_text import UserStr, WithTexts
+
 ApprovalScope = Literal["once", "session", "always"]
 # Where an "always" rule applies: this very subject (file, notebook, command), everything in its folder,
 # or the tool everywhere. Broader than "exact" only for file and notebook writes (``grants.rule_for_scope``).
 RuleScope = Literal["exact", "folder", "everywhere"]
 
 
-class ApprovalRequest(BaseModel):
+class ApprovalRequest(WithTexts):
     call_id: str
     tool: str
     arguments: dict[str, Any]
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[UserStr] = Field(default_factory=list)
     # What the call would do, for the dialog: a unified diff for edits, the analysed command for shell, ...
     preview: str | None = None
     action_kind: str | None = None
@@ -34,7 +36,7 @@ class ApprovalRequest(BaseModel):
 class ApprovalReply(BaseModel):
     approved: bool
     scope: ApprovalScope = "once"
-    reason: str | None = None
+    reason: UserStr | None = None
     rule_scope: RuleScope = "exact"
 
 

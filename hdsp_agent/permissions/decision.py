@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from ..tools.base import PermissionAction, Tool, ToolContext
+from ..user_text import user_text
 from .defaults import default_level
 from .modes import PermissionMode
 
@@ -72,8 +73,12 @@ class ReadOnlyPolicy:
             return PolicyDecision("deny", [why])
         if level == "allow" and action is None:
             return PolicyDecision("allow", [why])
-        what = f"{action.kind.value} {action.target}".strip() if action else f"{tool.name} changes state"
-        return PolicyDecision("ask", [f"needs approval: {what}"])
+        what = (
+            f"{action.kind.value} {action.target}".strip()
+            if action
+            else user_text("%1 changes state", tool.name)
+        )
+        return PolicyDecision("ask", [user_text("needs approval: %1", what)])
 
     def mode_for(self, session_id: str) -> PermissionMode:
         return "default"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..tools.base import PermissionAction, PermissionKind
 from ..tools.naming import GROUP_SEPARATOR
 from ..tools.profiles import TOOL_INDEX
+from ..user_text import UserText, user_template, user_text
 from .paths import display_path, inspect_path, read_action, write_action
 from .rules import Subject, SubjectKind
 
@@ -42,13 +43,17 @@ CELL_EDIT_TOOLS = frozenset({"insert_cell", "edit_cell", "delete_cell", "move_ce
 KERNEL_TOOLS = frozenset({"run_cell", "execute_code", "interrupt_kernel", "restart_kernel"})
 # The edits accept-edits mode lets through (inside the root, away from .git and secrets).
 EDIT_TOOLS = FILE_EDIT_TOOLS | CELL_EDIT_TOOLS
+# Templates (``user_template``): %1 is the tool's name.
 _ASK_REASONS: dict[str, str] = {
-    **{name: "edits files" for name in FILE_EDIT_TOOLS},
-    **{name: "changes a notebook" for name in CELL_EDIT_TOOLS},
-    **{name: "acts on a notebook's kernel (runs code or changes its state)" for name in KERNEL_TOOLS},
-    "run_terminal_command": "runs shell commands",
-    "fetch_url_content": "fetches a URL from the network",
-    "create_rule_block": "writes a rule file into the project",
+    **{name: user_template("%1 edits files") for name in FILE_EDIT_TOOLS},
+    **{name: user_template("%1 changes a notebook") for name in CELL_EDIT_TOOLS},
+    **{
+        name: user_template("%1 acts on a notebook's kernel (runs code or changes its state)")
+        for name in KERNEL_TOOLS
+    },
+    "run_terminal_command": user_template("%1 runs shell commands"),
+    "fetch_url_content": user_template("%1 fetches a URL from the network"),
+    "create_rule_block": user_template("%1 writes a rule file into the project"),
 }
 DISABLED_BY_DEFAULT = frozenset({"request_rule"})
 # Every tool this table gives a level. The tool classes declare no level of their own: ``read_only`` on a
@@ -70,20 +75,20 @@ def is_group_tool(tool_name: str) -> bool:
 def default_level(tool_name: str, read_only: bool | None) -> tuple[DecisionKind, str]:
     """The level a tool has when no rule speaks about it, and why (``read_only``: None when unregistered)."""
     if tool_name in DISABLED_BY_DEFAULT:
-        return "deny", f"{tool_name} is disabled by default (enable it with an allow or ask rule)"
+        return "deny", user_text("%1 is disabled by default (enable it with an allow or ask rule)", tool_name)
     if tool_name in READ_TOOLS:
-        return "allow", f"{tool_name} only reads"
+        return "allow", user_text("%1 only reads", tool_name)
     if tool_name in _ASK_REASONS:
-        return "ask", f"{tool_name} {_ASK_REASONS[tool_name]}"
+        return "ask", UserText(_ASK_REASONS[tool_name], [tool_name])
     if is_group_tool(tool_name):
         # An MCP tool is read_only only when the user's own server entry lists it in autoApprove, a declared
         # tool when its declaration says readOnly: the user's word, not the server's.
         if read_only:
-            return "allow", f"{tool_name} is auto-approved in its server's configuration"
-        return "ask", f"{tool_name} comes from an external server (MCP); its tools ask by default"
+            return "allow", user_text("%1 is auto-approved in its server's configuration", tool_name)
+        return "ask", user_text("%1 comes from an external server (MCP); its tools ask by default", tool_name)
     if read_only:
-        return "allow", f"{tool_name} declares that it only reads"
-    return "ask", f"{tool_name} is not a known tool; unknown tools ask"
+        return "allow", user_text("%1 declares that it only reads", tool_name)
+    return "ask", user_text("%1 is not a known tool; unknown tools ask", tool_name)
 
 
 def is_read_tool(tool_name: str, read_only: bool | None) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..tools.base import PermissionAction, PermissionKind, ToolError
+from ..user_text import user_text
 from .protected import is_secret_location, secret_locations
 from .sensitive import matches_secret_patterns
 
@@ -46,15 +47,19 @@ def resolve_in_root(
     if not allow_outside and not is_inside(resolved, resolved_root(root)):
         raise ToolError(
             E_PATH_OUTSIDE_ROOT,
-            f"{user_path!r} is outside the working directory",
-            "Use a path relative to the working directory (the project root).",
+            user_text("%1 is outside the working directory", repr(user_path)),
+            user_text("Use a path relative to the working directory (the project root)."),
         )
     return resolved
 
 
 def _resolve(root_resolved: Path, user_path: str) -> Path:
     if "\x00" in user_path:
-        raise ToolError(E_PATH_INVALID, "the path contains a NUL byte", "Send a plain relative path.")
+        raise ToolError(
+            E_PATH_INVALID,
+            user_text("the path contains a NUL byte"),
+            user_text("Send a plain relative path."),
+        )
     given = os.path.expanduser(user_path) if user_path.startswith("~") else user_path
     # os.path.realpath on strings is Path.resolve without its Path objects (half the cost: this runs twice for
     # most tool calls); the stat after it is how Path.resolve notices a symlink loop, kept.
@@ -64,10 +69,14 @@ def _resolve(root_resolved: Path, user_path: str) -> Path:
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise ToolError(
-                E_PATH_INVALID, f"{user_path!r} cannot be resolved ({error})", "Check for a symlink loop."
+                E_PATH_INVALID,
+                user_text("%1 cannot be resolved (%2)", repr(user_path), error),
+                user_text("Check for a symlink loop."),
             ) from None
     except ValueError as error:  # names the OS refuses
-        raise ToolError(E_PATH_INVALID, f"{user_path!r} cannot be resolved ({error})", "") from None
+        raise ToolError(
+            E_PATH_INVALID, user_text("%1 cannot be resolved (%2)", repr(user_path), error), ""
+        ) from None
     return Path(real)
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from ..sandbox.status import SandboxStatus
 from ..tools.base import PermissionAction, PermissionKind, Tool, ToolContext
+from ..user_text import user_text
 from .decision import PolicyDecision
 from .defaults import (
     EDIT_TOOLS,
@@ -196,10 +197,14 @@ class RulePolicy:
         self._refresh()
         subject_raw, field_name = subject_text(action, arguments)
         if any(fnmatchcase(name, denied) for denied in self.admin.denied_tools):
-            return PolicyDecision("deny", [f"{name} is disabled by the administrator"], name), subject_raw
+            return PolicyDecision(
+                "deny", [user_text("%1 is disabled by the administrator", name)], name
+            ), subject_raw
         mode = self.mode_for(session_id)
         if mode == "read-only" and not is_read_tool(name, read_only):
-            return PolicyDecision("deny", [f"read-only mode: {name} may change things"]), subject_raw
+            return PolicyDecision(
+                "deny", [user_text("read-only mode: %1 may change things", name)]
+            ), subject_raw
         kind = subject_kind(action, field_name, name)
         units, analysis = self._units(name, kind, subject_raw, arguments, action, root, read_only)
         whole = Subject(kind, subject_raw) if kind is not None and subject_raw is not None else None
@@ -245,7 +250,7 @@ class RulePolicy:
                 units.append(
                     _Unit(
                         None,
-                        [caution(f"runs in {working_directory}, outside the project")],
+                        [caution(user_text("runs in %1, outside the project", working_directory))],
                         "workingDirectory",
                     )
                 )
@@ -267,39 +272,50 @@ class RulePolicy:
         action_kind = action.kind if action is not None else None
         if kind == "url" and subject_raw is not None:
             verdict = check_url_syntax(subject_raw, self._url_allowlist)
-            return [] if verdict.allowed else [deny(f"{subject_raw} is refused: {verdict.reason}")]
+            return (
+                [] if verdict.allowed else [deny(user_text("%1 is refused: %2", subject_raw, verdict.reason))]
+            )
         if kind != "path" or subject_raw is None:
             return []
         facts = inspect_path(root, subject_raw)
         if facts.problem or facts.resolved is None:
-            return [deny(f"{subject_raw!r} is not a usable path: {facts.problem}")]
+            return [deny(user_text("%1 is not a usable path: %2", repr(subject_raw), facts.problem))]
         if action_kind in (PermissionKind.FILE_WRITE, PermissionKind.FILE_DELETE):
             deleting = action_kind == PermissionKind.FILE_DELETE
-            verb = "deletes" if deleting else "writes"
+            verb = user_text("deletes") if deleting else user_text("writes")
             protection = write_protection(facts.resolved, resolved_root(root), subject_raw, delete=deleting)
             if protection is not None and (protection.level == "deny" or facts.inside):
                 return [protection.finding(verb, subject_raw)]
             if not facts.inside:
-                return [deny(f"{verb} {subject_raw}, outside the project")]
+                return [deny(user_text("%1 %2, outside the project", verb, subject_raw))]
             if facts.git_internal:
-                return [caution(f"{verb} {subject_raw}, inside the repository's .git directory")]
+                return [
+                    caution(user_text("%1 %2, inside the repository's .git directory", verb, subject_raw))
+                ]
             if facts.resolved == resolved_root(root):
-                return [caution(f"{verb} the project root itself")]
-            return [caution(f"{verb} {subject_raw}, which may hold secrets")] if facts.sensitive else []
+                return [caution(user_text("%1 the project root itself", verb))]
+            return (
+                [caution(user_text("%1 %2, which may hold secrets", verb, subject_raw))]
+                if facts.sensitive
+                else []
+            )
         if action_kind in (PermissionKind.FILE_READ, PermissionKind.FILE_READ_SENSITIVE) or (
             action is None and name in READ_TOOLS
         ):
             if not facts.inside:
-                return [caution(f"reads {subject_raw}, outside the project")]
+                return [caution(user_text("reads %1, outside the project", subject_raw))]
             if facts.sensitive:
-                return [caution(f"reads {subject_raw}, which may hold secrets")]
+                return [caution(user_text("reads %1, which may hold secrets", subject_raw))]
         return []
 
     def _settle(
         self, name: str, unit: _Unit, whole: Subject | None, granted: bool, mode: PermissionMode
     ) -> _Outcome:
         """Steps 1-8 of the module docstring for one unit."""
-        label = f"{unit.label}: " if unit.label else ""
+
+        def labeled(reason: str) -> str:
+            # Which part of a shell command a reason is about: "git push: needs the network".
+            return user_text("%1: %2", unit.label, reason) if unit.label else reason
 
         def matching(rules: tuple[Rule, ...] | list[Rule]) -> Rule | None:
             return next(
@@ -318,26 +334,32 @@ class RulePolicy:
             # The risks first (a secret, a path outside), then the default they add to.
             ranked = sorted(findings, key=lambda f: not f.firm)
             chosen = [f.reason for f in ranked if f.decision == decision] or [f.reason for f in ranked]
-            return _Outcome(decision, [label + reason for reason in chosen], rule)
+            return _Outcome(decision, [labeled(reason) for reason in chosen], rule)
 
         if (rule := matching(self.admin.deny)) is not None:
-            return _Outcome("deny", [f"{label}denied by the administrator's rule {rule.text}"], rule.text)
+            return _Outcome(
+                "deny", [labeled(user_text("denied by the administrator's rule %1", rule.text))], rule.text
+            )
         hard = [f for f in unit.findings if f.firm and f.decision == "deny"]
         if hard:
             return because("deny", hard)
         if (rule := matching(self.user_rules["deny"])) is not None:
-            return _Outcome("deny", [f"{label}denied by your rule {rule.text}"], rule.text)
+            return _Outcome("deny", [labeled(user_text("denied by your rule %1", rule.text))], rule.text)
         protected = [f for f in unit.findings if f.protected]
         if protected:
             # Protected paths (protected.py): no rule, mode or grant lifts this; only the user's approval of
             # this very call does.
             return because("ask", protected)
         if (rule := matching(self.admin.ask)) is not None:
-            return _Outcome("ask", [f"{label}the administrator's rule {rule.text} always asks"], rule.text)
+            return _Outcome(
+                "ask", [labeled(user_text("the administrator's rule %1 always asks", rule.text))], rule.text
+            )
         if granted:
-            return _Outcome("allow", [f"{label}allowed for this session (you approved this call)"])
+            return _Outcome(
+                "allow", [labeled(user_text("allowed for this session (you approved this call)"))]
+            )
         if (rule := matching(self.user_rules["ask"])) is not None:
-            return _Outcome("ask", [f"{label}your rule {rule.text} asks"], rule.text)
+            return _Outcome("ask", [labeled(user_text("your rule %1 asks", rule.text))], rule.text)
         cautions = [f for f in unit.findings if f.firm and f.decision == "ask"]
         rule = matching(self.user_rules["allow"]) or matching(self.admin.allow) or self._allowlisted(unit)
         if rule is not None:
@@ -348,10 +370,14 @@ class RulePolicy:
             )
             if cautions and not exact:
                 return because("ask", cautions)
-            whose = "the administrator's" if rule.source == "admin" else "your"
-            return _Outcome("allow", [f"{label}allowed by {whose} rule {rule.text}"], rule.text)
+            allowed_by = (
+                user_text("allowed by the administrator's rule %1", rule.text)
+                if rule.source == "admin"
+                else user_text("allowed by your rule %1", rule.text)
+            )
+            return _Outcome("allow", [labeled(allowed_by)], rule.text)
         findings = [
-            allow(f"{f.reason} (accept-edits mode)")
+            allow(user_text("%1 (accept-edits mode)", f.reason))
             if mode == "accept-edits" and f.edit and f.decision == "ask"
             else f
             for f in unit.findings

@@ -37,6 +37,7 @@ from typing import Literal
 
 import pathspec
 
+from ..user_text import user_text
 from . import sensitive
 from .findings import Finding, deny, protect
 from .sensitive import normalized_parts
@@ -77,7 +78,7 @@ class Protection:
 
     def finding(self, verb: str, shown: str) -> Finding:
         """The policy's finding for ``verb`` (``writes``, ``deletes``) on ``shown`` (the path as given)."""
-        text = f"{verb} {shown}: {self.reason}"
+        text = user_text("%1 %2: %3", verb, shown, self.reason)
         return deny(text) if self.level == "deny" else protect(text)
 
 
@@ -316,7 +317,7 @@ def _matches(
 
 
 def protected_write_finding(
-    path: Path | None, root: Path, given: str, verb: str = "writes", *, delete: bool = False
+    path: Path | None, root: Path, given: str, verb: str = user_text("writes"), *, delete: bool = False
 ) -> Finding | None:
     """The shell analyser's hook: the finding for a command that writes (or deletes) ``path``, or None."""
     if path is None:

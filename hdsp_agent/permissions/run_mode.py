@@ -17,6 +17,7 @@ import os
 from dataclasses import replace
 
 from ..sandbox.status import RunMode, SandboxStatus
+from ..user_text import user_text
 from .decision import PolicyDecision
 from .shell.analyser import CommandAnalysis
 from .shell.tables import NETWORK_COMMANDS, PACKAGE_INSTALL_SUBCOMMANDS, PACKAGE_MANAGERS
@@ -70,9 +71,13 @@ def with_run_mode(
             return replace(decision, run_mode="sandboxed")
         return replace(decision, run_mode=suggested)
     if sandbox.required:
-        reason = f"the administrator requires the OS sandbox, and none is available: {sandbox.reason}"
+        reason = user_text(
+            "the administrator requires the OS sandbox, and none is available: %1", sandbox.reason
+        )
         return PolicyDecision("deny", [reason], None, None)
     if decision.decision == "allow" and not granted and not (analysis is not None and analysis.inert):
-        reason = f"no OS sandbox is available ({sandbox.reason}): only inert commands run without asking"
+        reason = user_text(
+            "no OS sandbox is available (%1): only inert commands run without asking", sandbox.reason
+        )
         return PolicyDecision("ask", [reason, *decision.reasons], decision.rule, "unsandboxed")
     return replace(decision, run_mode="unsandboxed")

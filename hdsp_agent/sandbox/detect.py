@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 
+from ..user_text import join_texts, user_text
 from .landlock import abi_version
 from .status import LayerChoice, SandboxStatus
 
@@ -28,10 +29,10 @@ INSTALL_HINT = (
 def bubblewrap_problem() -> str | None:
     """None when bwrap can run a sandbox here, else why not."""
     if not sys.platform.startswith("linux"):
-        return f"bubblewrap runs only on Linux (this is {sys.platform})"
+        return user_text("bubblewrap runs only on Linux (this is %1)", sys.platform)
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return f"bwrap is not on PATH ({INSTALL_HINT})"
+        return user_text("bwrap is not on PATH (%1)", INSTALL_HINT)
     try:
         trial = subprocess.run(
             [bwrap, *_TRIAL, "/bin/sh", "-c", "echo ok"],
@@ -41,10 +42,10 @@ def bubblewrap_problem() -> str | None:
             env={"PATH": "/usr/bin:/bin"},
         )
     except (OSError, subprocess.TimeoutExpired) as error:
-        return f"bwrap could not be run: {error}"
+        return user_text("bwrap could not be run: %1", error)
     if trial.returncode != 0 or trial.stdout.strip() != "ok":
         detail = (trial.stderr.strip() or f"exit code {trial.returncode}").splitlines()[-1]
-        return f"bwrap cannot create namespaces here (user namespaces blocked?): {detail}"
+        return user_text("bwrap cannot create namespaces here (user namespaces blocked?): %1", detail)
     return None
 
 
@@ -86,22 +87,29 @@ def landlock_abi() -> int:
 def detect(choice: LayerChoice = "auto", required: bool = False) -> SandboxStatus:
     """The layer for ``choice`` ("auto": bubblewrap, else Landlock, else none) and why."""
     if choice == "none":
-        return SandboxStatus("none", "the sandbox is turned off (HdspAgentApp.sandbox = 'none')", required)
+        return SandboxStatus(
+            "none", user_text("the sandbox is turned off (HdspAgentApp.sandbox = 'none')"), required
+        )
     bwrap_problem = bubblewrap_problem() if choice in ("auto", "bubblewrap") else None
     if choice in ("auto", "bubblewrap") and bwrap_problem is None:
         return SandboxStatus(
-            "bubblewrap", "bubblewrap: namespaces for filesystem, network and processes", required
+            "bubblewrap", user_text("bubblewrap: namespaces for filesystem, network and processes"), required
         )
     abi = landlock_abi() if choice in ("auto", "landlock") else 0
     if abi >= 1:
-        network = "TCP blocked" if abi >= 4 else "network NOT blocked (Landlock ABI < 4)"
-        why = f"; bubblewrap unusable: {bwrap_problem}" if bwrap_problem else ""
-        return SandboxStatus(
-            "landlock", f"Landlock ABI {abi}: filesystem allowlist, {network}{why}", required
+        reason = (
+            user_text("Landlock ABI %1: filesystem allowlist, TCP blocked", abi)
+            if abi >= 4
+            else user_text(
+                "Landlock ABI %1: filesystem allowlist, network NOT blocked (Landlock ABI < 4)", abi
+            )
         )
+        if bwrap_problem:
+            reason = user_text("%1; bubblewrap unusable: %2", reason, bwrap_problem)
+        return SandboxStatus("landlock", reason, required)
     reasons = []
     if bwrap_problem:
         reasons.append(bwrap_problem)
     if choice in ("auto", "landlock"):
-        reasons.append("Landlock is not available (Linux >= 5.13 with Landlock enabled)")
-    return SandboxStatus("none", "no sandbox: " + "; ".join(reasons), required)
+        reasons.append(user_text("Landlock is not available (Linux >= 5.13 with Landlock enabled)"))
+    return SandboxStatus("none", user_text("no sandbox: %1", join_texts("; ", reasons)), required)

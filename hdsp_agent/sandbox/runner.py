@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..user_text import user_text
 from .bwrap import PROXY_DIR, SCRATCH_HOME, BwrapPlan, bwrap_argv
 from .detect import bubblewrap_disables_userns, detect
 from .environment import sandbox_environment
@@ -104,8 +105,11 @@ class Sandbox:
         allowlist = self.settings.network_allowlist
         if mode == "network" and allowlist is not None and status.layer != "bubblewrap":
             raise SandboxUnavailable(
-                f"the administrator's network allowlist needs bubblewrap (the {status.layer} layer cannot "
-                "filter by host); this command would need the network"
+                user_text(
+                    "the administrator's network allowlist needs bubblewrap (the %1 layer cannot filter by "
+                    "host); this command would need the network",
+                    status.layer,
+                )
             )
         if status.layer == "bubblewrap":
             env = {**sandbox_environment(base_env, root, SCRATCH_HOME, "/tmp"), **(extra_env or {})}
@@ -174,7 +178,9 @@ def _bridge_python() -> str:
         if os.access(candidate, os.X_OK) and not candidate.startswith(hidden):
             return candidate
     raise SandboxUnavailable(
-        "the network allowlist's bridge needs a Python outside the home directories (install python3)"
+        user_text(
+            "the network allowlist's bridge needs a Python outside the home directories (install python3)"
+        )
     )
 
 

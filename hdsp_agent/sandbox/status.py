@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..user_text import texts_for
+
 Layer = Literal["bubblewrap", "landlock", "none"]
 LayerChoice = Literal["auto", "bubblewrap", "landlock", "none"]
 LAYER_CHOICES: tuple[LayerChoice, ...] = ("auto", "bubblewrap", "landlock", "none")
@@ -32,7 +34,13 @@ class SandboxStatus:
 
     def public(self) -> dict[str, object]:
         """The wire form (``GET /hdsp-agent/info`` → ``sandbox``)."""
-        return {"layer": self.layer, "active": self.active, "reason": self.reason, "required": self.required}
+        return {
+            "layer": self.layer,
+            "active": self.active,
+            "reason": self.reason,
+            "required": self.required,
+            "texts": texts_for(self.reason),
+        }
 
 
 @dataclass(frozen=True)

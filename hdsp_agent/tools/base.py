@@ -16,6 +16,8 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..user_text import UserStr
+
 
 class ErrorCode(str, Enum):
     """Stable codes the model, the UI and tests can rely on."""
@@ -47,8 +49,9 @@ ResultStatus = Literal["ok", "error", "denied", "canceled"]
 
 class ToolErrorInfo(BaseModel):
     code: str
-    message: str
-    suggestion: str | None = None
+    # English for the model; a ``UserText`` also tells the sidebar how to translate it for the user.
+    message: UserStr
+    suggestion: UserStr | None = None
 
 
 class ToolCall(BaseModel):

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ConfigDict
 
+from ..user_text import user_text
 from .args import coerce_to_schema
 from .base import ErrorCode, PermissionAction, PermissionKind, Tool, ToolContext, ToolError, ToolOutput
 from .naming import group_tool_name, split_tool_name
@@ -102,7 +103,7 @@ class SchemaTool(Tool[PassThroughArgs]):
         raise ToolError(
             ErrorCode.INVALID_ARGS.value,
             "invalid arguments: " + "; ".join(listed) + more,
-            f"Send arguments matching the schema: {json.dumps(self.parameters_override())[:400]}",
+            user_text("Send arguments matching the schema: %1", json.dumps(self.parameters_override())[:400]),
         )
 
     def guarded_action(
@@ -165,25 +166,29 @@ class HttpTool(SchemaTool):
         except httpx.HTTPError as error:
             raise ToolError(
                 "E_HTTP_TOOL_UNREACHABLE",
-                f"{self.url} could not be reached: {type(error).__name__}: {error}",
-                "The tool's service may be down; tell the user rather than retrying many times.",
+                user_text("%1 could not be reached: %2: %3", self.url, type(error).__name__, error),
+                user_text("The tool's service may be down; tell the user rather than retrying many times."),
             ) from None
         body = response.text
         if response.status_code >= 400:
             raise ToolError(
                 "E_HTTP_TOOL_FAILED",
-                f"{self.url} answered HTTP {response.status_code}: {_excerpt(body)}",
-                "Check the arguments against the tool's description; a 5xx is the service's fault.",
+                user_text("%1 answered HTTP %2: %3", self.url, response.status_code, _excerpt(body)),
+                user_text(
+                    "Check the arguments against the tool's description; a 5xx is the service's fault."
+                ),
             )
         try:
             payload = response.json()
         except ValueError:
             raise ToolError(
-                "E_HTTP_TOOL_FAILED", f"{self.url} did not answer JSON: {_excerpt(body)}", None
+                "E_HTTP_TOOL_FAILED", user_text("%1 did not answer JSON: %2", self.url, _excerpt(body)), None
             ) from None
         if not isinstance(payload, dict) or "output" not in payload:
             raise ToolError(
-                "E_HTTP_TOOL_FAILED", f"{self.url} answered without 'output': {_excerpt(body)}", None
+                "E_HTTP_TOOL_FAILED",
+                user_text("%1 answered without 'output': %2", self.url, _excerpt(body)),
+                None,
             )
         return _output_text(payload["output"])
 

@@ -22,6 +22,7 @@ from ..audit.log import AuditSink, AuditTrail
 from ..events import ApprovalRequestEvent, ToolStatusEvent
 from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
 from ..permissions.decision import PermissionPolicy, PolicyDecision, ReadOnlyPolicy
+from ..user_text import join_texts, user_text
 from .args import parse_arguments, validate_arguments
 from .base import (
     ErrorCode,
@@ -102,7 +103,7 @@ class ToolExecutor:
         except _Refusal as refusal:
             result = refusal.result
         except asyncio.CancelledError:
-            canceled = self._canceled(call, "the turn was canceled")
+            canceled = self._canceled(call, user_text("the turn was canceled"))
             self._emit_result(ctx, canceled, raw_arguments)
             self._audit(trail, canceled)
             raise
@@ -135,15 +136,23 @@ class ToolExecutor:
             # Tools callable by name only (left out of the profile) are suggested too.
             known = catalog.names() + catalog.hidden_names() if catalog is not None else self.registry.names()
             close = difflib.get_close_matches(call.name, known, n=3, cutoff=0.6)
-            hint = f"Did you mean {', '.join(close)}?" if close else f"Available tools: {', '.join(known)}."
-            raise _Refusal(self._error(call, ErrorCode.NOT_FOUND.value, f"no tool named {call.name!r}", hint))
+            hint = (
+                user_text("Did you mean %1?", ", ".join(close))
+                if close
+                else user_text("Available tools: %1.", ", ".join(known))
+            )
+            raise _Refusal(
+                self._error(
+                    call, ErrorCode.NOT_FOUND.value, user_text("no tool named %1", repr(call.name)), hint
+                )
+            )
         if catalog is not None and call.name not in catalog:
             raise _Refusal(
                 self._error(
                     call,
                     ErrorCode.NOT_IN_CATALOG.value,
-                    f"tool {call.name!r} is not available in this step",
-                    f"Use one of the tools offered: {', '.join(catalog.names()) or 'none'}.",
+                    user_text("tool %1 is not available in this step", repr(call.name)),
+                    user_text("Use one of the tools offered: %1.", ", ".join(catalog.names()) or "none"),
                 )
             )
         return tool
@@ -182,26 +191,29 @@ class ToolExecutor:
         if decision.decision == "allow":
             return
         if decision.decision == "deny":
-            reasons = "; ".join(decision.reasons) or "blocked by policy"
+            reasons = join_texts("; ", decision.reasons) or user_text("blocked by policy")
             raise _Refusal(
                 self._error(
                     call,
                     ErrorCode.DENIED.value,
-                    f"not allowed: {reasons}",
-                    "Do not retry this call; choose another approach or ask the user.",
+                    user_text("not allowed: %1", reasons),
+                    user_text("Do not retry this call; choose another approach or ask the user."),
                     status="denied",
                 )
             )
         reply = await self._ask(tool, arguments, action, decision, call, ctx)
         trail.answered(reply, by_person=self.approver is not None)
         if not reply.approved:
-            reason = f" Reason: {reply.reason}" if reply.reason else ""
             raise _Refusal(
                 self._error(
                     call,
                     ErrorCode.DENIED.value,
-                    f"the user declined this call.{reason}",
-                    "Do not repeat the same call; adjust your approach to the user's reason or ask them.",
+                    user_text("the user declined this call. Reason: %1", reply.reason)
+                    if reply.reason
+                    else user_text("the user declined this call."),
+                    user_text(
+                        "Do not repeat the same call; adjust your approach to the user's reason or ask them."
+                    ),
                     status="denied",
                 )
             )
@@ -217,7 +229,7 @@ class ToolExecutor:
     ) -> ApprovalReply:
         if self.approver is None:
             return ApprovalReply(
-                approved=False, reason="approval is required but no one is connected to approve"
+                approved=False, reason=user_text("approval is required but no one is connected to approve")
             )
         request = ApprovalRequest(
             call_id=call.id,
@@ -233,11 +245,13 @@ class ToolExecutor:
         ctx.emit(ApprovalRequestEvent(request=request))
         outcome = await _race(self.approver.request_approval(request), None, ctx)
         if outcome.canceled:
-            raise _Refusal(self._canceled(call, ctx.cancel.reason or "canceled while awaiting approval"))
+            raise _Refusal(
+                self._canceled(call, ctx.cancel.reason or user_text("canceled while awaiting approval"))
+            )
         if outcome.error is not None:
             ctx.logger.error("approval for call %s failed", call.id, exc_info=outcome.error)
             return ApprovalReply(
-                approved=False, reason=f"the approval could not be obtained ({outcome.error})"
+                approved=False, reason=user_text("the approval could not be obtained (%1)", outcome.error)
             )
         reply: ApprovalReply = outcome.value
         return reply
@@ -248,13 +262,13 @@ class ToolExecutor:
         timeout = self.settings.default_timeout if limit is None else limit
         outcome = await _race(self.middleware.wrap(self._run_tool)(invocation), timeout, ctx)
         if outcome.canceled:
-            return self._canceled(call, ctx.cancel.reason or "canceled")
+            return self._canceled(call, ctx.cancel.reason or user_text("canceled"))
         if outcome.timed_out:
             return self._error(
                 call,
                 ErrorCode.TIMEOUT.value,
-                f"{tool.name} did not finish within {timeout:g} s and was stopped",
-                "Try a smaller task, or a longer timeout if the tool accepts one.",
+                user_text("%1 did not finish within %2 s and was stopped", tool.name, f"{timeout:g}"),
+                user_text("Try a smaller task, or a longer timeout if the tool accepts one."),
             )
         if outcome.error is not None:
             return self._crash(call, ctx, outcome.error)
@@ -326,8 +340,11 @@ class ToolExecutor:
         return self._error(
             call,
             ErrorCode.FAILED.value,
-            f"{call.name} failed: {type(error).__name__}: {error}",
-            "This looks like a fault in the tool, not in your arguments; try another way or tell the user.",
+            user_text("%1 failed: %2", call.name, f"{type(error).__name__}: {error}"),
+            user_text(
+                "This looks like a fault in the tool, not in your arguments; "
+                "try another way or tell the user."
+            ),
         )
 
     # -- events ----------------------------------------------------------------------------------------------

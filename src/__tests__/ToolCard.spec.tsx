@@ -310,3 +310,38 @@ describe('summarize', () => {
     expect(summarize({ arguments: null })).toBe('');
   });
 });
+
+describe("ToolCard and the server's words", () => {
+  it("shows the server's error and suggestion in the user's language", () => {
+    // A bundle that answers every catalog template in "Korean" (marked), as JupyterLab's would.
+    const korean = {
+      __: (msgid: string, ...args: any[]) =>
+        `KO[${msgid.replace(/%(\d+)/g, (_, n) => String(args[Number(n) - 1]))}]`
+    } as any;
+    const reason = 'blocked by policy';
+    const message = `not allowed: ${reason}`;
+    const suggestion =
+      'Do not retry this call; choose another approach or ask the user.';
+    render(
+      <ToolCard
+        call={call({
+          status: 'errored',
+          error: { code: 'E_TOOL_DENIED', message, suggestion },
+          texts: {
+            [message]: { id: 'not allowed: %1', params: [reason] },
+            [reason]: { id: reason, params: [] },
+            [suggestion]: { id: suggestion, params: [] }
+          }
+        })}
+        trans={korean}
+        showDetails={false}
+      />
+    );
+    expect(
+      document.querySelector('.jp-hdsp-ToolCard-error')?.firstChild?.textContent
+    ).toBe('KO[not allowed: KO[blocked by policy]]');
+    expect(
+      document.querySelector('.jp-hdsp-ToolCard-suggestion')?.textContent
+    ).toBe(`KO[${suggestion}]`);
+  });
+});

@@ -1,10 +1,14 @@
 import { Gettext } from '@jupyterlab/translation';
 import * as fs from 'fs';
 
+import { serverText } from '../serverText';
+
 const {
+  allMessages,
   catalogPath,
   compilePo,
   extractMessages,
+  extractServerMessages,
   messageKey
 } = require('../../scripts/translations.js');
 
@@ -27,10 +31,20 @@ function koreanBundle(): Gettext {
 }
 
 describe('Korean translation', () => {
+  // The sidebar's strings and the server's user-facing templates (hdsp_agent/user_text.py).
   const messages: { msgid: string; msgid_plural?: string; msgctxt?: string }[] =
-    extractMessages();
+    allMessages();
 
-  it('finds the strings of the sidebar', () => {
+  it('finds the strings of the sidebar and of the server', () => {
+    expect(extractMessages().length).toBeLessThan(messages.length);
+    const server = extractServerMessages().map(
+      (message: { msgid: string }) => message.msgid
+    );
+    expect(server).toContain('not allowed: %1');
+    // Adjacent Python literals are one template, as Python joins them.
+    expect(server).toContain(
+      'Stopped after %1 steps (the step limit). Send a message to continue.'
+    );
     const ids = messages.map(message => message.msgid);
     expect(ids).toContain('New chat');
     expect(ids).toContain('Allow once');
@@ -66,5 +80,28 @@ describe('Korean translation', () => {
       'errors.ipynb에 셀을 삽입할까요?'
     );
     expect(bundle.ngettext('%1 cell', '%1 cells', 3, 3)).toBe('셀 3개');
+  });
+
+  it("shows the server's strings in Korean, parameters included, and others as they came", () => {
+    const bundle = koreanBundle();
+    const trans = {
+      __: (msgid: string, ...args: any[]) => bundle.gettext(msgid, ...args)
+    } as any;
+    const reason = "runs commands with another user's privileges (sudo)";
+    const message = `not allowed: ${reason}`;
+    const texts = {
+      [message]: { id: 'not allowed: %1', params: [reason] },
+      [reason]: {
+        id: "runs commands with another user's privileges (%1)",
+        params: ['sudo']
+      }
+    };
+    expect(serverText(trans, message, texts)).toBe(
+      '허용되지 않음: 다른 사용자의 권한으로 명령을 실행합니다 (sudo)'
+    );
+    expect(serverText(trans, 'use the staging folder', texts)).toBe(
+      'use the staging folder'
+    );
+    expect(serverText(trans, message, undefined)).toBe(message);
   });
 });

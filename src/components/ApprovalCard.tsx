@@ -5,6 +5,7 @@ import { IToolCallState } from '../conversation';
 import { ApprovalScope, IApprovalRequest, RuleScope, RunMode } from '../tokens';
 import { approvalQuestion, baseName, callSubject } from '../toolWords';
 import { DiffView, isUnifiedDiff } from './DiffView';
+import { serverText } from '../serverText';
 
 export interface IApprovalQueueProps {
   /**
@@ -154,7 +155,7 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       )}
       <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
         {request.reasons.map((text, index) => (
-          <li key={index}>{text}</li>
+          <li key={index}>{serverText(trans, text, request.texts)}</li>
         ))}
       </ul>
       {request.preview &&

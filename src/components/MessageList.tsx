@@ -6,6 +6,7 @@ import * as React from 'react';
 import { ChatItem, IAssistantItem, ITurnEndItem } from '../conversation';
 import { Markdown } from './Markdown';
 import { ToolCard } from './ToolCard';
+import { serverText } from '../serverText';
 
 export interface IMessageListProps {
   items: readonly ChatItem[];
@@ -160,7 +161,9 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
       return (
         <div className="jp-hdsp-Notice jp-mod-error" role="alert">
           <strong>{item.code}</strong>
-          <div className="jp-hdsp-Notice-message">{item.message}</div>
+          <div className="jp-hdsp-Notice-message">
+            {serverText(trans, item.message, item.texts)}
+          </div>
         </div>
       );
     case 'turn-end':
@@ -177,7 +180,9 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
               ? trans.__('The context window is nearly full')
               : trans.__('Conversation compacted')}
           </strong>
-          <div className="jp-hdsp-Notice-message">{item.message}</div>
+          <div className="jp-hdsp-Notice-message">
+            {serverText(trans, item.message, item.texts)}
+          </div>
           {item.summary && (
             <details className="jp-hdsp-ContextNotice-summary">
               <summary>{trans.__('Summary the model continues from')}</summary>
@@ -197,7 +202,7 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
             : trans.__('Undid the last turn. Restored:')}
           <ul className="jp-hdsp-Notice-list">
             {item.restored.map((line, index) => (
-              <li key={index}>{line}</li>
+              <li key={index}>{serverText(trans, line, item.texts)}</li>
             ))}
           </ul>
           {props.onRedo && (
@@ -218,7 +223,7 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
           {trans.__('Redid. Back again:')}
           <ul className="jp-hdsp-Notice-list">
             {item.restored.map((line, index) => (
-              <li key={index}>{line}</li>
+              <li key={index}>{serverText(trans, line, item.texts)}</li>
             ))}
           </ul>
         </div>
@@ -284,7 +289,9 @@ function TurnEnd({
     >
       {labels[item.reason]}
       {item.message && item.reason !== 'canceled' && (
-        <div className="jp-hdsp-Notice-message">{item.message}</div>
+        <div className="jp-hdsp-Notice-message">
+          {serverText(trans, item.message, item.texts)}
+        </div>
       )}
     </div>
   );

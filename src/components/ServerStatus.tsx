@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import { AgentModel } from '../model';
 import { ISandboxInfo, IServerInfo } from '../tokens';
+import { serverText } from '../serverText';
 
 /**
  * While the handshake runs or after it failed: what is wrong and a retry button.
@@ -50,8 +51,9 @@ export function SandboxNotice({
     return null;
   }
   const reason =
-    sandbox.reason.trim().replace(/[.。]+$/, '') ||
-    trans.__('no sandbox is available');
+    serverText(trans, sandbox.reason, sandbox.texts)
+      .trim()
+      .replace(/[.。]+$/, '') || trans.__('no sandbox is available');
   return (
     <div
       className="jp-hdsp-SandboxNotice"

@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import { AgentModel } from '../model';
 import { IModelSetupRequest } from '../tokens';
+import { serverText } from '../serverText';
 
 // Examples in the empty fields: a URL and a model name, the same in every language.
 const EXAMPLE_URL = 'http://127.0.0.1:11434/v1';
@@ -128,7 +129,11 @@ export function SetupScreen({
       </p>
       {!configured && overview?.setup_help && (
         <p className="jp-hdsp-Setup-status">
-          {overview.setup_help.split('\n')[0]}
+          {serverText(
+            trans,
+            overview.setup_help.split('\n')[0],
+            overview.texts
+          )}
         </p>
       )}
       {discovered.length > 0 && (

@@ -6,6 +6,7 @@ import { IToolDetails, IToolImage, ToolStatus } from '../tokens';
 import { toolHeadline } from '../toolWords';
 import { DiffView } from './DiffView';
 import { useElapsed } from './hooks';
+import { serverText } from '../serverText';
 
 export interface IToolCardProps {
   call: IToolCallState;
@@ -93,7 +94,9 @@ export function ToolCard({
         <Elapsed call={call} trans={trans} />
       </button>
       {call.status === 'calling' && call.progress && (
-        <div className="jp-hdsp-ToolCard-progress">{call.progress.message}</div>
+        <div className="jp-hdsp-ToolCard-progress">
+          {serverText(trans, call.progress.message, call.texts)}
+        </div>
       )}
       {call.status === 'denied' && (
         <div className="jp-hdsp-ToolCard-denied" role="note">
@@ -102,10 +105,10 @@ export function ToolCard({
       )}
       {call.error && call.status !== 'denied' && (
         <div className="jp-hdsp-ToolCard-error" role="note">
-          {call.error.message}
+          {serverText(trans, call.error.message, call.texts)}
           {call.error.suggestion && (
             <div className="jp-hdsp-ToolCard-suggestion">
-              {call.error.suggestion}
+              {serverText(trans, call.error.suggestion, call.texts)}
             </div>
           )}
         </div>
@@ -277,12 +280,14 @@ export function statusLabel(
 function denialText(call: IToolCallState, trans: TranslationBundle): string {
   const reason = call.resolution?.reason;
   if (reason) {
-    return trans.__('Denied: %1', reason);
+    return trans.__('Denied: %1', serverText(trans, reason, call.texts));
   }
   if (call.resolution && !call.resolution.approved) {
     return trans.__('Denied by you.');
   }
-  return call.error?.message ?? trans.__('Denied.');
+  return call.error
+    ? serverText(trans, call.error.message, call.texts)
+    : trans.__('Denied.');
 }
 
 const PATH_KEYS = ['filepath', 'path', 'dirPath', 'directory_path'];

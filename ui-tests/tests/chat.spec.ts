@@ -248,4 +248,65 @@ test.describe('hdsp-agent turns and conversations', () => {
     ).toBeVisible();
     await expect(panel.getByText('Tell me about pears')).toHaveCount(0);
   });
+
+  test('a plot a cell drew shows in its card for a model that reads no images, and the export keeps it', async ({
+    page,
+    request
+  }, testInfo) => {
+    // An 8×6 PNG, displayed the way a plotting library's figure is (display_data with image/png).
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAGCAIAAABxZ0isAAAAEklEQVR4nGP4z8CAFWEXpZMEADMoL9HswQX5AAAAAElFTkSuQmCC';
+    const code = `from base64 import b64decode\nfrom IPython.display import Image, display\ndisplay(Image(data=b64decode("${png}")))`;
+    await loadScript(request, [
+      { tool_calls: [['run_cell', JSON.stringify({ code })]] },
+      { text: 'Plotted.' }
+    ]);
+    await page.notebook.createNew('plot.ipynb');
+    const panel = await openPanel(page);
+    await sendInNewChat(panel, 'Plot it');
+    await panel
+      .getByRole('dialog', { name: /^Run a cell in .*\.ipynb\?$/ })
+      .getByRole('button', { name: 'Allow once' })
+      .click();
+    const card = panel.locator('.jp-hdsp-ToolCard').first();
+    await expect(card).toHaveAttribute('data-status', 'done', {
+      timeout: 60_000
+    });
+    await expect(panel.locator('.jp-hdsp-Message-assistant')).toHaveText(
+      'Plotted.'
+    );
+
+    // The model (no vision) read a placeholder inside its envelope; the user sees the picture.
+    const requests = await modelRequests(request);
+    const toolMessage = requests[1].messages.find(
+      (message: any) => message.role === 'tool'
+    );
+    expect(toolMessage.content).toContain('<tool_output');
+    expect(toolMessage.content).toContain('this model does not read images');
+    expect(JSON.stringify(requests[1])).not.toContain('image_url');
+    const image = card.locator('img.jp-hdsp-ToolCard-image');
+    await expect(image).toHaveAttribute('src', `data:image/png;base64,${png}`);
+    expect(
+      await image.evaluate((img: HTMLImageElement) => [
+        img.naturalWidth,
+        img.naturalHeight
+      ])
+    ).toEqual([8, 6]);
+    await screenshot(page, testInfo, 'plot-in-card.png');
+
+    // The export has the picture, not the model's markup.
+    await panel.getByRole('button', { name: 'History' }).click();
+    const download = page.waitForEvent('download');
+    await panel
+      .getByRole('list', { name: 'Conversations' })
+      .getByRole('button', { name: 'Export "Plot it" as Markdown' })
+      .click();
+    const exported = readFileSync(await (await download).path(), 'utf-8');
+    expect(exported).toContain(
+      `![Output image 1 of run_cell](data:image/png;base64,${png})`
+    );
+    expect(exported).not.toContain('<tool_output');
+    expect(exported).not.toContain('this model does not read images');
+    expect(exported).toContain('Plotted.');
+  });
 });

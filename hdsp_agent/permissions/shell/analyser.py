@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ...user_text import user_text
 from ..decision import DecisionKind
 from ..findings import Finding, allow, ask, caution, deny, strictest, verdict
 from ..paths import resolved_root
@@ -118,7 +119,7 @@ def analyze_command(command: str, root: Path, cwd: Path | None = None) -> Comman
     scope = ShellScope(resolved_root(root), (cwd or root).resolve())
     if not command.strip() or not _has_code(command):
         return CommandAnalysis(
-            command, (CommandPart(command, (), (caution("the command is empty"),)),), False
+            command, (CommandPart(command, (), (caution(user_text("the command is empty")),)),), False
         )
     if len(command) > MAX_COMMAND_CHARS:
         reason = (
@@ -220,7 +221,13 @@ class _Analyser:
                 self.add(
                     self.text(node),
                     (),
-                    [caution("(( )) evaluates arithmetic, whose variables and subscripts can run commands")],
+                    [
+                        caution(
+                            user_text(
+                                "(( )) evaluates arithmetic, whose variables and subscripts can run commands"
+                            )
+                        )
+                    ],
                 )
             for part in node.list:
                 if part.kind != "reservedword":
@@ -258,7 +265,7 @@ class _Analyser:
             self.add(
                 self.text(node),
                 (),
-                [caution(f"uses a shell construct ({kind}) the analyser does not handle")],
+                [caution(user_text("uses a shell construct (%1) the analyser does not handle", kind))],
             )
 
     def loop_values(self, node: Any) -> None:
@@ -310,7 +317,11 @@ class _Analyser:
                 for word in getattr(tree, "parts", []):
                     inner.substitutions(word)
         except _Unparsed:
-            self.add(value, (), [caution("a parameter expansion contains a command that cannot be analysed")])
+            self.add(
+                value,
+                (),
+                [caution(user_text("a parameter expansion contains a command that cannot be analysed"))],
+            )
             return
         self.parts += inner.parts
 
@@ -321,10 +332,19 @@ class _Analyser:
             self.add(
                 self.text(node),
                 (),
-                [deny(f"defines a fork bomb: {name} starts copies of itself in pipes or the background")],
+                [
+                    deny(
+                        user_text(
+                            ("defines a fork bomb: %1 starts copies of itself in pipes or the background"),
+                            name,
+                        )
+                    )
+                ],
             )
         elif calls:
-            self.add(self.text(node), (), [caution(f"defines {name}, a function that calls itself")])
+            self.add(
+                self.text(node), (), [caution(user_text("defines %1, a function that calls itself", name))]
+            )
         self.functions.add(name)
         self.node(node.body, ())
 
@@ -350,7 +370,7 @@ class _Analyser:
         for part in assignments + word_nodes + [r.output for r in redirects if hasattr(r.output, "kind")]:
             findings += self.expansions(self.text(part), quoted_context=False)
         if _IFS.search(text):
-            findings.append(caution("splits words with $IFS, which hides what runs"))
+            findings.append(caution(user_text("splits words with $IFS, which hides what runs")))
             self.script(_IFS.sub(" ", text), text)
         for redirect in redirects:
             if redirect.type in _HEREDOCS and redirect.heredoc is not None:
@@ -399,7 +419,7 @@ class _Analyser:
         redirects: list[Any],
     ) -> None:
         if not argv:
-            self.add(text, (), findings or [allow("only sets shell variables or redirects")])
+            self.add(text, (), findings or [allow(user_text("only sets shell variables or redirects"))])
             return
         program = argv[0]
         name = command_name(program)
@@ -411,24 +431,34 @@ class _Analyser:
         for word in argv[1:]:
             secret = _SECRET_REFERENCE.search(word.raw) if word.dynamic else None
             if secret:
-                findings.append(caution(f"expands ${secret.group(1)}, a variable that may hold a secret"))
+                findings.append(
+                    caution(user_text("expands $%1, a variable that may hold a secret", secret.group(1)))
+                )
         if program.brace and not program.dynamic and self.depth < MAX_DEPTH:
             # ``{rm,-rf,/}`` is ``rm -rf /``: judge the words bash makes of it.
             expanded = [text for text in expand_braces(program.text) if text]  # empty words vanish
             if expanded and expanded != [program.text]:
-                findings.append(caution("the command name is a brace expansion"))
+                findings.append(caution(user_text("the command name is a brace expansion")))
                 self.nested([Word(t, t) for t in expanded] + argv[1:], ())
         if program.fetches_code:
             findings.append(
-                deny(f"runs a command downloaded or decoded at run time ({program.raw or program.text})")
+                deny(
+                    user_text(
+                        "runs a command downloaded or decoded at run time (%1)", program.raw or program.text
+                    )
+                )
             )
         elif program.dynamic:
             findings.append(
-                caution(f"the command name {program.raw or program.text} is known only at run time")
+                caution(
+                    user_text("the command name %1 is known only at run time", program.raw or program.text)
+                )
             )
             findings += self.disguised_command(argv)
         elif name in self.functions and "/" not in program.text:
-            findings.append(allow(f"calls the function {name} defined in the command (its body is checked)"))
+            findings.append(
+                allow(user_text("calls the function %1 defined in the command (its body is checked)", name))
+            )
         else:
             classification = classify(argv, self.scope)
             findings += classification.findings
@@ -449,7 +479,9 @@ class _Analyser:
                     self.scope = outer_scope
             if name == "git" and self.touched_git:
                 findings.append(
-                    caution("git runs after this command changed files that may be its configuration")
+                    caution(
+                        user_text("git runs after this command changed files that may be its configuration")
+                    )
                 )
             if classification.reads_code_from_stdin:
                 findings += self.stdin_findings(name, redirects, upstream)
@@ -501,8 +533,11 @@ class _Analyser:
             if denials:
                 return [
                     deny(
-                        f"a command known only at run time, with the arguments of {candidate}: "
-                        f"{denials[0].reason}"
+                        user_text(
+                            "a command known only at run time, with the arguments of %1: %2",
+                            candidate,
+                            denials[0].reason,
+                        )
                     )
                 ]
         return []
@@ -519,7 +554,11 @@ class _Analyser:
             return []
         trial = classify(resolved, self.scope)
         return [
-            deny(f"with its variables filled in ({' '.join(w.text for w in resolved)[:80]}): {f.reason}")
+            deny(
+                user_text(
+                    "with its variables filled in (%1): %2", " ".join(w.text for w in resolved)[:80], f.reason
+                )
+            )
             for f in trial.findings
             if f.decision == "deny"
         ]
@@ -527,7 +566,7 @@ class _Analyser:
     def nested(self, argv: list[Word], upstream: tuple[Any, ...]) -> None:
         text = " ".join(word.raw or word.text for word in argv)
         if self.depth >= MAX_DEPTH:
-            self.add(text, (), [caution("commands are nested too deeply to analyse")])
+            self.add(text, (), [caution(user_text("commands are nested too deeply to analyse"))])
             return
         self.depth += 1
         try:
@@ -537,18 +576,20 @@ class _Analyser:
 
     def script(self, source: str, parent: str) -> None:
         if self.depth >= MAX_DEPTH:
-            self.add(parent, (), [caution("scripts are nested too deeply to analyse")])
+            self.add(parent, (), [caution(user_text("scripts are nested too deeply to analyse"))])
             return
         if not _has_code(source):
             return
         if len(source) > MAX_COMMAND_CHARS:
-            self.add(parent, (), [deny("a script inside the command is too long to analyse")])
+            self.add(parent, (), [deny(user_text("a script inside the command is too long to analyse"))])
             return
         inner = self.child(source)
         try:
             inner.run()
         except _Unparsed as error:
-            self.add(source, (), [caution(f"the script inside {parent.strip()[:60]!r}: {error}")])
+            self.add(
+                source, (), [caution(user_text("the script inside %1: %2", repr(parent.strip()[:60]), error))]
+            )
             return
         self.parts += inner.parts
         self.touched_git = self.touched_git or inner.touched_git
@@ -560,31 +601,31 @@ class _Analyser:
         for redirect in redirects:
             if redirect.type in _HEREDOCS and redirect.heredoc is not None:
                 if not is_shell:
-                    return [ask(f"runs {name} code from a here-document")]
+                    return [ask(user_text("runs %1 code from a here-document", name))]
                 self.script(heredoc_body(redirect), f"{name} <<")
-                return [allow(f"runs the here-document with {name} (checked part by part)")]
+                return [allow(user_text("runs the here-document with %1 (checked part by part)", name))]
             if redirect.type == "<<<" and hasattr(redirect.output, "kind"):
                 body = self.word(redirect.output)
                 if body.fetches_code:
-                    return [deny(f"{name} runs code downloaded or decoded at run time")]
+                    return [deny(user_text("%1 runs code downloaded or decoded at run time", name))]
                 if body.dynamic or not is_shell:
-                    return [caution(f"{name} runs code from a here-string")]
+                    return [caution(user_text("%1 runs code from a here-string", name))]
                 self.script(body.text, f"{name} <<<")
-                return [allow(f"runs the here-string with {name} (checked part by part)")]
+                return [allow(user_text("runs the here-string with %1 (checked part by part)", name))]
             if redirect.type == "<" and hasattr(redirect.output, "kind"):
                 script = self.word(redirect.output)
                 return [
-                    ask(f"runs the script {script.text} with {name}"),
-                    *read_findings(script, self.scope, verb="runs"),
+                    ask(user_text("runs the script %1 with %2", script.text, name)),
+                    *read_findings(script, self.scope, verb=user_text("runs")),
                 ]
         if any(runs_code_source(stage, self.source) for stage in upstream):
-            return [deny(f"pipes downloaded or decoded content into {name}, which runs it")]
+            return [deny(user_text("pipes downloaded or decoded content into %1, which runs it", name))]
         if upstream:
             piped = self.echoed_text(upstream[-1]) if is_shell else None
             if piped is not None:
                 self.script(piped, f"{name} <")
-            return [caution(f"runs the commands {name} reads from a pipe")]
-        return [ask(f"starts {name} reading commands from its input")]
+            return [caution(user_text("runs the commands %1 reads from a pipe", name))]
+        return [ask(user_text("starts %1 reading commands from its input", name))]
 
     def echoed_text(self, stage: Any) -> str | None:
         """The text ``echo 'cmd'`` (plain words, no options) writes into a pipe, to judge as a script."""
@@ -640,7 +681,7 @@ class _Analyser:
                 )
                 self.parts.append(CommandPart("...", (), (deny(reason),)))
             return
-        unique = tuple(dict.fromkeys(findings)) or (ask("nothing is known about this command"),)
+        unique = tuple(dict.fromkeys(findings)) or (ask(user_text("nothing is known about this command")),)
         self.parts.append(CommandPart(text, argv, unique))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...user_text import UserText, user_text
 from ..findings import Finding, allow, ask, caution, deny
 from .files import (
     FileVerdict,
@@ -96,21 +97,23 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
     program, args = argv[0], argv[1:]
     name = command_name(program)
     if program.glob or program.brace:
-        return Classification([caution(f"the command name {program.text!r} is a pattern bash expands")])
+        return Classification(
+            [caution(user_text("the command name %1 is a pattern bash expands", repr(program.text)))]
+        )
     if name in PRIVILEGE_COMMANDS:
-        return Classification([deny(f"runs commands with another user's privileges ({name})")])
+        return Classification([deny(user_text("runs commands with another user's privileges (%1)", name))])
     if name.startswith("mkfs") or name in DISK_COMMANDS:
-        return Classification([deny(f"formats, partitions or wipes disks ({name})")])
+        return Classification([deny(user_text("formats, partitions or wipes disks (%1)", name))])
     if name in POWER_COMMANDS or (
         name in ("init", "telinit") and [a.text for a in args][:1] in (["0"], ["6"])
     ):
-        return Classification([deny(f"shuts down or restarts the machine ({name})")])
+        return Classification([deny(user_text("shuts down or restarts the machine (%1)", name))])
     if name in SERVICE_MANAGERS:
         if any(word.text in SYSTEMCTL_POWER for word in args):
-            return Classification([deny(f"shuts down or restarts the machine ({name})")])
-        return Classification([deny(f"controls system services ({name})")])
+            return Classification([deny(user_text("shuts down or restarts the machine (%1)", name))])
+        return Classification([deny(user_text("controls system services (%1)", name))])
     if name in SYSTEM_COMMANDS:
-        return Classification([deny(f"{SYSTEM_COMMANDS[name]} ({name})")])
+        return Classification([deny(UserText(SYSTEM_COMMANDS[name], [name]))])
     if name in PROCESS_KILLERS:
         return Classification(_kill_findings(name, args))
     handler = _FILE_COMMANDS.get(name)
@@ -120,9 +123,11 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
     if name == "git":
         return Classification(classify_git(args, scope).findings)
     if name == "ps" and any("e" in arg.text for arg in args if not arg.text.startswith("-")):
-        return Classification([deny("prints processes' environments (ps e), where the server's keys are")])
+        return Classification(
+            [deny(user_text("prints processes' environments (ps e), where the server's keys are"))]
+        )
     if name == "jq" and any("env" in word.text or "$ENV" in word.text for word in args):
-        return Classification([ask("jq reads the environment, which may hold secrets")])
+        return Classification([ask(user_text("jq reads the environment, which may hold secrets"))])
     if name in READ_COMMANDS:
         return Classification(_read_command(name, args, scope) + _chdir_findings(args, scope))
     if name in INFO_COMMANDS:
@@ -136,7 +141,7 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
     if name in ASKING_WRAPPERS:
         # They ask whatever they run (another root, namespaces, tracing), and what they run is judged too.
         wrapped = _wrapper(name, args, scope)
-        reason = ask(f"runs a command under {name}")
+        reason = ask(user_text("runs a command under %1", name))
         return Classification(
             [reason, *(f for f in wrapped.findings if f.decision != "allow")],
             wrapped.scripts,
@@ -164,10 +169,15 @@ def classify(argv: list[Word], scope: ShellScope) -> Classification:
             return _watch(args)
         program_verdict = classify_interpreter(name, args, scope)
     elif "/" in program.text:
-        return Classification([ask(f"runs the program {program.text}"), *_chdir_findings(args, scope)])
+        return Classification(
+            [ask(user_text("runs the program %1", program.text)), *_chdir_findings(args, scope)]
+        )
     else:
         return Classification(
-            [ask(f"{name} is not on the list of read-only commands"), *_chdir_findings(args, scope)]
+            [
+                ask(user_text("%1 is not on the list of read-only commands", name)),
+                *_chdir_findings(args, scope),
+            ]
         )
     return Classification(
         program_verdict.findings, program_verdict.scripts, [], program_verdict.reads_code_from_stdin
@@ -248,7 +258,7 @@ def _long_option_paths(args: list[Word], scope: ShellScope) -> list[Finding]:
                 word = value_word(arg, value)
                 if any(names_long_option(option, written) for written in _WRITE_FILE_OPTIONS):
                     findings += write_findings(word, scope)
-                    findings.append(ask(f"{option} writes a file", edit=True))
+                    findings.append(ask(user_text("%1 writes a file", option), edit=True))
                 else:
                     findings += read_findings(word, scope)
     return findings
@@ -257,7 +267,9 @@ def _long_option_paths(args: list[Word], scope: ShellScope) -> list[Finding]:
 def _chdir_findings(args: list[Word], scope: ShellScope) -> list[Finding]:
     """``--chdir=DIR``/``--directory=DIR``: the program works elsewhere; where must be fine to read."""
     directories = option_values(args, frozenset({"--chdir", "--directory"}))
-    return [f for directory in directories for f in read_findings(directory, scope, verb="works in")]
+    return [
+        f for directory in directories for f in read_findings(directory, scope, verb=user_text("works in"))
+    ]
 
 
 def _value_options(name: str) -> frozenset[str]:
@@ -281,7 +293,7 @@ def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
     option_findings += _long_option_paths(args, scope)
     for option in sorted(WRITING_OPTIONS.get(name, frozenset())):
         if has_option(args, option, takes_value):
-            return [ask(f"{name} {option} writes files or runs commands"), *option_findings]
+            return [ask(user_text("%1 %2 writes files or runs commands", name, option)), *option_findings]
     paths = positionals(args, READ_COMMANDS[name] | takes_value)
     # The first positional is the pattern unless ``-e``/``-f`` gave it, in any spelling (``grep -ef .env x``
     # is the pattern ``f`` over ``.env`` and ``x``).
@@ -289,7 +301,7 @@ def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
         has_option(args, option, takes_value) for option in ("-e", "--regexp", "-f", "--file")
     ):
         paths = paths[1:]
-    findings = [allow(f"{name} only reads"), *option_findings]
+    findings = [allow(user_text("%1 only reads", name)), *option_findings]
     if name == "uniq" and len(paths) >= 2:
         findings += write_findings(paths[1], scope)
         paths = paths[:1]
@@ -302,7 +314,11 @@ def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
         for directory in paths or [Word(".", ".")]:
             if not directory.dynamic and tree_has_secrets(directory, scope):
                 findings.append(
-                    caution(f"searches {directory.text} recursively, including files that may hold secrets")
+                    caution(
+                        user_text(
+                            "searches %1 recursively, including files that may hold secrets", directory.text
+                        )
+                    )
                 )
     return findings
 
@@ -326,23 +342,32 @@ def _searches_hidden_recursively(name: str, args: list[Word]) -> bool:
 
 def _info_command(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:
     if name == "pushd" and not [word for word in args if not word.text.startswith(("+", "-"))]:
-        return [caution("pushd without a directory goes back to one known only at run time")]
+        return [caution(user_text("pushd without a directory goes back to one known only at run time"))]
     if name in ("cd", "pushd"):
         targets = positionals(args)
         if not targets or targets[0].text in ("~", "-"):
-            return [caution(f"{name} leaves the project (to the home or previous directory)")]
-        return [allow("changes directory"), *read_findings(targets[0], scope, verb="changes directory to")]
+            return [caution(user_text("%1 leaves the project (to the home or previous directory)", name))]
+        return [
+            allow(user_text("changes directory")),
+            *read_findings(targets[0], scope, verb=user_text("changes directory to")),
+        ]
     if name == "hostname" and positionals(args):
-        return [ask("changes the machine's host name")]
+        return [ask(user_text("changes the machine's host name"))]
     if name == "date" and (has_option(args, "-s", _value_options(name)) or "--set" in long_options(args)):
-        return [ask("sets the system clock")]
+        return [ask(user_text("sets the system clock"))]
     if name in ("test", "[") and any(arg.text in ("-v", "-R") for arg in args):
-        return [caution(f"{name} -v evaluates a variable name, whose array subscript can run commands")]
+        return [
+            caution(
+                user_text(("%1 -v evaluates a variable name, whose array subscript can run commands"), name)
+            )
+        ]
     if name == "printf" and has_option(args[:1], "-v"):
         target = option_values(args[:2], frozenset({"-v"}))
         if not target or not _is_plain_name(target[0]) or variable_loads_code(target[0].text):
-            return [caution("printf -v assigns a variable that can run commands or change later ones")]
-    findings = [allow(f"{name} only prints or tests")]
+            return [
+                caution(user_text("printf -v assigns a variable that can run commands or change later ones"))
+            ]
+    findings = [allow(user_text("%1 only prints or tests", name))]
     if name in FILE_READ_OPTIONS:
         for value in option_values(args, FILE_READ_OPTIONS[name], _value_options(name)):
             findings += read_findings(value, scope)
@@ -355,19 +380,19 @@ def _is_plain_name(word: Word) -> bool:
 
 def _kill_findings(name: str, args: list[Word]) -> list[Finding]:
     if name == "killall5":
-        return [deny("kills every process on the machine (killall5)")]
+        return [deny(user_text("kills every process on the machine (killall5)"))]
     if name == "kill":
         rest = args[1:] if args and args[0].text.startswith("-") and args[0].text != "--" else args
         if args and args[0].text in ("-s", "-n") and len(args) > 1:
             rest = args[2:]
         texts = [word.text for word in rest]
         if "-1" in texts:
-            return [deny("kills every process the user owns (kill -1)")]
+            return [deny(user_text("kills every process the user owns (kill -1)"))]
         if "1" in texts or "0" in texts or "-0" in texts:
-            return [deny("kills init or the whole process group (kill 1 / kill 0)")]
+            return [deny(user_text("kills init or the whole process group (kill 1 / kill 0)"))]
         if any("PPID" in (word.raw or word.text) for word in rest):
-            return [deny("kills the process that started the command (the server)")]
-    return [ask(f"stops processes ({name})")]
+            return [deny(user_text("kills the process that started the command (the server)"))]
+    return [ask(user_text("stops processes (%1)", name))]
 
 
 def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
@@ -386,7 +411,7 @@ def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
         if name == "env" and "=" in word.text and not word.is_option:
             findings += assignment_findings(word.text, exported=True)
         elif name == "command" and word.text in ("-v", "-V"):
-            return Classification([allow("looks up a command")])
+            return Classification([allow(user_text("looks up a command"))])
         elif name == "env" and word.text in ("-S", "--split-string") and following is not None:
             scripts.append(following.text)
             index += 1
@@ -412,11 +437,11 @@ def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
         inner = []
     if name == "flock" and len(inner) >= 2 and inner[0].text in ("-c", "--command"):
         if inner[1].dynamic:
-            return Classification([caution("flock -c runs a command built at run time")])
+            return Classification([caution(user_text("flock -c runs a command built at run time"))])
         scripts.append(inner[1].text)
         inner = []
     if directory is not None:
-        findings += read_findings(directory, scope, verb="runs in")
+        findings += read_findings(directory, scope, verb=user_text("runs in"))
     if name == "xargs":
         replace = _xargs_replacement(args)
         inner = [Word(w.text, w.raw, True) if replace and replace in w.text else w for w in inner] or [
@@ -426,12 +451,14 @@ def _wrapper(name: str, args: list[Word], scope: ShellScope) -> Classification:
             Word("{input}", "(input)", dynamic=True)
         )  # xargs appends what it reads: paths unknown here
         if _deletes_recursively(inner):
-            findings.append(deny(f"runs {inner[0].text} recursively on whatever paths arrive on its input"))
+            findings.append(
+                deny(user_text("runs %1 recursively on whatever paths arrive on its input", inner[0].text))
+            )
     if not inner:
         if name == "env" and not scripts:
-            return Classification([ask("prints the environment, which may hold secrets")])
-        return Classification(findings or [allow(f"{name} with nothing to run")], scripts)
-    findings.append(allow(f"runs {inner[0].text} (checked separately)"))
+            return Classification([ask(user_text("prints the environment, which may hold secrets"))])
+        return Classification(findings or [allow(user_text("%1 with nothing to run", name))], scripts)
+    findings.append(allow(user_text("runs %1 (checked separately)", inner[0].text)))
     return Classification(findings, scripts, [inner], directory=directory)
 
 
@@ -463,28 +490,31 @@ def _watch(args: list[Word]) -> Classification:
         index += 2 if args[index].text in ("-n", "--interval") else 1
     rest = args[index:]
     if any(word.dynamic for word in rest):
-        return Classification([caution("watch runs a command built at run time")])
+        return Classification([caution(user_text("watch runs a command built at run time"))])
     return Classification(
-        [allow("runs a command repeatedly (checked separately)")], [" ".join(w.text for w in rest)]
+        [allow(user_text("runs a command repeatedly (checked separately)"))], [" ".join(w.text for w in rest)]
     )
 
 
 def _environment_builtin(name: str, args: list[Word]) -> Classification:
     if name == "set":
         if not args:
-            return Classification([ask("prints every shell variable, which may hold secrets")])
+            return Classification([ask(user_text("prints every shell variable, which may hold secrets"))])
         if "--" in [arg.text for arg in args] or all(arg.text in HARMLESS_SET_FLAGS for arg in args):
-            return Classification([allow("sets shell options")])
-        return Classification([ask("changes shell options")])
+            return Classification([allow(user_text("sets shell options"))])
+        return Classification([ask(user_text("changes shell options"))])
     if name == "trap":
         action = positionals(args)[:1]
         if action and action[0].dynamic:
-            return Classification([caution("trap runs a command built at run time")])
+            return Classification([caution(user_text("trap runs a command built at run time"))])
         return Classification(
-            [allow("sets a trap (its command is checked separately)")], [action[0].text] if action else []
+            [allow(user_text("sets a trap (its command is checked separately)"))],
+            [action[0].text] if action else [],
         )
     if name == "let":
-        return Classification([caution("let evaluates arithmetic, whose array subscripts can run commands")])
+        return Classification(
+            [caution(user_text("let evaluates arithmetic, whose array subscripts can run commands"))]
+        )
     if name in ("read", "mapfile", "readarray", "getopts"):
         return _reads_into_variables(name, args)
     if name in ("export", "declare", "typeset", "readonly", "local", "unset"):
@@ -493,28 +523,36 @@ def _environment_builtin(name: str, args: list[Word]) -> Classification:
             return Classification(
                 [
                     caution(
-                        f"{name} -{''.join(sorted(flags & {'n', 'i', 'a', 'A'}))} makes later assignments "
-                        "evaluate names or arithmetic, which can run commands"
+                        user_text(
+                            (
+                                "%1 -%2 makes later assignments evaluate names or arithmetic, which "
+                                "can run commands"
+                            ),
+                            name,
+                            "".join(sorted(flags & {"n", "i", "a", "A"})),
+                        )
                     )
                 ]
             )
         exported = name == "export" or "x" in flags
         if name != "unset" and (not positionals(args) or "p" in flags):
-            return Classification([ask(f"{name} prints shell variables, which may hold secrets")])
+            return Classification([ask(user_text("%1 prints shell variables, which may hold secrets", name))])
         findings = [f for arg in positionals(args) for f in assignment_findings(arg.text, exported=exported)]
-        return Classification(findings or [allow(f"{name} sets shell variables")])
-    return Classification([ask(f"changes shell settings ({name})")])
+        return Classification(findings or [allow(user_text("%1 sets shell variables", name))])
+    return Classification([ask(user_text("changes shell settings (%1)", name))])
 
 
 def _reads_into_variables(name: str, args: list[Word]) -> Classification:
     names = positionals(args, frozenset({"-d", "-n", "-N", "-p", "-t", "-u", "-C", "-c", "-O", "-s"}))
     if name in ("mapfile", "readarray") or "a" in short_flags(args):
-        return Classification([caution(f"{name} fills an array, whose subscripts can run commands")])
+        return Classification(
+            [caution(user_text("%1 fills an array, whose subscripts can run commands", name))]
+        )
     for word in names[1:] if name == "getopts" else names:
         findings = assignment_findings(word.text + "=", exported=False)
         if findings:
             return Classification(findings)
-    return Classification([allow(f"{name} reads input into shell variables")])
+    return Classification([allow(user_text("%1 reads input into shell variables", name))])
 
 
 def variable_loads_code(name: str) -> bool:
@@ -538,28 +576,37 @@ def assignment_findings(text: str, *, exported: bool) -> list[Finding]:
     (``a[...]=``) is arithmetic, which can run commands."""
     variable = text.split("=", 1)[0].rstrip("+")
     if "[" in variable or not variable:
-        return [caution(f"assigns {variable or text!r}, whose array subscript can run commands")]
+        return [
+            caution(user_text("assigns %1, whose array subscript can run commands", repr(variable or text)))
+        ]
     if variable in DANGEROUS_VARIABLES:
-        return [caution(f"changes {variable}, which decides what later commands run or load")]
+        return [caution(user_text("changes %1, which decides what later commands run or load", variable))]
     if exported and not is_harmless_variable(variable):
-        return [caution(f"sets {variable} for the commands it runs, which may make them load code or config")]
+        return [
+            caution(
+                user_text(
+                    ("sets %1 for the commands it runs, which may make them load code or config"), variable
+                )
+            )
+        ]
     if exported and "/" in text.split("=", 1)[-1] and "=" in text:
         # ``LC_ALL=/path``, ``TZ=/path``: even these load files named by a path.
-        return [caution(f"sets {variable} to a path, which the commands it runs may load")]
+        return [caution(user_text("sets %1 to a path, which the commands it runs may load", variable))]
     if not exported and variable_loads_code(variable):
-        return [caution(f"changes {variable}, which may make later commands load code or config")]
+        return [caution(user_text("changes %1, which may make later commands load code or config", variable))]
     return []
 
 
 def _eval(args: list[Word]) -> Classification:
     if any(arg.fetches_code for arg in args):
-        return Classification([deny("evaluates text downloaded or decoded at run time")])
+        return Classification([deny(user_text("evaluates text downloaded or decoded at run time"))])
     if any(arg.dynamic for arg in args):
-        return Classification([caution("evaluates text built at run time")])
+        return Classification([caution(user_text("evaluates text built at run time"))])
     if not args:
-        return Classification([allow("eval with nothing to evaluate")])
+        return Classification([allow(user_text("eval with nothing to evaluate"))])
     return Classification(
-        [allow("evaluates the given text (checked as a command)")], [" ".join(a.text for a in args)]
+        [allow(user_text("evaluates the given text (checked as a command)"))],
+        [" ".join(a.text for a in args)],
     )
 
 
@@ -569,12 +616,12 @@ _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 def _source(name: str, args: list[Word], scope: ShellScope) -> list[Finding]:
     script = positionals(args)[:1]
     if not script:
-        return [caution(f"{name} without a file")]
+        return [caution(user_text("%1 without a file", name))]
     if script[0].fetches_code:
-        return [deny("runs code downloaded or decoded at run time in this shell")]
+        return [deny(user_text("runs code downloaded or decoded at run time in this shell"))]
     if script[0].dynamic:
-        return [caution(f"runs {script[0].raw} in this shell, a script known only at run time")]
+        return [caution(user_text("runs %1 in this shell, a script known only at run time", script[0].raw))]
     return [
-        ask(f"runs the script {script[0].text} in this shell"),
-        *read_findings(script[0], scope, verb="runs"),
+        ask(user_text("runs the script %1 in this shell", script[0].text)),
+        *read_findings(script[0], scope, verb=user_text("runs")),
     ]

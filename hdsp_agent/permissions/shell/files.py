@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...user_text import user_text
 from ..findings import Finding, allow, ask, caution, deny
 from ..paths import critical_path_reason, device_write_problem, inspect_path, is_sensitive
 from ..protected import protected_write_finding
@@ -148,7 +149,7 @@ def _candidates(word: Word, scope: ShellScope) -> list[tuple[str, Path]]:
 def _relative_in_unknown_directory(word: Word, scope: ShellScope, verb: str) -> list[Finding]:
     text = word.text
     if scope.cwd_unknown and not text.startswith(("/", "~")):
-        return [caution(f"{verb} {text} in a directory known only at run time (after a cd)")]
+        return [caution(user_text("%1 %2 in a directory known only at run time (after a cd)", verb, text))]
     return []
 
 
@@ -157,12 +158,15 @@ def _proc_findings(word: Word, verb: str) -> list[Finding]:
     return [deny(problem)] if problem else []
 
 
-def read_findings(word: Word, scope: ShellScope, verb: str = "reads") -> list[Finding]:
+def read_findings(word: Word, scope: ShellScope, verb: str = user_text("reads")) -> list[Finding]:
     """Findings for a path a command reads: outside the project or a secret → ask; a process's files under
     /proc → deny."""
     found: list[Finding] = _proc_findings(word, verb)
     if word.dynamic:
-        return [*found, caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
+        return [
+            *found,
+            caution(user_text("%1 %2, a path known only at run time", verb, word.raw or word.text)),
+        ]
     found += _relative_in_unknown_directory(word, scope, verb)
     for text, base in _candidates(word, scope):
         facts = inspect_path(scope.root, text, base)
@@ -170,20 +174,23 @@ def read_findings(word: Word, scope: ShellScope, verb: str = "reads") -> list[Fi
         if proc:
             found.append(deny(proc))
         elif facts.problem:
-            found.append(caution(f"{verb} {text!r}: {facts.problem}"))
+            found.append(caution(user_text("%1 %2: %3", verb, repr(text), facts.problem)))
         elif not facts.inside:
-            found.append(caution(f"{verb} {text}, outside the project"))
+            found.append(caution(user_text("%1 %2, outside the project", verb, text)))
         elif facts.sensitive:
-            found.append(caution(f"{verb} {text}, which may hold secrets"))
+            found.append(caution(user_text("%1 %2, which may hold secrets", verb, text)))
     return _unique(found)
 
 
-def write_findings(word: Word, scope: ShellScope, verb: str = "writes") -> list[Finding]:
+def write_findings(word: Word, scope: ShellScope, verb: str = user_text("writes")) -> list[Finding]:
     """Findings for a path a command writes: devices and system files (deny), outside the project, ``.git/``
     internals (of any repository), secrets."""
     found: list[Finding] = _proc_findings(word, verb)
     if word.dynamic:
-        return [*found, caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
+        return [
+            *found,
+            caution(user_text("%1 %2, a path known only at run time", verb, word.raw or word.text)),
+        ]
     found += _relative_in_unknown_directory(word, scope, verb)
     for text, base in _candidates(word, scope):
         device = device_write_problem(os.path.normpath(text)) if text.startswith("/dev/") else None
@@ -194,7 +201,7 @@ def write_findings(word: Word, scope: ShellScope, verb: str = "writes") -> list[
         facts = inspect_path(scope.root, text, base)
         system = system_write_problem(facts.resolved) if facts.resolved is not None else None
         if facts.problem:
-            found.append(caution(f"{verb} {text!r}: {facts.problem}"))
+            found.append(caution(user_text("%1 %2: %3", verb, repr(text), facts.problem)))
         elif facts.resolved is not None and str(facts.resolved).startswith("/dev/"):
             device = device_write_problem(str(facts.resolved))
             if device is not None:
@@ -205,46 +212,59 @@ def write_findings(word: Word, scope: ShellScope, verb: str = "writes") -> list[
             found.append(guarded)  # protected paths (protected.py): never, or ask whatever the rules say
         elif any(part.lower() == ".git" for part in Path(text).parts) and facts.inside:
             # A nested repository's config or hooks (``sub/.git/config``) runs code for git as much as ours.
-            found.append(caution(f"{verb} {text}, inside a repository's .git directory"))
+            found.append(caution(user_text("%1 %2, inside a repository's .git directory", verb, text)))
         elif not facts.inside:
-            found.append(caution(f"{verb} {text}, outside the project"))
+            found.append(caution(user_text("%1 %2, outside the project", verb, text)))
         elif facts.git_internal:
-            found.append(caution(f"{verb} {text}, inside the repository's .git directory"))
+            found.append(caution(user_text("%1 %2, inside the repository's .git directory", verb, text)))
         elif facts.sensitive:
-            found.append(caution(f"{verb} {text}, which may hold secrets"))
+            found.append(caution(user_text("%1 %2, which may hold secrets", verb, text)))
     return _unique(found)
 
 
 def delete_findings(
-    word: Word, scope: ShellScope, *, recursive: bool, verb: str = "deletes"
+    word: Word, scope: ShellScope, *, recursive: bool, verb: str = user_text("deletes")
 ) -> list[Finding]:
     """Findings for a path a command deletes (or moves away, or re-permissions)."""
     if word.dynamic:
         if recursive and disguised(word):
-            return [deny(f"{verb} {word.raw or word.text} recursively, a path disguised by an expansion")]
+            return [
+                deny(
+                    user_text(
+                        "%1 %2 recursively, a path disguised by an expansion", verb, word.raw or word.text
+                    )
+                )
+            ]
         critical = _critical_when_empty(word, scope) if recursive else None
         if critical:
             return [
-                deny(f"{verb} {word.raw or word.text} recursively, which is {critical} if it expands empty")
+                deny(
+                    user_text(
+                        "%1 %2 recursively, which is %3 if it expands empty",
+                        verb,
+                        word.raw or word.text,
+                        critical,
+                    )
+                )
             ]
-        return [caution(f"{verb} {word.raw or word.text}, a path known only at run time")]
+        return [caution(user_text("%1 %2, a path known only at run time", verb, word.raw or word.text))]
     found: list[Finding] = _relative_in_unknown_directory(word, scope, verb)
     texts = expand_braces(word.text) if word.brace else [word.text]
     for text, base in ((text, base) for base in scope.bases() for text in texts):
         target, covers_contents = _glob_base(text) if word.glob else (text, False)
         facts = inspect_path(scope.root, target, base)
         if facts.problem or facts.resolved is None:
-            found.append(caution(f"{verb} {text!r}: {facts.problem}"))
+            found.append(caution(user_text("%1 %2: %3", verb, repr(text), facts.problem)))
             continue
         critical = critical_path_reason(facts.resolved, scope.root)
         what = f"everything in {critical}" if covers_contents else critical
         guarded = protected_write_finding(facts.resolved, scope.root, target, verb, delete=True)
         if critical and recursive:
-            found.append(deny(f"{verb} {what} recursively"))
+            found.append(deny(user_text("%1 %2 recursively", verb, what)))
         elif guarded is not None:
             found.append(guarded)  # protected paths (protected.py)
         elif critical:
-            found.append(caution(f"{verb} {text}, which is {critical}"))
+            found.append(caution(user_text("%1 %2, which is %3", verb, text, critical)))
         elif facts.resolved == scope.root.resolve():
             found.append(
                 caution(
@@ -254,9 +274,9 @@ def delete_findings(
                 )
             )
         elif not facts.inside:
-            found.append(caution(f"{verb} {text}, outside the project"))
+            found.append(caution(user_text("%1 %2, outside the project", verb, text)))
         elif facts.git_internal:
-            found.append(caution(f"{verb} {text}, inside the repository's .git directory"))
+            found.append(caution(user_text("%1 %2, inside the repository's .git directory", verb, text)))
     return _unique(found)
 
 
@@ -318,16 +338,16 @@ def _tree_has_secrets(text: str, scope: ShellScope, base: Path) -> bool:
 def classify_rm(args: list[Word], scope: ShellScope) -> FileVerdict:
     flags, longs = short_flags(args), long_options(args)
     recursive = bool({"r", "R"} & flags) or "--recursive" in longs
-    verdict = FileVerdict([ask("deletes files")])
+    verdict = FileVerdict([ask(user_text("deletes files"))])
     if "--no-preserve-root" in longs:
-        verdict.findings.append(deny("disables rm's protection of / (--no-preserve-root)"))
+        verdict.findings.append(deny(user_text("disables rm's protection of / (--no-preserve-root)")))
     for target in positionals(args):
         verdict.findings += delete_findings(target, scope, recursive=recursive)
     return verdict
 
 
 def classify_rmdir(args: list[Word], scope: ShellScope) -> FileVerdict:
-    verdict = FileVerdict([ask("deletes directories")])
+    verdict = FileVerdict([ask(user_text("deletes directories"))])
     for target in positionals(args):
         verdict.findings += delete_findings(target, scope, recursive=False)
     return verdict
@@ -391,15 +411,15 @@ def classify_move_copy(name: str, args: list[Word], scope: ShellScope) -> FileVe
     verdict = FileVerdict([ask(reasons.get(name, "changes files"), edit=True)])
     mode = _option_value(args, ("-m", "--mode")) if name == "install" else None
     if mode is not None and any(_SETID_MODE.match(part) for part in mode.text.split(",")):
-        verdict.findings.append(deny(f"installs a setuid/setgid file (install -m {mode.text})"))
+        verdict.findings.append(deny(user_text("installs a setuid/setgid file (install -m %1)", mode.text)))
     for source in sources:
         if name == "mv":
-            verdict.findings += delete_findings(source, scope, recursive=True, verb="moves away")
+            verdict.findings += delete_findings(source, scope, recursive=True, verb=user_text("moves away"))
         elif name == "ln":
             # A link to a secret or outside the project, read later through an innocent name.
-            verdict.findings += read_findings(source, scope, verb="links to")
+            verdict.findings += read_findings(source, scope, verb=user_text("links to"))
         else:
-            verdict.findings += read_findings(source, scope, verb="copies")
+            verdict.findings += read_findings(source, scope, verb=user_text("copies"))
     if destination is not None:
         verdict.findings += write_findings(destination, scope)
     return verdict
@@ -411,19 +431,21 @@ def classify_creators(name: str, args: list[Word], scope: ShellScope) -> FileVer
         {"-m", "--mode", "-s", "--size", "-r", "--reference", "-d", "--date", "-t", "-n", "--iterations"}
     )
     reasons = {
-        "mkdir": ask("creates directories", edit=True),
-        "touch": ask("creates or touches files", edit=True),
-        "truncate": ask("empties or resizes files"),
-        "shred": ask("destroys file contents beyond recovery"),
+        "mkdir": ask(user_text("creates directories"), edit=True),
+        "touch": ask(user_text("creates or touches files"), edit=True),
+        "truncate": ask(user_text("empties or resizes files")),
+        "shred": ask(user_text("destroys file contents beyond recovery")),
     }
-    verdict = FileVerdict([reasons.get(name, ask("changes files"))])
+    verdict = FileVerdict([reasons.get(name, ask(user_text("changes files")))])
     for target in positionals(args, values):
-        verdict.findings += write_findings(target, scope, verb="shreds" if name == "shred" else "writes")
+        verdict.findings += write_findings(
+            target, scope, verb=user_text("shreds") if name == "shred" else "writes"
+        )
     return verdict
 
 
 def classify_dd(args: list[Word], scope: ShellScope) -> FileVerdict:
-    verdict = FileVerdict([ask("copies raw data with dd")])
+    verdict = FileVerdict([ask(user_text("copies raw data with dd"))])
     for arg in args:
         key, _, value = arg.text.partition("=")
         if key == "of" and value:
@@ -434,7 +456,7 @@ def classify_dd(args: list[Word], scope: ShellScope) -> FileVerdict:
 
 
 def classify_tee(args: list[Word], scope: ShellScope) -> FileVerdict:
-    verdict = FileVerdict([allow("copies its input to files")])
+    verdict = FileVerdict([allow(user_text("copies its input to files"))])
     for target in positionals(args):
         verdict.findings += write_findings(target, scope)
     return verdict
@@ -447,7 +469,7 @@ def classify_find(args: list[Word], scope: ShellScope) -> FileVerdict:
     while index < len(args) and not _starts_expression(args[index]):
         starts.append(args[index])
         index += 1
-    verdict = FileVerdict([allow("lists files")])
+    verdict = FileVerdict([allow(user_text("lists files"))])
     deletes = False
     while index < len(args):
         token = args[index].text
@@ -462,10 +484,10 @@ def classify_find(args: list[Word], scope: ShellScope) -> FileVerdict:
             if inner:
                 verdict.nested.append(inner)
                 verdict.findings.append(
-                    allow(f"runs {inner[0].text} for each file found (checked separately)")
+                    allow(user_text("runs %1 for each file found (checked separately)", inner[0].text))
                 )
             else:
-                verdict.findings.append(caution(f"{token} without a command"))
+                verdict.findings.append(caution(user_text("%1 without a command", token)))
         elif token == "-delete":
             deletes = True
         elif token == "-files0-from" and index + 1 < len(args):
@@ -473,23 +495,32 @@ def classify_find(args: list[Word], scope: ShellScope) -> FileVerdict:
             index += 1
         elif token in ("-fprint", "-fprint0", "-fprintf", "-fls") and index + 1 < len(args):
             verdict.findings += write_findings(args[index + 1], scope)
-            verdict.findings.append(ask("writes the list of files found to a file", edit=True))
+            verdict.findings.append(ask(user_text("writes the list of files found to a file"), edit=True))
             index += 1
         index += 1
     destroys = any(command_name_of(inner) in _DESTROYERS for inner in verdict.nested)
     for start in starts or [Word(".", ".")]:
         if destroys and _is_critical(start, scope):
             verdict.findings.append(
-                deny(f"runs a deleting command on every file found under {start.text}, a critical directory")
+                deny(
+                    user_text(
+                        ("runs a deleting command on every file found under %1, a critical directory"),
+                        start.text,
+                    )
+                )
             )
         if deletes:
-            verdict.findings += delete_findings(start, scope, recursive=True, verb="deletes files under")
+            verdict.findings += delete_findings(
+                start, scope, recursive=True, verb=user_text("deletes files under")
+            )
         else:
             verdict.findings += [
-                f for f in read_findings(start, scope, verb="searches") if "secrets" not in f.reason
+                f
+                for f in read_findings(start, scope, verb=user_text("searches"))
+                if "secrets" not in f.reason
             ]
     if deletes:
-        verdict.findings.append(ask("deletes the files it finds"))
+        verdict.findings.append(ask(user_text("deletes the files it finds")))
     return verdict
 
 

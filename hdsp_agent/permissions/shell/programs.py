@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ...user_text import user_text
 from ..findings import Finding, allow, ask, caution, deny
 from .files import ShellScope, read_findings, resolve_directory, tree_has_secrets, write_findings
 from .gitconfig import repository_config_problem
@@ -94,31 +95,31 @@ def classify_git(args: list[Word], scope: ShellScope) -> ProgramVerdict:
     while index < len(args) and args[index].text.startswith("-"):
         option = args[index].text
         if option in ("--version", "--help", "-h") and len(args) == 1:
-            return ProgramVerdict([allow("prints git's version or help")])
+            return ProgramVerdict([allow(user_text("prints git's version or help"))])
         if option in ("-c", "--config-env") or option.startswith(("--config-env=", "-c")):
             verdict.findings.append(
-                caution("sets git configuration for this call (configuration can run commands)")
+                caution(user_text("sets git configuration for this call (configuration can run commands)"))
             )
         elif option == "-C" and index + 1 < len(args):
             directory = args[index + 1]
-            verdict.findings += read_findings(directory, scope, verb="runs git in")
+            verdict.findings += read_findings(directory, scope, verb=user_text("runs git in"))
             moved = resolve_directory(directory, scope)
             scope = scope.moved_to(moved[0] if moved and len(moved) == 1 else None, certain=True)
         elif option.startswith(("--git-dir", "--work-tree", "--namespace", "--super-prefix")) or (
             option.startswith("--exec-path") and (len(args) > 1 or "=" in option)
         ):
-            verdict.findings.append(caution(f"points git elsewhere ({option.split('=')[0]})"))
+            verdict.findings.append(caution(user_text("points git elsewhere (%1)", option.split("=")[0])))
         elif option in ("-p", "--paginate"):
-            verdict.findings.append(caution("git --paginate runs the configured pager"))
+            verdict.findings.append(caution(user_text("git --paginate runs the configured pager")))
         if option in ("-c", "-C", "--config-env", "--git-dir", "--work-tree", "--namespace"):
             index += 1
         index += 1
     if index >= len(args):
-        verdict.findings.append(allow("prints git's usage"))
+        verdict.findings.append(allow(user_text("prints git's usage")))
         return verdict
     subcommand, rest = args[index], args[index + 1 :]
     if subcommand.dynamic:
-        verdict.findings.append(caution("the git subcommand is known only at run time"))
+        verdict.findings.append(caution(user_text("the git subcommand is known only at run time")))
         return verdict
     verdict.findings.append(_git_subcommand(subcommand.text, rest))
     verdict.findings += _git_paths(subcommand.text, rest, scope)
@@ -145,7 +146,9 @@ def _git_paths(name: str, rest: list[Word], scope: ShellScope) -> list[Finding]:
                 if path:
                     findings += [f for f in read_findings(Word(path, path), scope) if "secrets" in f.reason]
     if name == "grep" and tree_has_secrets(Word(".", "."), scope):
-        findings.append(caution("git grep searches tracked files, including files that may hold secrets"))
+        findings.append(
+            caution(user_text("git grep searches tracked files, including files that may hold secrets"))
+        )
     for index, word in enumerate(rest):
         following = rest[index + 1] if index + 1 < len(rest) else None
         option, _, value = word.text.partition("=")
@@ -171,29 +174,31 @@ def _value_of(word: Word, value: str) -> Word:
 def _git_subcommand(name: str, rest: list[Word]) -> Finding:
     texts = [word.text for word in rest]
     if any(text.startswith(("--output", "--ext-diff")) for text in texts):
-        return ask(f"git {name} writes its output to a file or runs an external diff")
+        return ask(user_text("git %1 writes its output to a file or runs an external diff", name))
     if name == "grep" and any(
         text.startswith("--open-files-in-pager") or (text.startswith("-O") and not text.startswith("--"))
         for text in texts
     ):
-        return caution("git grep -O opens the files in a program named on the command line")
+        return caution(user_text("git grep -O opens the files in a program named on the command line"))
     if any(text.startswith(("--textconv", "--upload-pack", "--receive-pack", "--exec")) for text in texts):
-        return caution(f"git {name} runs a program named in its options or configuration")
+        return caution(user_text("git %1 runs a program named in its options or configuration", name))
     if name == "help" and texts:
-        return ask("git help opens a manual page or a browser (a program of the configuration's choosing)")
+        return ask(
+            user_text("git help opens a manual page or a browser (a program of the configuration's choosing)")
+        )
     if name in GIT_READ_SUBCOMMANDS:
         problem = _git_read_problem(name, texts)
-        return ask(problem) if problem else allow(f"git {name} only reads")
+        return ask(problem) if problem else allow(user_text("git %1 only reads", name))
     if name == "reset" and "--hard" in texts:
-        return ask("discards uncommitted changes (git reset --hard)")
+        return ask(user_text("discards uncommitted changes (git reset --hard)"))
     if name == "push" and any(
         text in ("-f", "--force", "--mirror", "--delete", "-d") or text.startswith("--force")
         for text in texts
     ):
-        return ask("force-pushes or deletes on the remote, overwriting its history")
+        return ask(user_text("force-pushes or deletes on the remote, overwriting its history"))
     if name in GIT_ASK_REASONS:
-        return ask(f"git {name}: {GIT_ASK_REASONS[name]}")
-    return ask(f"git {name} is not a read-only git command")
+        return ask(user_text("git %1: %2", name, GIT_ASK_REASONS[name]))
+    return ask(user_text("git %1 is not a read-only git command", name))
 
 
 def _git_read_problem(name: str, texts: list[str]) -> str | None:
@@ -227,13 +232,13 @@ def _git_read_problem(name: str, texts: list[str]) -> str | None:
 
 def classify_package_manager(name: str, args: list[Word]) -> ProgramVerdict:
     if not args:
-        return ProgramVerdict([ask(f"runs the package manager {name}")])
+        return ProgramVerdict([ask(user_text("runs the package manager %1", name))])
     words = [word.text for word in positionals(args)]
     subcommand = words[0] if words else args[0].text
     if name == "npx":
-        return ProgramVerdict([ask("downloads and runs an npm package (npx)")])
+        return ProgramVerdict([ask(user_text("downloads and runs an npm package (npx)"))])
     if name in ("conda", "mamba", "micromamba") and words[:2] == ["env", "list"]:
-        return ProgramVerdict([allow(f"{name} env list only reads")])
+        return ProgramVerdict([allow(user_text("%1 env list only reads", name))])
     queries = PACKAGE_QUERIES.get(name, frozenset())
     # Only the first word decides (``pip list``, ``npm --version``); options before it (``pip -v list``,
     # ``npm --prefix x``) may point the manager at other code, so they ask.
@@ -241,39 +246,41 @@ def classify_package_manager(name: str, args: list[Word]) -> ProgramVerdict:
         word.text.startswith("--") and word.text not in ("--version", "--help") and "=" in word.text
         for word in args
     ):
-        return ProgramVerdict([allow(f"{name} {args[0].text} only reads what is installed")])
+        return ProgramVerdict([allow(user_text("%1 %2 only reads what is installed", name, args[0].text))])
     if subcommand in PACKAGE_INSTALL_SUBCOMMANDS:
-        return ProgramVerdict([ask(f"installs or changes packages ({name} {subcommand})")])
+        return ProgramVerdict([ask(user_text("installs or changes packages (%1 %2)", name, subcommand))])
     if subcommand in _RUNS_PROJECT_CODE:
-        return ProgramVerdict([ask(f"{name} {subcommand} runs project code")])
+        return ProgramVerdict([ask(user_text("%1 %2 runs project code", name, subcommand))])
     return ProgramVerdict(
-        [ask(f"runs the package manager {name} ({subcommand}), which may run project code")]
+        [ask(user_text("runs the package manager %1 (%2), which may run project code", name, subcommand))]
     )
 
 
 def classify_network(name: str, args: list[Word], scope: ShellScope) -> ProgramVerdict:
     if is_version_query(args):
-        return ProgramVerdict([allow(f"prints {name}'s version or help")])
-    verdict = ProgramVerdict([ask(f"uses the network ({name})")])
+        return ProgramVerdict([allow(user_text("prints %1's version or help", name))])
+    verdict = ProgramVerdict([ask(user_text("uses the network (%1)", name))])
     for index, arg in enumerate(args[:-1]):
         value = args[index + 1]
         if arg.text in ("-o", "--output", "-O", "--output-document") and value.text != "-":
-            verdict.findings += write_findings(value, scope, verb="downloads into")
+            verdict.findings += write_findings(value, scope, verb=user_text("downloads into"))
         elif arg.text in ("-T", "--upload-file", "--post-file", "--body-file"):
-            verdict.findings += read_findings(value, scope, verb="uploads")
+            verdict.findings += read_findings(value, scope, verb=user_text("uploads"))
         elif (
             arg.text in ("-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form")
             and "@" in value.text
         ):
             uploaded = value.text.split("@", 1)[1].split(";", 1)[0]
-            verdict.findings += read_findings(Word(uploaded, uploaded, value.dynamic), scope, verb="uploads")
+            verdict.findings += read_findings(
+                Word(uploaded, uploaded, value.dynamic), scope, verb=user_text("uploads")
+            )
     return verdict
 
 
 def classify_shell(name: str, args: list[Word], scope: ShellScope) -> ProgramVerdict:
     """``bash -c '...'`` runs its script (analysed here), ``bash file`` a file, bare ``bash`` its stdin."""
     if is_version_query(args) and args[0].text != "-v":
-        return ProgramVerdict([allow(f"prints {name}'s version or help")])
+        return ProgramVerdict([allow(user_text("prints %1's version or help", name))])
     index, runs_string, reads_stdin = 0, False, False
     startup: list[Finding] = []
     while index < len(args):
@@ -281,9 +288,11 @@ def classify_shell(name: str, args: list[Word], scope: ShellScope) -> ProgramVer
         if option in SHELL_STARTUP_OPTIONS or (
             option[:1] == "-" and option[1:2] != "-" and {"i", "l"} & set(option[1:])
         ):
-            startup.append(caution(f"{name} {option} runs startup files, which may run any code"))
+            startup.append(
+                caution(user_text("%1 %2 runs startup files, which may run any code", name, option))
+            )
         if option in ("-O", "+O") and index + 1 < len(args) and args[index + 1].text == "extdebug":
-            startup.append(caution(f"{name} -O extdebug runs the debugger's startup file"))
+            startup.append(caution(user_text("%1 -O extdebug runs the debugger's startup file", name)))
         if option in SHELL_VALUE_OPTIONS:
             index += 2
             continue
@@ -310,12 +319,12 @@ def _shell_program(
 ) -> ProgramVerdict:
     if runs_string:
         if not rest:
-            return ProgramVerdict([caution(f"{name} -c without a command")])
+            return ProgramVerdict([caution(user_text("%1 -c without a command", name))])
         return _code_word(
             rest[0],
             name,
             lambda script: ProgramVerdict(
-                [allow(f"runs the given script with {name} (checked part by part)")], [script]
+                [allow(user_text("runs the given script with %1 (checked part by part)", name))], [script]
             ),
         )
     if rest and not reads_stdin:
@@ -324,7 +333,10 @@ def _shell_program(
             script,
             name,
             lambda _: ProgramVerdict(
-                [ask(f"runs the shell script {script.text}"), *read_findings(script, scope, verb="runs")]
+                [
+                    ask(user_text("runs the shell script %1", script.text)),
+                    *read_findings(script, scope, verb=user_text("runs")),
+                ]
             ),
         )
     return ProgramVerdict(reads_code_from_stdin=True)
@@ -332,7 +344,7 @@ def _shell_program(
 
 def classify_interpreter(name: str, args: list[Word], scope: ShellScope) -> ProgramVerdict:
     if is_version_query(args):
-        return ProgramVerdict([allow(f"prints {name}'s version or help")])
+        return ProgramVerdict([allow(user_text("prints %1's version or help", name))])
     language = name.rstrip("0123456789.") or name
     is_python = language in ("python", "pypy", "ipython")
     index = 0
@@ -345,10 +357,10 @@ def classify_interpreter(name: str, args: list[Word], scope: ShellScope) -> Prog
             return _code_word(
                 following,
                 name,
-                lambda _: ProgramVerdict([ask(f"runs {name} code given on the command line")]),
+                lambda _: ProgramVerdict([ask(user_text("runs %1 code given on the command line", name))]),
             )
         if is_python and option.startswith("-c") and len(option) > 2:
-            return ProgramVerdict([ask(f"runs {name} code given on the command line")])
+            return ProgramVerdict([ask(user_text("runs %1 code given on the command line", name))])
         index += 2 if option in MODULE_OPTIONS else 1
     rest = args[index:]
     if language not in _STDIN_LANGUAGES:
@@ -361,7 +373,10 @@ def classify_interpreter(name: str, args: list[Word], scope: ShellScope) -> Prog
         script,
         name,
         lambda _: ProgramVerdict(
-            [ask(f"runs the {name} script {script.text}"), *read_findings(script, scope, verb="runs")]
+            [
+                ask(user_text("runs the %1 script %2", name, script.text)),
+                *read_findings(script, scope, verb=user_text("runs")),
+            ]
         ),
     )
 
@@ -371,19 +386,23 @@ def _python_module(module: str, rest: list[Word]) -> ProgramVerdict:
     if module in ("pip", "pip3"):
         pip = classify_package_manager("pip", rest)
         if pip.findings and pip.findings[0].decision == "allow":
-            return ProgramVerdict([ask("runs pip as a module, which a pip.py in the project would replace")])
+            return ProgramVerdict(
+                [ask(user_text("runs pip as a module, which a pip.py in the project would replace"))]
+            )
         return pip
     if module in ("venv", "virtualenv"):
-        return ProgramVerdict([ask("creates a virtual environment", edit=True)])
+        return ProgramVerdict([ask(user_text("creates a virtual environment"), edit=True)])
     if module in ("http.server", "SimpleHTTPServer"):
-        return ProgramVerdict([ask("serves files over HTTP")])
-    return ProgramVerdict([ask(f"runs the Python module {module}")])
+        return ProgramVerdict([ask(user_text("serves files over HTTP"))])
+    return ProgramVerdict([ask(user_text("runs the Python module %1", module))])
 
 
 def _code_word(word: Word, program: str, literal_verdict: Callable[[str], ProgramVerdict]) -> ProgramVerdict:
     """The verdict for code given to ``program`` as a word: downloaded → deny, run-time → ask, else as is."""
     if word.fetches_code:
-        return ProgramVerdict([deny(f"{program} runs code downloaded or decoded at run time")])
+        return ProgramVerdict([deny(user_text("%1 runs code downloaded or decoded at run time", program))])
     if word.dynamic:
-        return ProgramVerdict([caution(f"{program} runs code built at run time ({word.raw or word.text})")])
+        return ProgramVerdict(
+            [caution(user_text("%1 runs code built at run time (%2)", program, word.raw or word.text))]
+        )
     return literal_verdict(word.text)

@@ -12,6 +12,7 @@ import re
 import shlex
 from pathlib import Path
 
+from ...user_text import user_text
 from ..findings import Finding, deny
 from .classify import classify
 from .files import ShellScope, process_file_problem, resolve_directory
@@ -56,7 +57,7 @@ def recovered_denials(command: str, scope: ShellScope) -> list[Finding]:
         except Exception:  # a recovery attempt on broken text must never break the analysis
             continue
         found += [
-            deny(f"the command cannot be parsed, and a part of it {finding.reason}")
+            deny(user_text("the command cannot be parsed, and a part of it %1", finding.reason))
             for finding in findings
             if finding.decision == "deny"
         ]

@@ -6,6 +6,8 @@ Plain data, so a reviewer can read the whole classification in one place. The lo
 
 from __future__ import annotations
 
+from ...user_text import user_template
+
 # fmt: off
 # Commands that only read, when their path arguments stay in the project and avoid secrets. Each value lists
 # the options that take a value, so the value is not mistaken for a path.
@@ -110,22 +112,31 @@ PRIVILEGE_COMMANDS = frozenset({
 })
 # Commands that change the machine itself, not files: denied whatever their arguments (the agent has no
 # business with kernel modules, the firewall, mounts, accounts or scheduled jobs).
+# Why each is denied: a catalog template (%1: the command's name).
 SYSTEM_COMMANDS: dict[str, str] = {
-    **dict.fromkeys(("insmod", "modprobe", "rmmod", "depmod", "kmod"), "loads or removes kernel modules"),
+    **dict.fromkeys(
+        ("insmod", "modprobe", "rmmod", "depmod", "kmod"),
+        user_template("loads or removes kernel modules (%1)"),
+    ),
     **dict.fromkeys(
         ("iptables", "ip6tables", "iptables-restore", "ip6tables-restore", "iptables-legacy", "nft", "ufw",
          "firewall-cmd", "ebtables", "arptables"),
-        "changes the firewall",
+        user_template("changes the firewall (%1)"),
     ),
-    **dict.fromkeys(("mount", "umount", "swapoff", "swapon", "losetup", "cryptsetup"), "mounts or swaps"),
-    **dict.fromkeys(("setcap", "chattr"), "changes file capabilities or attributes"),
+    **dict.fromkeys(
+        ("mount", "umount", "swapoff", "swapon", "losetup", "cryptsetup"),
+        user_template("mounts or swaps (%1)"),
+    ),
+    **dict.fromkeys(("setcap", "chattr"), user_template("changes file capabilities or attributes (%1)")),
     **dict.fromkeys(
         ("useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod", "passwd", "chpasswd",
          "visudo", "adduser", "deluser", "gpasswd", "chsh"),
-        "changes user accounts",
+        user_template("changes user accounts (%1)"),
     ),
-    **dict.fromkeys(("crontab", "at", "batch", "atrm", "anacron"), "schedules commands to run later"),
-    "sysctl": "changes kernel parameters",
+    **dict.fromkeys(
+        ("crontab", "at", "batch", "atrm", "anacron"), user_template("schedules commands to run later (%1)")
+    ),
+    "sysctl": user_template("changes kernel parameters (%1)"),
 }
 # Owners and groups that give a file to the administrator (``chown root``): a privilege change.
 PRIVILEGED_OWNERS = frozenset({"root", "0", "wheel", "sudo", "admin", "adm", "shadow", "disk"})

@@ -21,6 +21,7 @@ from pydantic import Field
 from rapidfuzz import fuzz, process
 
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
+from ...user_text import user_text
 from ..base import NoArgs, PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .edit.filestate import FileStateStore, fingerprint_of
 from .image_info import image_info
@@ -93,11 +94,18 @@ class FileReader:
                 if suggestions
                 else "Use ls or file_glob_search to find it."
             )
-            raise ToolError(E_PATH_NOT_FOUND, f"{user_path!r} does not exist", hint)
+            raise ToolError(E_PATH_NOT_FOUND, user_text("%1 does not exist", repr(user_path)), hint)
         if path.is_dir():
-            raise ToolError(E_IS_A_DIRECTORY, f"{user_path!r} is a directory", "List it with ls instead.")
+            raise ToolError(
+                E_IS_A_DIRECTORY,
+                user_text("%1 is a directory", repr(user_path)),
+                user_text("List it with ls instead."),
+            )
         if not path.is_file():
-            raise ToolError(E_NOT_A_FILE, f"{user_path!r} is not a regular file (a device, socket or pipe)")
+            raise ToolError(
+                E_NOT_A_FILE,
+                user_text("%1 is not a regular file (a device, socket or pipe)", repr(user_path)),
+            )
         return await asyncio.to_thread(self._read_file, path, shown_as, ctx.session_id, start, end)
 
     def _read_file(
@@ -110,9 +118,15 @@ class FileReader:
         if is_binary(head):
             raise ToolError(
                 E_BINARY_FILE,
-                f"{shown_as} is a binary file ({path.stat().st_size:,} bytes); read_file shows text only",
-                "Inspect it another way, e.g. load it in the notebook with execute_code, or run `file` on "
-                "it.",
+                user_text(
+                    "%1 is a binary file (%2 bytes); read_file shows text only",
+                    shown_as,
+                    format(path.stat().st_size, ","),
+                ),
+                user_text(
+                    "Inspect it another way, e.g. load it in the notebook with "
+                    "execute_code, or run `file` on it."
+                ),
             )
         if path.suffix.lower() == ".ipynb":
             notebook = self._notebook(path, shown_as, session_id, start, end)
@@ -142,7 +156,11 @@ class FileReader:
         content = path.read_bytes()
         info = image_info(content)
         if info is None:  # replaced between the two reads
-            raise ToolError(E_BINARY_FILE, f"{shown_as} changed while it was read", "Read it again.")
+            raise ToolError(
+                E_BINARY_FILE,
+                user_text("%1 changed while it was read", shown_as),
+                user_text("Read it again."),
+            )
         mime_type = info.mime_type
         size = f"{info.width}×{info.height} px" if info.width and info.height else "unknown dimensions"
         description = f"{shown_as} is an image: {mime_type}, {size}, {len(content):,} bytes."
@@ -163,8 +181,13 @@ class FileReader:
         if start > window.total_lines:
             raise ToolError(
                 E_LINE_RANGE,
-                f"startLine {start} is past the end of {shown_as}, which has {window.total_lines} lines",
-                f"Use a startLine between 1 and {window.total_lines}.",
+                user_text(
+                    "startLine %1 is past the end of %2, which has %3 lines",
+                    start,
+                    shown_as,
+                    window.total_lines,
+                ),
+                user_text("Use a startLine between 1 and %1.", window.total_lines),
             )
         width = max(6, len(str(window.lines[-1][0])))
         body = [f"{number:>{width}}\t{text}" for number, text in window.lines]
@@ -327,8 +350,8 @@ class ReadFileRangeTool(Tool[ReadFileRangeArgs]):
         if args.endLine < args.startLine:
             raise ToolError(
                 E_LINE_RANGE,
-                f"endLine {args.endLine} is before startLine {args.startLine}",
-                "Send startLine <= endLine.",
+                user_text("endLine %1 is before startLine %2", args.endLine, args.startLine),
+                user_text("Send startLine <= endLine."),
             )
         return await self.reader.read(args.filepath, ctx, args.startLine, args.endLine)
 
@@ -364,7 +387,9 @@ class ReadCurrentlyOpenFileTool(Tool[NoArgs]):
         path = active_document_path(ctx)
         if path is None:
             raise ToolError(
-                E_NO_OPEN_FILE, "no document is active in JupyterLab", "Ask the user which file they mean."
+                E_NO_OPEN_FILE,
+                user_text("no document is active in JupyterLab"),
+                user_text("Ask the user which file they mean."),
             )
         output = await self.reader.read(path, ctx)
         output.content = f"Currently open: {output.details.get('path', path)}\n{output.content}"

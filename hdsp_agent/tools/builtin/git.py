@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...permissions.paths import secret_filter
 from ...sandbox import PreparedCommand, Sandbox
+from ...user_text import user_text
 from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 E_NOT_A_GIT_REPO = "E_NOT_A_GIT_REPO"
@@ -64,11 +65,17 @@ class ViewDiffTool(Tool[ViewDiffArgs]):
             if "not a git repository" in error.lower():
                 raise ToolError(
                     E_NOT_A_GIT_REPO,
-                    "the project root is not inside a git repository, so there is no diff to show",
-                    "Compare files directly (read_file), or run `git init` if the user wants version "
-                    "control.",
+                    user_text("the project root is not inside a git repository, so there is no diff to show"),
+                    user_text(
+                        "Compare files directly (read_file), or run `git init` if the user "
+                        "wants version control."
+                    ),
                 )
-            raise ToolError(E_GIT_FAILED, f"git failed: {error}", "Check that git is installed and working.")
+            raise ToolError(
+                E_GIT_FAILED,
+                user_text("git failed: %1", error),
+                user_text("Check that git is installed and working."),
+            )
         # Before the first commit, --cached compares with the empty tree: staged files show as new.
         await git.disable_filters()
         staged = hide_secret_patches(await git.checked("diff", "--cached", *_DIFF_ARGS), root)
@@ -140,7 +147,9 @@ class _Git:
         code, output, error = await self.run(*args)
         if code != 0:
             raise ToolError(
-                E_GIT_FAILED, f"git {args[0]} failed: {error}", "Check the repository's state with git."
+                E_GIT_FAILED,
+                user_text("git %1 failed: %2", args[0], error),
+                user_text("Check the repository's state with git."),
             )
         return output
 
@@ -171,7 +180,9 @@ async def _collect(prepared: PreparedCommand) -> tuple[int, str, str]:
         process = await _spawn(prepared)
     except FileNotFoundError:
         raise ToolError(
-            E_GIT_FAILED, "git is not installed on the server", "Compare files with read_file."
+            E_GIT_FAILED,
+            user_text("git is not installed on the server"),
+            user_text("Compare files with read_file."),
         ) from None
     assert process.stdout is not None and process.stderr is not None
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root, resolved_root
+from ...user_text import user_text
 from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .search.ignore import GitignoreWalker
 
@@ -40,11 +41,15 @@ class ListDirectoryTool(Tool[ListDirectoryArgs]):
         directory = resolve_in_root(ctx.root_dir, args.dirPath, allow_outside=True, memo=ctx.resolved_paths)
         if not directory.exists():
             raise ToolError(
-                "E_PATH_NOT_FOUND", f"{args.dirPath!r} does not exist", "List the parent directory."
+                "E_PATH_NOT_FOUND",
+                user_text("%1 does not exist", repr(args.dirPath)),
+                user_text("List the parent directory."),
             )
         if not directory.is_dir():
             raise ToolError(
-                "E_NOT_A_DIRECTORY", f"{args.dirPath!r} is a file", "Read it with read_file instead."
+                "E_NOT_A_DIRECTORY",
+                user_text("%1 is a file", repr(args.dirPath)),
+                user_text("Read it with read_file instead."),
             )
         # Directory walks can be large: keep them off the event loop.
         return await asyncio.to_thread(_listing, directory, ctx.root_dir, args.recursive)

@@ -34,6 +34,7 @@ import yaml
 from pydantic import Field
 
 from ...permissions.paths import display_path, is_inside, is_sensitive
+from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError
 
 RULES_DIR = Path(".hdsp") / "rules"
@@ -258,13 +259,19 @@ class CreateRuleBlockTool(Tool[CreateRuleBlockArgs]):
 
     async def run(self, args: CreateRuleBlockArgs, ctx: ToolContext) -> str:
         if not args.rule.strip():
-            raise ToolError("E_EMPTY_RULE", "the rule text is empty", "Write the instruction in `rule`.")
+            raise ToolError(
+                "E_EMPTY_RULE",
+                user_text("the rule text is empty"),
+                user_text("Write the instruction in `rule`."),
+            )
         if args.regex:
             try:
                 re.compile(args.regex)
             except re.error as error:
                 raise ToolError(
-                    "E_INVALID_REGEX", f"invalid regex {args.regex!r}: {error}", "Fix the regex."
+                    "E_INVALID_REGEX",
+                    user_text("invalid regex %1: %2", repr(args.regex), error),
+                    user_text("Fix the regex."),
                 ) from None
         relative = RULES_DIR / f"{slugify(args.name)}.md"
         text = render_rule_file(
@@ -300,4 +307,8 @@ class RequestRuleTool(Tool[RequestRuleArgs]):
                 header = f"Rule {rule.name!r}" + (f" ({rule.description})" if rule.description else "")
                 return f"{header}:\n{rule.rule}"
         available = ", ".join(repr(rule.name) for rule in rules) or "none"
-        raise ToolError("E_RULE_NOT_FOUND", f"no rule named {args.name!r}", f"Available rules: {available}.")
+        raise ToolError(
+            "E_RULE_NOT_FOUND",
+            user_text("no rule named %1", repr(args.name)),
+            user_text("Available rules: %1.", available),
+        )

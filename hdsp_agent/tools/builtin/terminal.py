@@ -24,6 +24,7 @@ from pydantic import Field
 
 from ...permissions.paths import display_path, resolve_in_root
 from ...sandbox import PreparedCommand, RunMode, Sandbox, SandboxUnavailable
+from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .processes import (
     KILL_GRACE_SECONDS,
@@ -141,7 +142,9 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
 
     async def run(self, args: RunTerminalCommandArgs, ctx: ToolContext) -> ToolOutput:
         if not args.command.strip():
-            raise ToolError("E_EMPTY_COMMAND", "the command is empty", "Send the command to run.")
+            raise ToolError(
+                "E_EMPTY_COMMAND", user_text("the command is empty"), user_text("Send the command to run.")
+            )
         cwd = self._working_directory(args, ctx)
         mode = self.run_mode(ctx)
         prepared = self._prepare(args.command, cwd, ctx.root_dir, mode)
@@ -167,16 +170,16 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             if status is not None and status.required:
                 raise ToolError(
                     "E_SANDBOX_REQUIRED",
-                    "the administrator requires every command to run in the sandbox",
-                    "Run a command that works inside the sandbox.",
+                    user_text("the administrator requires every command to run in the sandbox"),
+                    user_text("Run a command that works inside the sandbox."),
                 )
             return mode
         if status is None or not status.active:
             why = status.reason if status is not None else "no sandbox is configured"
             raise ToolError(
                 "E_SANDBOX_UNAVAILABLE",
-                f"the command was to run in the sandbox, and none is available: {why}",
-                "Ask the user; the administrator can install bubblewrap.",
+                user_text("the command was to run in the sandbox, and none is available: %1", why),
+                user_text("Ask the user; the administrator can install bubblewrap."),
             )
         return mode
 
@@ -186,7 +189,9 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         try:
             return self.sandbox.prepare(command, cwd, root, mode, os.environ)
         except SandboxUnavailable as error:
-            raise ToolError("E_SANDBOX_UNAVAILABLE", f"no sandbox is available: {error}") from None
+            raise ToolError(
+                "E_SANDBOX_UNAVAILABLE", user_text("no sandbox is available: %1", error)
+            ) from None
 
     def _working_directory(self, args: RunTerminalCommandArgs, ctx: ToolContext) -> Path:
         if not args.workingDirectory:
@@ -195,8 +200,10 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         if not cwd.is_dir():
             raise ToolError(
                 "E_PATH_NOT_FOUND",
-                f"working directory {args.workingDirectory!r} does not exist or is not a directory",
-                "Use an existing directory relative to the project root (check with ls).",
+                user_text(
+                    "working directory %1 does not exist or is not a directory", repr(args.workingDirectory)
+                ),
+                user_text("Use an existing directory relative to the project root (check with ls)."),
             )
         return cwd
 

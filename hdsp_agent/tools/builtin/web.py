@@ -20,6 +20,7 @@ import httpx
 from pydantic import Field
 
 from ...permissions.urls import UrlAllowlist, UrlVerdict, check_url
+from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 FETCH_TIMEOUT_SECONDS = 20.0
@@ -91,14 +92,14 @@ class FetchUrlTool(Tool[FetchUrlArgs]):
         except asyncio.TimeoutError:
             raise ToolError(
                 E_FETCH_FAILED,
-                f"{args.url} did not answer within {self.timeout_seconds:g} s",
-                "Try again later or another source.",
+                user_text("%1 did not answer within %2 s", args.url, format(self.timeout_seconds, "g")),
+                user_text("Try again later or another source."),
             ) from None
         except httpx.HTTPError as error:
             raise ToolError(
                 E_FETCH_FAILED,
-                f"fetching {args.url} failed: {type(error).__name__}: {error}",
-                "Check the URL.",
+                user_text("fetching %1 failed: %2: %3", args.url, type(error).__name__, error),
+                user_text("Check the URL."),
             ) from None
         return _render(page, self.max_bytes)
 
@@ -117,8 +118,8 @@ class FetchUrlTool(Tool[FetchUrlArgs]):
                     via = f" (redirected from {url})" if current != url else ""
                     raise ToolError(
                         E_URL_BLOCKED,
-                        f"refused to fetch {current}{via}: {verdict.reason}",
-                        "Only public http(s) addresses can be fetched; do not retry this URL.",
+                        user_text("refused to fetch %1%2: %3", current, via, verdict.reason),
+                        user_text("Only public http(s) addresses can be fetched; do not retry this URL."),
                     )
                 page, location = await self._get(client, current, verdict)
                 if location is None:
@@ -126,8 +127,8 @@ class FetchUrlTool(Tool[FetchUrlArgs]):
                 current = str(httpx.URL(current).join(location))
         raise ToolError(
             E_FETCH_FAILED,
-            f"{url} redirected more than {self.max_redirects} times",
-            "Fetch the final URL directly.",
+            user_text("%1 redirected more than %2 times", url, self.max_redirects),
+            user_text("Fetch the final URL directly."),
         )
 
     async def _get(
@@ -203,8 +204,8 @@ def _render(page: _Page, max_bytes: int) -> ToolOutput:
     if kind == "binary":
         raise ToolError(
             "E_BINARY_CONTENT",
-            f"{page.url} returned {media_type or 'binary data'}, which is not text",
-            "Only web pages and text files can be fetched.",
+            user_text("%1 returned %2, which is not text", page.url, media_type or "binary data"),
+            user_text("Only web pages and text files can be fetched."),
         )
     text = page.body.decode(_charset(page.content_type), errors="replace")
     header = [f"URL: {page.url}", f"Status: {page.status}"]
@@ -220,8 +221,8 @@ def _render(page: _Page, max_bytes: int) -> ToolOutput:
     if page.status >= 400:
         raise ToolError(
             E_FETCH_FAILED,
-            f"{page.url} answered HTTP {page.status}: {text.strip()[:500]}",
-            "Check the URL; the page may not exist or need a login.",
+            user_text("%1 answered HTTP %2: %3", page.url, page.status, text.strip()[:500]),
+            user_text("Check the URL; the page may not exist or need a login."),
         )
     details = {
         "url": page.url,
@@ -268,7 +269,9 @@ class SearchWebTool(Tool[SearchWebArgs]):
     async def run(self, args: SearchWebArgs, ctx: ToolContext) -> ToolOutput:
         if not self.backend_url:
             raise ToolError(
-                "E_NO_SEARCH_BACKEND", "no web search backend is configured", "Use fetch_url_content."
+                "E_NO_SEARCH_BACKEND",
+                user_text("no web search backend is configured"),
+                user_text("Use fetch_url_content."),
             )
         try:
             async with httpx.AsyncClient(
@@ -280,8 +283,8 @@ class SearchWebTool(Tool[SearchWebArgs]):
         except (httpx.HTTPError, ValueError) as error:
             raise ToolError(
                 E_FETCH_FAILED,
-                f"the search backend failed: {type(error).__name__}: {error}",
-                "Try again later.",
+                user_text("the search backend failed: %1: %2", type(error).__name__, error),
+                user_text("Try again later."),
             ) from None
         results = [item for item in payload.get("results", []) if isinstance(item, dict) and item.get("url")]
         top = results[: self.max_results]

@@ -24,6 +24,7 @@ import nbformat
 from pydantic import BaseModel
 
 from ...permissions.paths import display_path, resolve_in_root
+from ...user_text import user_text
 from ..base import ToolContext, ToolError
 from .edits import InsertCell, apply_edit, ensure_cell_ids
 
@@ -82,8 +83,8 @@ def notebook_path(ctx: ToolContext, path: str | None) -> str:
     if not path:
         raise ToolError(
             E_NO_NOTEBOOK,
-            "no notebook given and no notebook is active in JupyterLab",
-            'Pass the notebook\'s path, e.g. {"path": "analysis.ipynb"}.',
+            user_text("no notebook given and no notebook is active in JupyterLab"),
+            user_text('Pass the notebook\'s path, e.g. {"path": "analysis.ipynb"}.'),
         )
     # JupyterLab prefixes paths on other drives (real-time collaboration's "RTC:"); the server knows them
     # without.
@@ -92,7 +93,9 @@ def notebook_path(ctx: ToolContext, path: str | None) -> str:
         path = rest
     if not path.endswith(".ipynb"):
         raise ToolError(
-            E_NOT_A_NOTEBOOK, f"{path!r} is not a notebook (.ipynb)", "Use the file tools for other files."
+            E_NOT_A_NOTEBOOK,
+            user_text("%1 is not a notebook (.ipynb)", repr(path)),
+            user_text("Use the file tools for other files."),
         )
     resolved = resolve_in_root(ctx.root_dir, path.lstrip("/"))
     return display_path(resolved, ctx.root_dir)
@@ -261,12 +264,16 @@ class FileNotebookGateway:
             if _status(error) == 404:
                 raise ToolError(
                     E_NOTEBOOK_NOT_FOUND,
-                    f"{path} does not exist",
-                    "Check the path (relative to the project root); insert_cell or run_cell with code "
-                    "creates it.",
+                    user_text("%1 does not exist", path),
+                    user_text(
+                        "Check the path (relative to the project root); insert_cell or "
+                        "run_cell with code creates it."
+                    ),
                 ) from None
             if _status(error) == 400:
-                raise ToolError(E_NOTEBOOK_INVALID, f"{path} is not a valid notebook: {error}") from None
+                raise ToolError(
+                    E_NOTEBOOK_INVALID, user_text("%1 is not a valid notebook: %2", path, error)
+                ) from None
             raise
         return model
 
@@ -275,8 +282,10 @@ class FileNotebookGateway:
         if known is not None and known != last_modified:
             raise ToolError(
                 E_NOTEBOOK_CHANGED,
-                f"{path} changed on disk since this session last read it; nothing was written",
-                "Read the notebook again (read_notebook) and redo the change on the current content.",
+                user_text(("%1 changed on disk since this session last read it; nothing was written"), path),
+                user_text(
+                    "Read the notebook again (read_notebook) and redo the change on the current content."
+                ),
             )
 
     async def _save(self, path: str, model: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 import nbformat
 from pydantic import BaseModel, Field, TypeAdapter
 
+from ...user_text import user_text
 from ..base import ToolError
 
 E_CELL_NOT_FOUND = "E_CELL_NOT_FOUND"
@@ -117,8 +118,8 @@ def find_cell(notebook: nbformat.NotebookNode, cell_id: str) -> tuple[int, nbfor
     hint = f"Did you mean {', '.join(close)}? " if close else ""
     raise ToolError(
         E_CELL_NOT_FOUND,
-        f"no cell with id {cell_id!r} ({len(ids)} cells)",
-        f"{hint}Read the notebook with read_notebook to see the current cell ids.",
+        user_text("no cell with id %1 (%2 cells)", repr(cell_id), len(ids)),
+        user_text("%1Read the notebook with read_notebook to see the current cell ids.", hint),
     )
 
 
@@ -135,8 +136,8 @@ def cell_at(notebook: nbformat.NotebookNode, index: int) -> tuple[int, nbformat.
     if not -count <= index < count:
         raise ToolError(
             E_CELL_NOT_FOUND,
-            f"no cell at index {index}: the notebook has {count} cells",
-            "Use an index from 0 to the cell count - 1, or address the cell by id.",
+            user_text("no cell at index %1: the notebook has %2 cells", index, count),
+            user_text("Use an index from 0 to the cell count - 1, or address the cell by id."),
         )
     position = index % count
     cell: nbformat.NotebookNode = notebook.cells[position]
@@ -172,7 +173,10 @@ def apply_edit(notebook: nbformat.NotebookNode, edit: BaseModel) -> str:
     if isinstance(edit, SetCellOutputs):
         _, cell = find_cell(notebook, edit.cell_id)
         if cell.cell_type != "code":
-            raise ToolError(E_NOT_A_CODE_CELL, f"cell {edit.cell_id!r} is a {cell.cell_type} cell, not code")
+            raise ToolError(
+                E_NOT_A_CODE_CELL,
+                user_text("cell %1 is a %2 cell, not code", repr(edit.cell_id), cell.cell_type),
+            )
         cell.outputs = [nbformat.from_dict(output) for output in edit.outputs]
         cell.execution_count = edit.execution_count
         return edit.cell_id

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import nbformat
 from pydantic import BaseModel
 
+from ...user_text import user_text
 from ..base import ToolError
 from .document import E_NOTEBOOK_CHANGED
 from .edits import DeleteCell, InsertCell, MoveCell, SetCellOutputs, SetCellSource, cell_index, cell_source
@@ -44,8 +45,12 @@ class InverseEdit:
         if self.expected_source is not None and cell_source(cell) != self.expected_source:
             raise ToolError(
                 E_NOTEBOOK_CHANGED,
-                f"cell {self.cell_id} of {path} was edited after the agent changed it; it was left as it is",
-                "Change it back by hand if you want the agent's change undone.",
+                user_text(
+                    ("cell %1 of %2 was edited after the agent changed it; it was left as it is"),
+                    self.cell_id,
+                    path,
+                ),
+                user_text("Change it back by hand if you want the agent's change undone."),
             )
         return True
 
@@ -105,5 +110,5 @@ def inverse_of(before: nbformat.NotebookNode, edit: BaseModel) -> InverseEdit:
 def _cell(notebook: nbformat.NotebookNode, cell_id: str) -> Any:
     index = cell_index(notebook, cell_id)
     if index is None:
-        raise ToolError("E_CELL_NOT_FOUND", f"no cell with id {cell_id!r}")
+        raise ToolError("E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(cell_id)))
     return notebook.cells[index]

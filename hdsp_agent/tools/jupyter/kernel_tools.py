@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from .document import notebook_path
 from .edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
@@ -98,15 +99,18 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             _, cell = find_cell(notebook, args.cell_id)
             if cell.cell_type != "code":
                 raise ToolError(
-                    E_NOT_A_CODE_CELL, f"cell {args.cell_id} is a {cell.cell_type} cell: nothing to run"
+                    E_NOT_A_CODE_CELL,
+                    user_text("cell %1 is a %2 cell: nothing to run", args.cell_id, cell.cell_type),
                 )
             running = self.runtime.executions.get(path, args.cell_id)
             if running is not None and not running.done:
                 raise ToolError(
                     E_CELL_RUNNING,
-                    f"cell {args.cell_id} is still running from an earlier call",
-                    f'Wait for it with get_cell_output (cell_id "{args.cell_id}") or stop it with '
-                    "interrupt_kernel.",
+                    user_text("cell %1 is still running from an earlier call", args.cell_id),
+                    user_text(
+                        ('Wait for it with get_cell_output (cell_id "%1") or stop it with interrupt_kernel.'),
+                        args.cell_id,
+                    ),
                 )
             cell_id, code = args.cell_id, cell_source(cell)
         else:
@@ -287,15 +291,15 @@ class InspectVariablesTool(NotebookTool[InspectVariablesArgs]):
         if language is not None and language != "python":
             raise ToolError(
                 E_NOT_SUPPORTED,
-                f"inspect_variables supports Python kernels only; this kernel runs {language}",
-                "Use execute_code with the language's own way of listing variables.",
+                user_text("inspect_variables supports Python kernels only; this kernel runs %1", language),
+                user_text("Use execute_code with the language's own way of listing variables."),
             )
         busy = self.runtime.executions.active_on(kernel_id)
         if busy:
             raise ToolError(
                 E_KERNEL_BUSY,
-                f"the kernel is busy running {run_label(busy[0], None).lower()}",
-                "Wait for it with get_cell_output, or stop it with interrupt_kernel.",
+                user_text("the kernel is busy running %1", run_label(busy[0], None).lower()),
+                user_text("Wait for it with get_cell_output, or stop it with interrupt_kernel."),
             )
         handle = f"inspect-{uuid.uuid4().hex[:8]}"
         record = ExecutionRecord(
@@ -307,16 +311,20 @@ class InspectVariablesTool(NotebookTool[InspectVariablesArgs]):
         )
         if not await record.wait(INSPECT_WAIT_SECONDS):
             raise ToolError(
-                E_KERNEL_BUSY, "the kernel did not answer in time (it is busy)", "Try again later."
+                E_KERNEL_BUSY,
+                user_text("the kernel did not answer in time (it is busy)"),
+                user_text("Try again later."),
             )
         if record.state == "died":
             raise ToolError(
-                E_KERNEL_DIED, f"the kernel died: {record.problem}", "Restart it with restart_kernel."
+                E_KERNEL_DIED,
+                user_text("the kernel died: %1", record.problem),
+                user_text("Restart it with restart_kernel."),
             )
         try:
             described = parse_inspection(record.user_expressions.get("variables", {}))
         except InspectionError as error:
             raise ToolError(
-                "E_INSPECTION_FAILED", f"the kernel could not list its variables: {error}"
+                "E_INSPECTION_FAILED", user_text("the kernel could not list its variables: %1", error)
             ) from None
         return format_variables(described)

@@ -29,6 +29,7 @@ from typing import Any
 import nbformat
 from pydantic import BaseModel
 
+from ...user_text import user_text
 from ..base import ToolError
 from .document import NotebookSnapshot
 from .edits import ensure_cell_ids
@@ -75,8 +76,8 @@ class BridgeConnection:
                 future.set_exception(
                     ToolError(
                         E_NOTEBOOK_BRIDGE,
-                        "the JupyterLab tab holding the notebook disconnected before it answered",
-                        "Read the notebook again: the change may or may not have been applied.",
+                        user_text("the JupyterLab tab holding the notebook disconnected before it answered"),
+                        user_text("Read the notebook again: the change may or may not have been applied."),
                     )
                 )
         self._pending.clear()
@@ -90,7 +91,7 @@ class BridgeConnection:
 
     async def request(self, method: str, path: str, **payload: Any) -> dict[str, Any]:
         if self.closed:
-            raise ToolError(E_NOTEBOOK_BRIDGE, "the JupyterLab tab holding the notebook is gone")
+            raise ToolError(E_NOTEBOOK_BRIDGE, user_text("the JupyterLab tab holding the notebook is gone"))
         request_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -100,8 +101,13 @@ class BridgeConnection:
         except asyncio.TimeoutError:
             raise ToolError(
                 E_NOTEBOOK_BRIDGE,
-                f"JupyterLab did not answer within {REQUEST_TIMEOUT_SECONDS:.0f} s ({method} {path})",
-                "The browser tab may be frozen or asleep; try again.",
+                user_text(
+                    "JupyterLab did not answer within %1 s (%2 %3)",
+                    format(REQUEST_TIMEOUT_SECONDS, ".0f"),
+                    method,
+                    path,
+                ),
+                user_text("The browser tab may be frozen or asleep; try again."),
             ) from None
         finally:
             self._pending.pop(request_id, None)
@@ -111,7 +117,11 @@ class BridgeConnection:
                 str(error.get("code") or E_NOTEBOOK_BRIDGE) if isinstance(error, dict) else E_NOTEBOOK_BRIDGE
             )
             message = str(error.get("message") if isinstance(error, dict) else error)
-            raise ToolError(code, f"{path}: {message}", "Read the notebook again (read_notebook) and retry.")
+            raise ToolError(
+                code,
+                user_text("%1: %2", path, message),
+                user_text("Read the notebook again (read_notebook) and retry."),
+            )
         result = reply.get("result")
         return result if isinstance(result, dict) else {}
 
@@ -119,7 +129,7 @@ class BridgeConnection:
 def _notebook(result: dict[str, Any], path: str) -> nbformat.NotebookNode:
     content = result.get("notebook")
     if not isinstance(content, dict):
-        raise ToolError(E_NOTEBOOK_BRIDGE, f"JupyterLab sent no notebook for {path}")
+        raise ToolError(E_NOTEBOOK_BRIDGE, user_text("JupyterLab sent no notebook for %1", path))
     notebook = nbformat.from_dict(content)
     ensure_cell_ids(notebook)
     return notebook
@@ -151,7 +161,11 @@ class LiveNotebooks:
     def _holder_or_error(self, path: str) -> BridgeConnection:
         connection = self.holder(path)
         if connection is None:
-            raise ToolError(E_NOTEBOOK_BRIDGE, f"{path} is no longer open in JupyterLab", "Try again.")
+            raise ToolError(
+                E_NOTEBOOK_BRIDGE,
+                user_text("%1 is no longer open in JupyterLab", path),
+                user_text("Try again."),
+            )
         return connection
 
     # -- NotebookGateway -------------------------------------------------------------------------------------
@@ -183,7 +197,7 @@ class LiveNotebooks:
         if snapshot.content is None:
             raise ToolError(
                 E_NOTEBOOK_BRIDGE,
-                f"{path} did not exist before the change and is open in JupyterLab now",
-                "Close it in JupyterLab and delete the file if it is not wanted.",
+                user_text("%1 did not exist before the change and is open in JupyterLab now", path),
+                user_text("Close it in JupyterLab and delete the file if it is not wanted."),
             )
         await self._holder_or_error(path).request("restore", path, notebook=json.loads(snapshot.content))

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from ..builtin.edit import fuzzy
 from .document import notebook_path
@@ -211,8 +212,8 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
             if position is None:
                 raise ToolError(
                     E_CELL_NOT_FOUND,
-                    f"no cell with id {args.after_cell_id!r}",
-                    "Read the notebook with read_notebook to see the current cell ids.",
+                    user_text("no cell with id %1", repr(args.after_cell_id)),
+                    user_text("Read the notebook with read_notebook to see the current cell ids."),
                 )
         else:
             position = len(cells) if args.index is None else args.index
@@ -316,7 +317,7 @@ class EditCellTool(NotebookTool[EditCellArgs]):
         after, match_note = self._new_source(before, args, str(cell.get("cell_type", "code")))
         if after == before:
             raise ToolError(
-                E_EDIT_NO_CHANGE, f"cell {args.cell_id} already has this content; nothing changed"
+                E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
         notebook = await document.change(
             SetCellSource(cell_id=args.cell_id, source=after), f"edit cell {args.cell_id}", current

@@ -15,6 +15,7 @@ from typing import Any
 import nbformat
 from pydantic import BaseModel
 
+from ...user_text import user_text
 from ..base import ToolContext, ToolError
 from .document import (
     E_NO_CONTENTS_MANAGER,
@@ -64,8 +65,8 @@ class NotebookRuntime:
         if ctx.contents_manager is None:
             raise ToolError(
                 E_NO_CONTENTS_MANAGER,
-                "notebooks cannot be opened here: no Jupyter contents manager is available",
-                "Run this inside JupyterLab or through the hdsp-agent command line.",
+                user_text("notebooks cannot be opened here: no Jupyter contents manager is available"),
+                user_text("Run this inside JupyterLab or through the hdsp-agent command line."),
             )
         return FileNotebookGateway(
             ctx.contents_manager, self._stamps.setdefault(ctx.session_id, {}), self._file_locks, self._parsed
@@ -280,8 +281,8 @@ class NotebookRuntime:
         if ctx.session_manager is None or ctx.kernel_manager is None:
             raise ToolError(
                 E_NO_KERNEL_MANAGER,
-                "no Jupyter kernel manager is available here",
-                "Run this inside JupyterLab or through the hdsp-agent command line.",
+                user_text("no Jupyter kernel manager is available here"),
+                user_text("Run this inside JupyterLab or through the hdsp-agent command line."),
             )
         async with self._kernel_locks(path):
             kernel_id = await session_kernel_id(ctx.session_manager, path)

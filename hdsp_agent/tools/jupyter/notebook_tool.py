@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 
 from ...events import ToolProgressEvent
+from ...user_text import user_text
 from ..base import Tool, ToolContext, ToolError, ToolOutput
 from .executions import ExecutionRecord, ProgressHandler
 from .kernel import E_KERNEL_DIED, E_NO_KERNEL
@@ -34,7 +35,9 @@ class NotebookTool(Tool[ArgsT]):
 
 def no_kernel_error(path: str) -> ToolError:
     return ToolError(
-        E_NO_KERNEL, f"no kernel is running for {path}", "Run a cell first (run_cell starts one)."
+        E_NO_KERNEL,
+        user_text("no kernel is running for %1", path),
+        user_text("Run a cell first (run_cell starts one)."),
     )
 
 
@@ -50,7 +53,9 @@ def output_paging_hint(handle: str) -> str:
 def progress_reporter(ctx: ToolContext) -> ProgressHandler:
     def report(line: str, elapsed: float) -> None:
         ctx.emit(
-            ToolProgressEvent(call_id=ctx.call_id, message=line or "running…", elapsed=round(elapsed, 1))
+            ToolProgressEvent(
+                call_id=ctx.call_id, message=line or user_text("running…"), elapsed=round(elapsed, 1)
+            )
         )
 
     return report
@@ -67,12 +72,16 @@ def raise_if_failed(record: ExecutionRecord, label: str) -> None:
     if record.state == "died":
         raise ToolError(
             E_KERNEL_DIED,
-            f"the kernel died while running {label[0].lower() + label[1:]}: {record.problem}",
-            "Restart the kernel with restart_kernel (its variables are gone), then re-run the cells you "
-            "need.",
+            user_text("the kernel died while running %1: %2", label[0].lower() + label[1:], record.problem),
+            user_text(
+                "Restart the kernel with restart_kernel (its variables are gone), then "
+                "re-run the cells you need."
+            ),
         )
     if record.state in ("failed", "canceled"):
-        raise ToolError("E_EXECUTION_FAILED", f"{label} could not be run: {record.problem or record.state}")
+        raise ToolError(
+            "E_EXECUTION_FAILED", user_text("%1 could not be run: %2", label, record.problem or record.state)
+        )
 
 
 def status_line(record: ExecutionRecord, label: str, finished: bool, waited: float) -> str:

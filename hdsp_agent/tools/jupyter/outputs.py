@@ -153,7 +153,8 @@ class OutputCollector:
 
 @dataclass
 class ImagePart:
-    """An image output for a model that reads images (sent as an image part, never as text)."""
+    """An image output: shown in the tool card, and sent as an image part (never as text) to a model that
+    reads images."""
 
     mime_type: str
     data: str  # base64, as in the notebook
@@ -206,6 +207,9 @@ def _image(mime_type: str, encoded: Any, mode: ImageMode, images: list[ImagePart
         images.append(ImagePart(mime_type, data, *(size or (None, None))))
         return f"[{described}: attached as image {len(images)}]"
     if mode == "placeholder":
+        # Kept for the tool card (``details.images``; the loop sends images to vision models only): the user
+        # sees the plot even when the model reads just this line.
+        images.append(ImagePart(mime_type, data, *(size or (None, None))))
         return f"[{described}: not shown, this model does not read images]"
     return f"[{described}]"
 

@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ....user_text import user_text
 from ...base import ToolError
 
 E_FILE_CHANGED = "E_FILE_CHANGED_SINCE_READ"
@@ -99,8 +100,10 @@ class FileStateStore:
         except FileNotFoundError:
             raise ToolError(
                 E_FILE_CHANGED,
-                f"{shown_as} was deleted since you last read it",
-                "Check with ls whether it moved; create it again only if that is what the user wants.",
+                user_text("%1 was deleted since you last read it", shown_as),
+                user_text(
+                    "Check with ls whether it moved; create it again only if that is what the user wants."
+                ),
             ) from None
         if status.st_mtime_ns == known.mtime_ns and status.st_size == known.size:
             return
@@ -108,8 +111,13 @@ class FileStateStore:
             return
         raise ToolError(
             E_FILE_CHANGED,
-            f"{shown_as} changed on disk since you last read it (the user or another program edited it)",
-            f"Read {shown_as} again with read_file, then redo your edit on its current content.",
+            user_text(
+                ("%1 changed on disk since you last read it (the user or another program edited it)"),
+                shown_as,
+            ),
+            user_text(
+                ("Read %1 again with read_file, then redo your edit on its current content."), shown_as
+            ),
         )
 
     # -- undo ------------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ....user_text import user_text
 from ...base import ToolError
 
 E_EDIT_MALFORMED = "E_EDIT_MALFORMED"
@@ -57,8 +58,8 @@ def parse_search_replace(diffs: list[str]) -> list[SearchReplaceBlock]:
 def _malformed(problem: str) -> ToolError:
     return ToolError(
         E_EDIT_MALFORMED,
-        f"malformed SEARCH/REPLACE: {problem}; no change was made",
-        f"Each block must look exactly like this:\n{SEARCH_REPLACE_FORMAT}",
+        user_text("malformed SEARCH/REPLACE: %1; no change was made", problem),
+        user_text("Each block must look exactly like this:\n%1", SEARCH_REPLACE_FORMAT),
     )
 
 
@@ -179,9 +180,11 @@ def _trim_blank_edges(lines: list[str]) -> list[str]:
 def _ambiguous(problem: str) -> ToolError:
     return ToolError(
         E_EDIT_AMBIGUOUS_MERGE,
-        f"cannot merge the '... existing code ...' markers: {problem}; no change was made",
-        "Use single_find_and_replace (or multi_edit) for targeted changes, or send the complete file "
-        "without markers.",
+        user_text(("cannot merge the '... existing code ...' markers: %1; no change was made"), problem),
+        user_text(
+            "Use single_find_and_replace (or multi_edit) for targeted changes, or "
+            "send the complete file without markers."
+        ),
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
+from ....user_text import user_text
 from ...base import ToolError
 from .comments import comment_syntax_for
 from .document import Candidate, Document, core_lines
@@ -100,10 +101,19 @@ def _refuse_kept_placeholder(candidate: Candidate, new_lines: list[str]) -> None
     if kept:
         raise ToolError(
             E_EDIT_PLACEHOLDER,
-            f"old_string stands for the lines between its first and last line with the comment {kept[0]!r}, "
-            "and new_string keeps that comment: the code it stands for would be deleted",
-            "Copy the lines you want to keep into old_string and new_string exactly, or use "
-            "edit_existing_file with '... existing code ...' markers.",
+            user_text(
+                (
+                    "old_string stands for the lines between its first and last line with "
+                    "the comment %1, and new_string keeps that comment: the code it stands "
+                    "for would be deleted"
+                ),
+                repr(kept[0]),
+            ),
+            user_text(
+                "Copy the lines you want to keep into old_string and new_string "
+                "exactly, or use edit_existing_file with '... existing code ...' "
+                "markers."
+            ),
         )
 
 
@@ -196,12 +206,14 @@ def apply_edit(
     if old == "":
         raise ToolError(
             E_EDIT_EMPTY_OLD,
-            f"{label} is empty",
-            "Put the exact text to replace in old_string; to create a file use create_new_file.",
+            user_text("%1 is empty", label),
+            user_text("Put the exact text to replace in old_string; to create a file use create_new_file."),
         )
     if old == new:
         raise ToolError(
-            E_EDIT_NO_CHANGE, f"{label} and its replacement are identical", "Send a different new_string."
+            E_EDIT_NO_CHANGE,
+            user_text("%1 and its replacement are identical", label),
+            user_text("Send a different new_string."),
         )
     doc = Document(text, comment_syntax_for(filename))
     oversized: list[tuple[int, int]] = []
@@ -216,9 +228,18 @@ def apply_edit(
             more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
             raise ToolError(
                 E_EDIT_AMBIGUOUS,
-                f"{label} matches {len(candidates)} places ({PASS_NOTES[pass_name]}), at lines {lines}{more}",
-                "Add surrounding lines to old_string so it matches only one place, or set replace_all to "
-                "change all.",
+                user_text(
+                    "%1 matches %2 places (%3), at lines %4%5",
+                    label,
+                    len(candidates),
+                    PASS_NOTES[pass_name],
+                    lines,
+                    more,
+                ),
+                user_text(
+                    "Add surrounding lines to old_string so it matches only one place, or "
+                    "set replace_all to change all."
+                ),
             )
         chosen = _non_overlapping(candidates) if replace_all else candidates
         return _replace(doc, chosen, old, new, pass_name)
@@ -227,11 +248,26 @@ def apply_edit(
         old_count = len(core_lines(old)[0])
         raise ToolError(
             E_EDIT_DISPROPORTIONATE,
-            f"{label} has {old_count} lines, but the only similar text spans lines {first + 1}-{last + 1} "
-            f"({last - first + 1} lines); refusing to replace that much",
-            f"Read lines {first + 1}-{last + 1} again and copy the exact text to change into old_string.",
+            user_text(
+                (
+                    "%1 has %2 lines, but the only similar text spans lines %3-%4 (%5 "
+                    "lines); refusing to replace that much"
+                ),
+                label,
+                old_count,
+                first + 1,
+                last + 1,
+                last - first + 1,
+            ),
+            user_text(
+                ("Read lines %1-%2 again and copy the exact text to change into old_string."),
+                first + 1,
+                last + 1,
+            ),
         )
-    raise ToolError(E_EDIT_NO_MATCH, f"{label} was not found in the file", _closest_hint(doc, old))
+    raise ToolError(
+        E_EDIT_NO_MATCH, user_text("%1 was not found in the file", label), _closest_hint(doc, old)
+    )
 
 
 def _replace(doc: Document, chosen: list[Candidate], old: str, new: str, pass_name: str) -> EditOutcome:

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import Field
 
 from ....permissions.paths import display_path, resolve_in_root
+from ....user_text import user_text
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from ..files import E_PATH_NOT_FOUND, similar_paths
 from .filestate import E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
@@ -79,8 +80,8 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         if path.suffix.lower() == ".ipynb":
             raise ToolError(
                 E_NOTEBOOK_AS_TEXT,
-                f"{filepath} is a notebook; its JSON is not edited as text",
-                "Use the notebook cell tools: edit_cell to change a cell, insert_cell to add one.",
+                user_text("%1 is a notebook; its JSON is not edited as text", filepath),
+                user_text("Use the notebook cell tools: edit_cell to change a cell, insert_cell to add one."),
             )
         return path, display_path(path, ctx.root_dir)
 
@@ -90,8 +91,10 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         if not path.is_file():
             raise ToolError(
                 E_PATH_NOT_FOUND,
-                f"{filepath!r} does not exist",
-                "Check the path with ls or file_glob_search; to make a new file use create_new_file.",
+                user_text("%1 does not exist", repr(filepath)),
+                user_text(
+                    "Check the path with ls or file_glob_search; to make a new file use create_new_file."
+                ),
             )
         self.state.check_fresh(ctx.session_id, path, shown_as)
         size = path.stat().st_size
@@ -117,7 +120,9 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         planned = self.plan(args, before.text)
         if planned.text == before.text:
             raise ToolError(
-                E_EDIT_NO_CHANGE, f"the edit leaves {shown_as} unchanged", "Check what you meant to change."
+                E_EDIT_NO_CHANGE,
+                user_text("the edit leaves %1 unchanged", shown_as),
+                user_text("Check what you meant to change."),
             )
         return planned
 
@@ -131,23 +136,31 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
             suggestions = similar_paths(ctx.root_dir, filepath)
             hint = f"Did you mean: {', '.join(suggestions)}? " if suggestions else ""
             raise ToolError(
-                E_PATH_NOT_FOUND, f"{filepath!r} does not exist", hint + "New files: create_new_file."
+                E_PATH_NOT_FOUND,
+                user_text("%1 does not exist", repr(filepath)),
+                hint + "New files: create_new_file.",
             )
         self.state.check_fresh(ctx.session_id, path, shown_as)
         if path.stat().st_size > MAX_EDIT_BYTES:
             raise ToolError(
                 E_FILE_TOO_LARGE,
-                f"{shown_as} is larger than {MAX_EDIT_BYTES // (1024 * 1024)} MB; the edit tools do not "
-                f"change it",
-                "Change it with run_terminal_command (e.g. sed) instead.",
+                user_text(
+                    "%1 is larger than %2 MB; the edit tools do not change it",
+                    shown_as,
+                    MAX_EDIT_BYTES // (1024 * 1024),
+                ),
+                user_text("Change it with run_terminal_command (e.g. sed) instead."),
             )
         raw = path.read_bytes()
         approved_hash = self._previewed.pop(ctx.call_id, None)
         if approved_hash is not None and approved_hash != hashlib.sha256(raw).hexdigest():
             raise ToolError(
                 E_FILE_CHANGED,
-                f"{shown_as} changed while the edit waited for approval; the approved diff no longer applies",
-                f"Read {shown_as} again and redo the edit.",
+                user_text(
+                    ("%1 changed while the edit waited for approval; the approved diff no longer applies"),
+                    shown_as,
+                ),
+                user_text("Read %1 again and redo the edit.", shown_as),
             )
         before = decode_text_file(raw, shown_as)
         planned = self._planned(args, before, shown_as)
@@ -172,7 +185,7 @@ def write_edit(
         atomic_write(path, new_raw)
     except OSError as error:
         raise ToolError(
-            E_WRITE_FAILED, f"could not write {shown_as}: {error}; the file is unchanged"
+            E_WRITE_FAILED, user_text("could not write %1: %2; the file is unchanged", shown_as, error)
         ) from None
     finally:
         content_hash = new_hash.result()

@@ -10,6 +10,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from ....user_text import user_text
 from ...base import ToolError
 
 E_NOT_UTF8 = "E_NOT_UTF8"
@@ -38,8 +39,12 @@ def decode_text_file(raw: bytes, shown_as: str) -> TextFile:
     except UnicodeDecodeError as error:
         raise ToolError(
             E_NOT_UTF8,
-            f"{shown_as} is not UTF-8 text (byte {error.start}); the edit tools only change UTF-8 files",
-            "Change it with run_terminal_command (e.g. iconv then an edit), or ask the user.",
+            user_text(
+                "%1 is not UTF-8 text (byte %2); the edit tools only change UTF-8 files",
+                shown_as,
+                error.start,
+            ),
+            user_text("Change it with run_terminal_command (e.g. iconv then an edit), or ask the user."),
         ) from None
     bom = decoded.startswith(_BOM)
     if bom:

@@ -17,6 +17,7 @@ import nbformat
 from pydantic import Field
 
 from ....permissions.paths import display_path, resolve_in_root
+from ....user_text import user_text
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .filestate import FileStateStore
 from .formats import E_EDIT_MALFORMED, has_markers, merge_with_markers, parse_search_replace
@@ -70,8 +71,10 @@ class CreateNewFileTool(Tool[CreateNewFileArgs]):
         if path.exists():
             raise ToolError(
                 E_FILE_EXISTS,
-                f"{shown_as} already exists; create_new_file never overwrites",
-                "Read it, then change it with single_find_and_replace, multi_edit or edit_existing_file.",
+                user_text("%1 already exists; create_new_file never overwrites", shown_as),
+                user_text(
+                    "Read it, then change it with single_find_and_replace, multi_edit or edit_existing_file."
+                ),
             )
         contents = (
             _notebook_contents(args.contents, shown_as) if path.suffix.lower() == ".ipynb" else args.contents
@@ -95,7 +98,7 @@ class CreateNewFileTool(Tool[CreateNewFileArgs]):
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise ToolError(
-                E_WRITE_FAILED, f"could not create the directory for {shown_as}: {error}"
+                E_WRITE_FAILED, user_text("could not create the directory for %1: %2", shown_as, error)
             ) from None
         line_count = contents.count("\n") + (0 if contents.endswith("\n") or not contents else 1)
         planned = PlannedEdit(contents, f"Created {shown_as} ({_lines(line_count)}).", [])
@@ -114,8 +117,8 @@ def _notebook_contents(contents: str, shown_as: str) -> str:
     except Exception as error:  # nbformat raises JSON, validation and version errors of unrelated types
         raise ToolError(
             E_NOTEBOOK_AS_TEXT,
-            f"the contents for {shown_as} are not a valid notebook: {str(error)[:300]}",
-            "Create it with empty contents (an empty notebook), then add cells with insert_cell.",
+            user_text("the contents for %1 are not a valid notebook: %2", shown_as, str(error)[:300]),
+            user_text("Create it with empty contents (an empty notebook), then add cells with insert_cell."),
         ) from None
     return str(nbformat.writes(notebook)) + "\n"
 
@@ -190,7 +193,7 @@ class MultiEditTool(FileEditTool[MultiEditArgs]):
             except ToolError as error:
                 raise ToolError(
                     error.code,
-                    f"edit {number} of {total}: {error.message}; no edit was applied",
+                    user_text("edit %1 of %2: %3; no edit was applied", number, total, error.message),
                     error.suggestion,
                 ) from None
             text = outcome.text
@@ -225,8 +228,8 @@ class SearchAndReplaceInFileTool(FileEditTool[SearchAndReplaceInFileArgs]):
                 if text:
                     raise ToolError(
                         E_EDIT_MALFORMED,
-                        f"{label} is empty; no change was made",
-                        "Put the lines to find in SEARCH.",
+                        user_text("%1 is empty; no change was made", label),
+                        user_text("Put the lines to find in SEARCH."),
                     )
                 text, changed = block.replace, [(1, max(1, block.replace.count("\n")))]
                 parts.append(f"{block.number}: filled the empty file")
@@ -235,7 +238,7 @@ class SearchAndReplaceInFileTool(FileEditTool[SearchAndReplaceInFileArgs]):
                 outcome = apply_edit(text, block.search, block.replace, label=label, filename=args.filepath)
             except ToolError as error:
                 raise ToolError(
-                    error.code, f"{error.message}; no block was applied", error.suggestion
+                    error.code, user_text("%1; no block was applied", error.message), error.suggestion
                 ) from None
             text, changed = outcome.text, outcome.new_line_ranges
             parts.append(f"{block.number}: {_where(outcome.old_line_ranges)} ({outcome.note})")
@@ -286,9 +289,17 @@ def _refuse_fragment(text: str, changes: str) -> None:
     if sum(1 for line in new_lines if line in known) * 2 >= len(new_lines):
         raise ToolError(
             E_EDIT_FRAGMENT,
-            f"changes has {len(new_lines)} non-blank lines, the file {len(old_lines)}, and most of changes "
-            f"is copied "
-            "from the file: it looks like a fragment, and replacing the file with it would delete the rest",
-            "Mark the unchanged parts with '... existing code ...' comments, send the complete file, or use "
-            "single_find_and_replace.",
+            user_text(
+                (
+                    "changes has %1 non-blank lines, the file %2, and most of changes is "
+                    "copied from the file: it looks like a fragment, and replacing the "
+                    "file with it would delete the rest"
+                ),
+                len(new_lines),
+                len(old_lines),
+            ),
+            user_text(
+                "Mark the unchanged parts with '... existing code ...' comments, send "
+                "the complete file, or use single_find_and_replace."
+            ),
         )

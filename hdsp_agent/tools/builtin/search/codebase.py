@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ....permissions.paths import resolved_root
+from ....user_text import user_text
 from ...base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .ripgrep import list_files
 
@@ -323,7 +324,9 @@ class CodebaseTool(Tool[CodebaseArgs]):
     async def run(self, args: CodebaseArgs, ctx: ToolContext) -> ToolOutput:
         if not query_terms(args.query):
             raise ToolError(
-                "E_EMPTY_QUERY", "the query has no searchable words", "Describe what you look for."
+                "E_EMPTY_QUERY",
+                user_text("the query has no searchable words"),
+                user_text("Describe what you look for."),
             )
         root = resolved_root(ctx.root_dir)
         index, lock = await self._index_for(root)

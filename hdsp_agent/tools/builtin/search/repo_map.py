@@ -24,6 +24,7 @@ from ....permissions.paths import (
     resolve_in_root,
     secret_filter,
 )
+from ....user_text import user_text
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -233,10 +234,14 @@ class ViewSubdirectoryTool(Tool[ViewSubdirectoryArgs]):
         directory = resolve_in_root(root, args.directory_path, allow_outside=True)
         if not directory.exists():
             raise ToolError(
-                "E_PATH_NOT_FOUND", f"{args.directory_path!r} does not exist", "Check the path with ls."
+                "E_PATH_NOT_FOUND",
+                user_text("%1 does not exist", repr(args.directory_path)),
+                user_text("Check the path with ls."),
             )
         if not directory.is_dir():
             raise ToolError(
-                "E_NOT_A_DIRECTORY", f"{args.directory_path!r} is a file", "Read it with read_file instead."
+                "E_NOT_A_DIRECTORY",
+                user_text("%1 is a file", repr(args.directory_path)),
+                user_text("Read it with read_file instead."),
             )
         return await asyncio.to_thread(build_map, directory, root)

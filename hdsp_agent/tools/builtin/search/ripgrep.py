@@ -18,6 +18,7 @@ from types import TracebackType
 from ....permissions.paths import secret_filter
 from ....permissions.protected import ripgrep_location_excludes, ripgrep_location_includes
 from ....permissions.sensitive import ripgrep_excludes, ripgrep_secret_globs
+from ....user_text import user_text
 from ...base import ToolError
 
 E_RIPGREP_MISSING = "E_RIPGREP_MISSING"
@@ -83,8 +84,10 @@ def find_rg() -> str:
         return on_path
     raise ToolError(
         E_RIPGREP_MISSING,
-        "ripgrep (rg) is not installed on the server",
-        "Ask the user to install hdsp-agent's dependencies (pip install ripgrep); use ls meanwhile.",
+        user_text("ripgrep (rg) is not installed on the server"),
+        user_text(
+            "Ask the user to install hdsp-agent's dependencies (pip install ripgrep); use ls meanwhile."
+        ),
     )
 
 
@@ -189,5 +192,9 @@ async def list_files(root: Path, extra_args: Sequence[str] = (), paths: Sequence
     is_secret = secret_filter(root)
     files = [path for path in files if not is_secret(path)]
     if returncode == RG_ERROR and not files:
-        raise ToolError("E_SEARCH_FAILED", f"listing files failed: {stderr}", "Check the path and pattern.")
+        raise ToolError(
+            "E_SEARCH_FAILED",
+            user_text("listing files failed: %1", stderr),
+            user_text("Check the path and pattern."),
+        )
     return files

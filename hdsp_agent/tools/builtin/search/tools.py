@@ -18,6 +18,7 @@ from ....permissions.paths import (
     resolved_root,
     secret_filter,
 )
+from ....user_text import user_text
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .newest_files import newest_files
 from .path_order import OutputShape, search_in_path_order
@@ -141,7 +142,11 @@ def _skipped_note(count: int, separator: str) -> str:
 def _search_target(root: Path, user_path: str, memo: dict[str, Path] | None) -> str:
     resolved = resolve_in_root(root, user_path or ".", allow_outside=True, memo=memo)
     if not resolved.exists():
-        raise ToolError("E_PATH_NOT_FOUND", f"{user_path!r} does not exist", "Check the path with ls.")
+        raise ToolError(
+            "E_PATH_NOT_FOUND",
+            user_text("%1 does not exist", repr(user_path)),
+            user_text("Check the path with ls."),
+        )
     return display_path(resolved, root)
 
 
@@ -156,11 +161,13 @@ def _rg_error(stderr: str, query: str) -> ToolError:
     if "regex parse error" in stderr or "error parsing" in stderr:
         return ToolError(
             E_INVALID_REGEX,
-            f"invalid regular expression {query!r}: {message}",
-            "Fix the regex (Rust syntax: escape ( ) [ ] { } . * + ? | \\ to match them literally; no "
-            "lookaround).",
+            user_text("invalid regular expression %1: %2", repr(query), message),
+            user_text(
+                "Fix the regex (Rust syntax: escape ( ) [ ] { } . * + ? | \\ to match "
+                "them literally; no lookaround)."
+            ),
         )
-    return ToolError(E_SEARCH_FAILED, message, "Check the path and filePattern.")
+    return ToolError(E_SEARCH_FAILED, message, user_text("Check the path and filePattern."))
 
 
 def _clip(text: str) -> str:
@@ -337,8 +344,8 @@ class FileGlobSearchTool(Tool[FileGlobSearchArgs]):
         if returncode == RG_ERROR and not total:
             raise ToolError(
                 "E_INVALID_GLOB",
-                f"invalid glob {args.pattern!r}: {stderr.removeprefix('rg: ')}",
-                "Fix the pattern.",
+                user_text("invalid glob %1: %2", repr(args.pattern), stderr.removeprefix("rg: ")),
+                user_text("Fix the pattern."),
             )
         where = f" in {args.path}" if args.path not in ("", ".") else ""
         if not total:
