@@ -45,6 +45,20 @@ export class NotebookBridge implements IDisposable {
     return [...paths].sort();
   }
 
+  /**
+   * The announced paths whose model is as loaded from disk: no unsaved change. The server replays
+   * the agent's unsaved changes (its journal) into those it sees for the first time: a reload.
+   */
+  get cleanPaths(): string[] {
+    const paths = new Set<string>();
+    this._tracker.forEach(panel => {
+      if (panel.context.isReady && !panel.isDisposed && !panel.model?.dirty) {
+        paths.add(localPath(panel.context.path));
+      }
+    });
+    return [...paths].sort();
+  }
+
   open(): void {
     if (!this._socket && !this._disposed) {
       this._connect();
@@ -70,10 +84,26 @@ export class NotebookBridge implements IDisposable {
     try {
       return { type: 'response', id: request.id, result: this._run(request) };
     } catch (error) {
-      const code =
-        error instanceof NotebookEditError ? error.code : 'E_NOTEBOOK_BRIDGE';
-      const message = error instanceof Error ? error.message : String(error);
-      return { type: 'response', id: request.id, error: { code, message } };
+      return errorResponse(request, error);
+    }
+  }
+
+  /**
+   * Answer a request that takes time (a save); the others are answered at once by `handle`.
+   */
+  async handleAsync(
+    request: NotebookBridge.IRequest
+  ): Promise<NotebookBridge.IResponse> {
+    if (request.method !== 'save') {
+      return this.handle(request);
+    }
+    try {
+      // Saved by the tab, so JupyterLab knows the file it holds: no "File Changed" on the user's
+      // next save.
+      await this._panel(request.path).context.save();
+      return { type: 'response', id: request.id, result: {} };
+    } catch (error) {
+      return errorResponse(request, error);
     }
   }
 
@@ -136,7 +166,9 @@ export class NotebookBridge implements IDisposable {
       socket.readyState === socket.OPEN &&
       key !== this._announced
     ) {
-      socket.send(JSON.stringify({ type: 'open', paths }));
+      socket.send(
+        JSON.stringify({ type: 'open', paths, clean: this.cleanPaths })
+      );
       this._announced = key;
     }
   }
@@ -159,11 +191,12 @@ export class NotebookBridge implements IDisposable {
       if (request.type !== 'request') {
         return;
       }
-      const response = this.handle(request);
-      // Requests with no id only show progress (a running cell's outputs): nobody waits for them.
-      if (request.id !== null && socket.readyState === socket.OPEN) {
-        socket.send(JSON.stringify(response));
-      }
+      void this.handleAsync(request).then(response => {
+        // Requests with no id only show progress (a running cell's outputs): nobody waits for them.
+        if (request.id !== null && socket.readyState === socket.OPEN) {
+          socket.send(JSON.stringify(response));
+        }
+      });
     };
     socket.onclose = () => {
       if (this._socket !== socket || this._disposed) {
@@ -188,6 +221,16 @@ export class NotebookBridge implements IDisposable {
   private _retryTimer = 0;
   private _announced: string | null = null;
   private _disposed = false;
+}
+
+function errorResponse(
+  request: NotebookBridge.IRequest,
+  error: unknown
+): NotebookBridge.IResponse {
+  const code =
+    error instanceof NotebookEditError ? error.code : 'E_NOTEBOOK_BRIDGE';
+  const message = error instanceof Error ? error.message : String(error);
+  return { type: 'response', id: request.id, error: { code, message } };
 }
 
 /**
@@ -228,7 +271,7 @@ export namespace NotebookBridge {
   export interface IRequest {
     type: 'request';
     id: number | null;
-    method: 'read' | 'apply' | 'snapshot' | 'restore';
+    method: 'read' | 'apply' | 'snapshot' | 'restore' | 'save';
     path: string;
     edit?: unknown;
     notebook?: unknown;

@@ -10,12 +10,17 @@ This module knows nothing of tornado: a connection is anything with a ``send(dic
 browser's messages.
 
 Wire (JSON):
-- browser → server ``{"type": "open", "paths": [...]}``: every notebook open in the tab, sent on connect and
-  on every change.
-- server → browser ``{"type": "request", "id", "method": "read"|"apply"|"snapshot"|"restore", "path",
+- browser → server ``{"type": "open", "paths": [...], "clean": [...]}``: every notebook open in the tab, sent
+  on connect and on every change; ``clean``: those whose model is as loaded from disk (no unsaved change).
+- server → browser ``{"type": "request", "id", "method": "read"|"apply"|"snapshot"|"restore"|"save", "path",
   "edit"?, "content"?}``; ``id`` is null for ``apply`` sent only to show progress (no answer wanted).
-- browser → server ``{"type": "response", "id", "result": {...}}`` or ``{"type": "response", "id", "error":
-  {"code", "message"}}``.
+
+Every edit applied through a tab is also written to the ``DocumentJournal`` (``journal.py``) until the
+notebook is saved. A notebook announced clean while its journal holds edits was reopened from its file (a
+reload, a new tab): the edits are replayed into it. A journaled notebook no tab holds is written to its file
+(after ``RECONNECT_GRACE_SECONDS``, the time a reload takes to announce it again) before the file is used, and
+at the end of every turn; at the end of a turn a notebook still open is saved through its tab when the user
+has no unsaved edits of their own in it (``settle``).
 """
 
 from __future__ import annotations
@@ -23,19 +28,29 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
+import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import nbformat
 from pydantic import BaseModel
 
 from ..base import ToolError
-from .document import NotebookSnapshot
+from .document import NotebookSnapshot, PathLocks, _call, _status
 from .edits import ensure_cell_ids
+from .journal import DocumentJournal, cell_texts, replay_onto, replayable
 
 E_NOTEBOOK_BRIDGE = "E_NOTEBOOK_BRIDGE"
 # A tab answers from memory; this long means it is frozen or gone.
 REQUEST_TIMEOUT_SECONDS = 20.0
+# A reloading tab announces its notebooks again within a few seconds; until then its journal is not written
+# to the file (the reloaded tab might have read the file before the write, and would then overwrite it).
+RECONNECT_GRACE_SECONDS = 5.0
+# A tab saves from memory too, but a save can wait on a slow disk or a large notebook.
+SAVE_TIMEOUT_SECONDS = 60.0
+log = logging.getLogger("hdsp_agent.live")
 
 
 def _normalized(path: str) -> str:
@@ -49,8 +64,14 @@ def _normalized(path: str) -> str:
 class BridgeConnection:
     """One browser tab's bridge: the notebooks it has open and its requests waiting for an answer."""
 
-    def __init__(self, send: Callable[[dict[str, Any]], Any]) -> None:
+    def __init__(
+        self,
+        send: Callable[[dict[str, Any]], Any],
+        on_open: Callable[[BridgeConnection, set[str]], None] | None = None,
+    ) -> None:
         self._send = send
+        # Called with the paths this tab announces for the first time and as loaded from disk.
+        self._on_open = on_open
         self.paths: set[str] = set()
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
@@ -61,7 +82,17 @@ class BridgeConnection:
         if kind == "open":
             paths = message.get("paths")
             if isinstance(paths, list):
-                self.paths = {_normalized(path) for path in paths if isinstance(path, str)}
+                announced = {_normalized(path) for path in paths if isinstance(path, str)}
+                clean = message.get("clean")
+                fresh = (
+                    {_normalized(path) for path in clean if isinstance(path, str)}
+                    if isinstance(clean, list)
+                    else set()
+                )
+                opened = (announced - self.paths) & fresh
+                self.paths = announced
+                if opened and self._on_open is not None:
+                    self._on_open(self, opened)
         elif kind == "response":
             future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
             if future is not None and not future.done():
@@ -88,7 +119,9 @@ class BridgeConnection:
         sent = self._send({"type": "request", "id": None, "method": method, "path": path, **payload})
         return sent if isinstance(sent, int) else 0
 
-    async def request(self, method: str, path: str, **payload: Any) -> dict[str, Any]:
+    async def request(
+        self, method: str, path: str, *, timeout: float = REQUEST_TIMEOUT_SECONDS, **payload: Any
+    ) -> dict[str, Any]:
         if self.closed:
             raise ToolError(E_NOTEBOOK_BRIDGE, "the JupyterLab tab holding the notebook is gone")
         request_id = next(self._ids)
@@ -96,11 +129,11 @@ class BridgeConnection:
         self._pending[request_id] = future
         self._send({"type": "request", "id": request_id, "method": method, "path": path, **payload})
         try:
-            reply = await asyncio.wait_for(future, REQUEST_TIMEOUT_SECONDS)
+            reply = await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             raise ToolError(
                 E_NOTEBOOK_BRIDGE,
-                f"JupyterLab did not answer within {REQUEST_TIMEOUT_SECONDS:.0f} s ({method} {path})",
+                f"JupyterLab did not answer within {timeout:.0f} s ({method} {path})",
                 "The browser tab may be frozen or asleep; try again.",
             ) from None
         finally:
@@ -125,14 +158,36 @@ def _notebook(result: dict[str, Any], path: str) -> nbformat.NotebookNode:
     return notebook
 
 
+Settled = Literal["saved", "left_unsaved", "written", "unchanged"]
+
+
+@dataclass(frozen=True)
+class SettleOutcome:
+    """What the end of a turn did with one notebook the agent changed (``LiveNotebooks.settle``)."""
+
+    path: str
+    outcome: Settled
+    problem: str | None = None
+
+
 class LiveNotebooks:
-    """The ``NotebookGateway`` over every connected tab; a path is served by the tab that opened it last."""
+    """The ``NotebookGateway`` over every connected tab; a path is served by the tab that opened it last.
+
+    It also keeps the journal of the agent's unsaved changes (see the module's docstring).
+    """
+
+    reconnect_grace_seconds = RECONNECT_GRACE_SECONDS
 
     def __init__(self) -> None:
         self._connections: list[BridgeConnection] = []
+        self.journal = DocumentJournal()
+        # Applying, replaying and settling one notebook never interleave (a replay must finish before the
+        # next edit or read, or the agent would see the notebook without its own changes).
+        self._locks = PathLocks()
+        self._replays: set[asyncio.Task[None]] = set()
 
     def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
-        connection = BridgeConnection(send)
+        connection = BridgeConnection(send, on_open=self._opened)
         self._connections.append(connection)
         return connection
 
@@ -160,11 +215,23 @@ class LiveNotebooks:
         return self.holder(path) is not None
 
     async def read(self, path: str) -> nbformat.NotebookNode:
-        return _notebook(await self._holder_or_error(path).request("read", path), path)
+        async with self._locks(_normalized(path)):
+            return _notebook(await self._holder_or_error(path).request("read", path), path)
 
     async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
-        result = await self._holder_or_error(path).request("apply", path, edit=edit.model_dump())
-        return _notebook(result, path)
+        key = _normalized(path)
+        async with self._locks(key):
+            entry = self.journal.record(key, edit)
+            try:
+                result = await self._holder_or_error(path).request("apply", path, edit=edit.model_dump())
+            except ToolError as error:
+                # A tab that refused the edit did not apply it; one that went away may have: keep that one,
+                # replaying it skips what the notebook already has.
+                if "disconnected" not in error.message:
+                    self.journal.discard(key, entry)
+                raise
+            entry.acknowledged = True
+            return _notebook(result, path)
 
     def show(self, path: str, edit: BaseModel) -> int:
         """Apply ``edit`` without waiting (progress: a running cell's outputs so far); a gone tab is ignored.
@@ -187,3 +254,131 @@ class LiveNotebooks:
                 "Close it in JupyterLab and delete the file if it is not wanted.",
             )
         await self._holder_or_error(path).request("restore", path, notebook=json.loads(snapshot.content))
+
+    # -- the journal: reopened tabs, saves, tabs that are gone -----------------------------------------------
+
+    def saved(self, path: str) -> None:
+        """The contents manager saved ``path``: the edits its tab had applied are in the file now."""
+        self.journal.saved(_normalized(path))
+
+    def renamed(self, old: str, new: str) -> None:
+        self.journal.renamed(_normalized(old), _normalized(new))
+
+    def _opened(self, connection: BridgeConnection, paths: set[str]) -> None:
+        for path in paths:
+            if self.journal.has(path):
+                task = asyncio.ensure_future(self._replay(connection, path))
+                self._replays.add(task)
+                task.add_done_callback(self._replays.discard)
+
+    async def _replay(self, connection: BridgeConnection, path: str) -> None:
+        """Give a notebook reopened from its file the agent's changes it does not have yet."""
+        async with self._locks(path):
+            entries = self.journal.entries(path)
+            if not entries or connection.closed:
+                return
+            try:
+                notebook = _notebook(await connection.request("read", path), path)
+                for edit in replayable(notebook, [entry.edit for entry in entries]):
+                    await connection.request("apply", path, edit=edit.model_dump())
+            except ToolError as error:
+                log.warning("hdsp-agent: unsaved agent changes to %s were not replayed: %s", path, error)
+                return
+            log.info("hdsp-agent: replayed %d unsaved agent change(s) into %s", len(entries), path)
+
+    async def wait_for_holder(self, path: str, seconds: float) -> BridgeConnection | None:
+        """The tab holding ``path``, waiting up to ``seconds`` for one (a reloading tab) to announce it."""
+        deadline = time.monotonic() + seconds
+        while True:
+            holder = self.holder(path)
+            if holder is not None or time.monotonic() >= deadline:
+                return holder
+            await asyncio.sleep(0.1)
+
+    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+        """Before ``path`` is used as a file: True when a tab holds it again (use the live notebook); else its
+        journal, if any, is written to the file first (False)."""
+        key = _normalized(path)
+        if not self.journal.has(key):
+            return False
+        if await self.wait_for_holder(key, self.reconnect_grace_seconds) is not None:
+            return True
+        await self.write_to_file(key, contents_manager)
+        return False
+
+    async def write_to_file(self, path: str, contents_manager: Any) -> None:
+        """Replay the journal of a notebook no tab holds onto its file, and save it."""
+        async with self._locks(path):
+            entries = self.journal.entries(path)
+            if not entries:
+                return
+            try:
+                model = await _call(contents_manager.get, path, content=True, type="notebook")
+                notebook = model["content"]
+            except Exception as error:
+                if _status(error) != 404:
+                    raise
+                notebook = nbformat.v4.new_notebook()  # deleted since: what the agent made of it is kept
+            ensure_cell_ids(notebook)
+            written = replay_onto(notebook, [entry.edit for entry in entries])
+            await _call(
+                contents_manager.save, {"type": "notebook", "format": "json", "content": written}, path
+            )
+            self.journal.forget(path)
+
+    async def settle(self, contents_manager: Any) -> list[SettleOutcome]:
+        """At the end of a turn: every notebook with unsaved agent changes is saved or kept safe.
+
+        Open in a tab: saved through the tab (so JupyterLab knows the file it holds) when the user has no
+        unsaved edits of their own in it, else left unsaved for them to save (the journal keeps the agent's
+        changes across a reload). Open nowhere: written to the file.
+        """
+        outcomes = await asyncio.gather(
+            *(self._settle_one(path, contents_manager) for path in self.journal.paths())
+        )
+        return list(outcomes)
+
+    async def _settle_one(self, path: str, contents_manager: Any) -> SettleOutcome:
+        try:
+            holder = await self.wait_for_holder(path, self.reconnect_grace_seconds)
+            if holder is None:
+                await self.write_to_file(path, contents_manager)
+                return SettleOutcome(path, "written")
+            async with self._locks(path):
+                entries = self.journal.entries(path)
+                if not entries:
+                    return SettleOutcome(path, "unchanged")
+                live = _notebook(await holder.request("read", path), path)
+                on_disk = await self._file_notebook(path, contents_manager)
+                expected = replay_onto(on_disk, [entry.edit for entry in entries])
+                if cell_texts(live) != cell_texts(expected):
+                    return SettleOutcome(path, "left_unsaved")
+                await holder.request("save", path, timeout=SAVE_TIMEOUT_SECONDS)
+                self.journal.saved(path)
+                return SettleOutcome(path, "saved")
+        except Exception as error:  # one notebook's trouble must not keep the others from being settled
+            log.warning("hdsp-agent: could not save the agent's changes to %s: %s", path, error)
+            message = error.message if isinstance(error, ToolError) else f"{type(error).__name__}: {error}"
+            return SettleOutcome(path, "left_unsaved", problem=message)
+
+    async def _file_notebook(self, path: str, contents_manager: Any) -> nbformat.NotebookNode:
+        try:
+            model = await _call(contents_manager.get, path, content=True, type="notebook")
+        except Exception as error:
+            if _status(error) != 404:
+                raise
+            return nbformat.v4.new_notebook()
+        notebook: nbformat.NotebookNode = model["content"]
+        ensure_cell_ids(notebook)
+        return notebook
+
+    async def aclose(self, contents_manager: Any) -> None:
+        """The server is stopping: notebooks no tab holds get their journal written to the file."""
+        for task in list(self._replays):
+            task.cancel()
+        for path in self.journal.paths():
+            if self.holder(path) is None:
+                try:
+                    await self.write_to_file(path, contents_manager)
+                except Exception as error:
+                    log.warning("hdsp-agent: the agent's changes to %s were not written: %s", path, error)
