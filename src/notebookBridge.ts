@@ -45,20 +45,6 @@ export class NotebookBridge implements IDisposable {
     return [...paths].sort();
   }
 
-  /**
-   * The announced paths whose model is as loaded from disk: no unsaved change. The server replays
-   * the agent's unsaved changes (its journal) into those it sees for the first time: a reload.
-   */
-  get cleanPaths(): string[] {
-    const paths = new Set<string>();
-    this._tracker.forEach(panel => {
-      if (panel.context.isReady && !panel.isDisposed && !panel.model?.dirty) {
-        paths.add(localPath(panel.context.path));
-      }
-    });
-    return [...paths].sort();
-  }
-
   open(): void {
     if (!this._socket && !this._disposed) {
       this._connect();
@@ -166,9 +152,20 @@ export class NotebookBridge implements IDisposable {
       socket.readyState === socket.OPEN &&
       key !== this._announced
     ) {
-      socket.send(
-        JSON.stringify({ type: 'open', paths, clean: this.cleanPaths })
-      );
+      // Panels announced for the first time have just loaded their notebook from the file (a page
+      // reload, a notebook reopened): the server replays the agent's unsaved changes into them.
+      const loaded = new Set<string>();
+      this._tracker.forEach(panel => {
+        if (
+          panel.context.isReady &&
+          !panel.isDisposed &&
+          !this._announcedPanels.has(panel)
+        ) {
+          loaded.add(localPath(panel.context.path));
+          this._announcedPanels.add(panel);
+        }
+      });
+      socket.send(JSON.stringify({ type: 'open', paths, loaded: [...loaded] }));
       this._announced = key;
     }
   }
@@ -220,6 +217,7 @@ export class NotebookBridge implements IDisposable {
   private _attempt = 0;
   private _retryTimer = 0;
   private _announced: string | null = null;
+  private _announcedPanels = new WeakSet<NotebookPanel>();
   private _disposed = false;
 }
 

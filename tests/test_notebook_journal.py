@@ -1,7 +1,7 @@
 """The agent's unsaved changes to open notebooks survive the tab (``tools/jupyter/journal.py``, ``live.py``).
 
 A real Jupyter server and WebSocket; the browser tab is ``test_notebook_bridge.BrowserTab``, which announces
-its notebooks as loaded from disk (``clean``) the way a freshly (re)loaded JupyterLab tab does, and saves
+the notebooks it has just loaded from disk (``loaded``) the way a freshly (re)loaded JupyterLab tab does, and saves
 through the server's contents manager when asked, as JupyterLab's save does.
 """
 
@@ -23,16 +23,16 @@ from hdsp_agent.tools.jupyter.journal import replay_onto, replayable
 
 
 class ReloadableTab(BrowserTab):
-    """A tab that says which notebooks are as on disk and saves like JupyterLab (a PUT to the contents API)."""
+    """A tab that says which notebooks it just loaded and saves like JupyterLab (a PUT to the contents API)."""
 
     def __init__(self, ws: Any, notebooks: dict[str, nbformat.NotebookNode], contents_manager: Any) -> None:
         self.contents_manager = contents_manager
-        self.clean = set(notebooks)
+        self.loaded = set(notebooks)
         super().__init__(ws, notebooks)
 
     async def announce(self) -> None:
         paths = sorted(self.notebooks)
-        await self.ws.write_message(json.dumps({"type": "open", "paths": paths, "clean": sorted(self.clean)}))
+        await self.ws.write_message(json.dumps({"type": "open", "paths": paths, "loaded": sorted(self.loaded)}))
         await asyncio.sleep(0.05)
 
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -111,10 +111,10 @@ async def test_a_tab_that_reconnects_with_its_changes_gets_nothing_twice(
         ok(await agent.call("insert_cell", path="nb.ipynb", source="a = 1"))
         kept = tab.notebooks
         await tab.close()
-        # The socket dropped but the page stayed: the model still has the agent's cell and is not clean.
+        # The socket dropped but the page stayed: the panel, with the agent's cell, was announced before.
         ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
         tab = ReloadableTab(ws, kept, jp_serverapp.contents_manager)
-        tab.clean = set()
+        tab.loaded = set()
         await tab.announce()
         await asyncio.sleep(0.2)
         assert sources(tab.notebooks["nb.ipynb"]) == ["x = 1", "a = 1"]

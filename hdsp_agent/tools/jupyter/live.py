@@ -10,17 +10,18 @@ This module knows nothing of tornado: a connection is anything with a ``send(dic
 browser's messages.
 
 Wire (JSON):
-- browser → server ``{"type": "open", "paths": [...], "clean": [...]}``: every notebook open in the tab, sent
-  on connect and on every change; ``clean``: those whose model is as loaded from disk (no unsaved change).
+- browser → server ``{"type": "open", "paths": [...], "loaded": [...]}``: every notebook open in the tab, sent
+  on connect and on every change; ``loaded``: those whose notebook panel the tab announces for the first
+  time, i.e. just loaded from the file (a page reload, a notebook reopened).
 - server → browser ``{"type": "request", "id", "method": "read"|"apply"|"snapshot"|"restore"|"save", "path",
   "edit"?, "content"?}``; ``id`` is null for ``apply`` sent only to show progress (no answer wanted).
 
 Every edit applied through a tab is also written to the ``DocumentJournal`` (``journal.py``) until the
-notebook is saved. A notebook announced clean while its journal holds edits was reopened from its file (a
-reload, a new tab): the edits are replayed into it. A journaled notebook no tab holds is written to its file
-(after ``RECONNECT_GRACE_SECONDS``, the time a reload takes to announce it again) before the file is used, and
-at the end of every turn; at the end of a turn a notebook still open is saved through its tab when the user
-has no unsaved edits of their own in it (``settle``).
+notebook is saved. A notebook announced as just loaded while its journal holds edits was reopened from its
+file (a reload, a new tab): the edits are replayed into it. A journaled notebook no tab holds is written to
+its file (after ``RECONNECT_GRACE_SECONDS``, the time a reload takes to announce it again) before the file is
+used, and at the end of every turn; at the end of a turn a notebook still open is saved through its tab when
+the user has no unsaved edits of their own in it (``settle``).
 """
 
 from __future__ import annotations
@@ -83,13 +84,13 @@ class BridgeConnection:
             paths = message.get("paths")
             if isinstance(paths, list):
                 announced = {_normalized(path) for path in paths if isinstance(path, str)}
-                clean = message.get("clean")
-                fresh = (
-                    {_normalized(path) for path in clean if isinstance(path, str)}
-                    if isinstance(clean, list)
+                loaded = message.get("loaded")
+                just_loaded = (
+                    {_normalized(path) for path in loaded if isinstance(path, str)}
+                    if isinstance(loaded, list)
                     else set()
                 )
-                opened = (announced - self.paths) & fresh
+                opened = just_loaded & announced
                 self.paths = announced
                 if opened and self._on_open is not None:
                     self._on_open(self, opened)
