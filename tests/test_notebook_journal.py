@@ -1,8 +1,8 @@
 """The agent's unsaved changes to open notebooks survive the tab (``tools/jupyter/journal.py``, ``live.py``).
 
 A real Jupyter server and WebSocket; the browser tab is ``test_notebook_bridge.BrowserTab``, which announces
-the notebooks it has just loaded from disk (``loaded``) the way a freshly (re)loaded JupyterLab tab does, and saves
-through the server's contents manager when asked, as JupyterLab's save does.
+the notebooks it has just loaded from disk (``loaded``) as a freshly (re)loaded JupyterLab tab does, and
+saves through the server's contents manager when asked, as JupyterLab's save does.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hdsp_agent.tools.jupyter.journal import replay_onto, replayable
 
 
 class ReloadableTab(BrowserTab):
-    """A tab that says which notebooks it just loaded and saves like JupyterLab (a PUT to the contents API)."""
+    """A tab that says which notebooks it just loaded, and saves as JupyterLab does (contents API)."""
 
     def __init__(self, ws: Any, notebooks: dict[str, nbformat.NotebookNode], contents_manager: Any) -> None:
         self.contents_manager = contents_manager
@@ -32,7 +32,9 @@ class ReloadableTab(BrowserTab):
 
     async def announce(self) -> None:
         paths = sorted(self.notebooks)
-        await self.ws.write_message(json.dumps({"type": "open", "paths": paths, "loaded": sorted(self.loaded)}))
+        await self.ws.write_message(
+            json.dumps({"type": "open", "paths": paths, "loaded": sorted(self.loaded)})
+        )
         await asyncio.sleep(0.05)
 
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:

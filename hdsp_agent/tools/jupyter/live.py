@@ -39,6 +39,7 @@ import nbformat
 from pydantic import BaseModel
 
 from ..base import ToolError
+from ..builtin.edit.merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 from .document import NotebookSnapshot, PathLocks, _call, _status
 from .edits import ensure_cell_ids
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
@@ -74,6 +75,8 @@ class BridgeConnection:
         # Called with the paths this tab announces for the first time and as loaded from disk.
         self._on_open = on_open
         self.paths: set[str] = set()
+        # Text files open in the tab's file editors.
+        self.editors: set[str] = set()
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self.closed = False
@@ -90,7 +93,13 @@ class BridgeConnection:
                     if isinstance(loaded, list)
                     else set()
                 )
-                opened = just_loaded & announced
+                editors = message.get("editors")
+                self.editors = (
+                    {_normalized(path) for path in editors if isinstance(path, str)}
+                    if isinstance(editors, list)
+                    else set()
+                )
+                opened = just_loaded & (announced | self.editors)
                 self.paths = announced
                 if opened and self._on_open is not None:
                     self._on_open(self, opened)
@@ -102,6 +111,7 @@ class BridgeConnection:
     def close(self) -> None:
         self.closed = True
         self.paths = set()
+        self.editors = set()
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(
@@ -150,6 +160,13 @@ class BridgeConnection:
         return result if isinstance(result, dict) else {}
 
 
+def _text(result: dict[str, Any], path: str) -> str:
+    text = result.get("text")
+    if not isinstance(text, str):
+        raise ToolError(E_NOTEBOOK_BRIDGE, f"JupyterLab sent no text for {path}")
+    return text.replace("\r\n", "\n")
+
+
 def _notebook(result: dict[str, Any], path: str) -> nbformat.NotebookNode:
     content = result.get("notebook")
     if not isinstance(content, dict):
@@ -158,6 +175,18 @@ def _notebook(result: dict[str, Any], path: str) -> nbformat.NotebookNode:
     ensure_cell_ids(notebook)
     return notebook
 
+
+@dataclass
+class AgentText:
+    """The agent's unsaved change to a text file open in an editor (cleared when the file is saved)."""
+
+    # The file's text when the agent first changed the open editor.
+    base: str
+    # The text as the agent made it: what it believes the file is, and what its next edit is computed on.
+    agent: str
+
+
+E_EDITOR_CHANGED = "E_EDITOR_CHANGED"
 
 Settled = Literal["saved", "left_unsaved", "written", "unchanged"]
 
@@ -186,6 +215,7 @@ class LiveNotebooks:
         # next edit or read, or the agent would see the notebook without its own changes).
         self._locks = PathLocks()
         self._replays: set[asyncio.Task[None]] = set()
+        self.texts: dict[str, AgentText] = {}
 
     def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
         connection = BridgeConnection(send, on_open=self._opened)
@@ -201,6 +231,14 @@ class LiveNotebooks:
         path = _normalized(path)
         for connection in reversed(self._connections):
             if path in connection.paths and not connection.closed:
+                return connection
+        return None
+
+    def editor_holder(self, path: str) -> BridgeConnection | None:
+        """The tab with ``path`` open in a file editor (the last one that opened it)."""
+        path = _normalized(path)
+        for connection in reversed(self._connections):
+            if path in connection.editors and not connection.closed:
                 return connection
         return None
 
@@ -261,16 +299,149 @@ class LiveNotebooks:
     def saved(self, path: str) -> None:
         """The contents manager saved ``path``: the edits its tab had applied are in the file now."""
         self.journal.saved(_normalized(path))
+        self.texts.pop(_normalized(path), None)
 
     def renamed(self, old: str, new: str) -> None:
         self.journal.renamed(_normalized(old), _normalized(new))
+        if _normalized(old) in self.texts:
+            self.texts[_normalized(new)] = self.texts.pop(_normalized(old))
 
     def _opened(self, connection: BridgeConnection, paths: set[str]) -> None:
         for path in paths:
-            if self.journal.has(path):
-                task = asyncio.ensure_future(self._replay(connection, path))
+            replay = None
+            if path in connection.paths and self.journal.has(path):
+                replay = self._replay(connection, path)
+            elif path in connection.editors and path in self.texts:
+                replay = self._replay_text(connection, path)
+            if replay is not None:
+                task = asyncio.ensure_future(replay)
                 self._replays.add(task)
                 task.add_done_callback(self._replays.discard)
+
+    # -- text files open in a file editor --------------------------------------------------------------------
+
+    def agent_text(self, path: str) -> str | None:
+        """The text the agent made of ``path`` while it is unsaved in an editor (None: the file's own)."""
+        record = self.texts.get(_normalized(path))
+        return record.agent if record is not None else None
+
+    async def edit_text(self, path: str, base: str, changed: str, on_disk: str) -> tuple[str, str]:
+        """Put the agent's change (``base`` → ``changed``) into the editor holding ``path``, merged with what
+        the user typed there and did not save. Returns the editor's text before and after.
+
+        ``on_disk``: the file's text now (the base of the record, for the first change since a save).
+        Raises ``E_EDIT_CONFLICTS_WITH_UNSAVED_TYPING`` when the user's typing overlaps the change.
+        """
+        key = _normalized(path)
+        async with self._locks(key):
+            holder = self.editor_holder(key)
+            if holder is None:
+                raise ToolError(
+                    E_NOTEBOOK_BRIDGE, f"{path} is no longer open in a JupyterLab editor", "Try again."
+                )
+            current = _text(await holder.request("read_text", key), path)
+            merged = merge_texts(base, current, changed)
+            if isinstance(merged, MergeConflict):
+                where = (
+                    f"line {merged.first_line}"
+                    if merged.first_line == merged.last_line
+                    else f"lines {merged.first_line}-{merged.last_line}"
+                )
+                raise ToolError(
+                    E_EDIT_CONFLICT,
+                    f"{path} is open in JupyterLab with unsaved changes by the user at {where}, where your "
+                    "edit changes the text too; nothing was changed",
+                    "Leave those lines to the user: edit other lines, or ask the user to save or finish.",
+                )
+            await holder.request("set_text", key, expected=current, text=merged)
+            previous = self.texts.get(key)
+            self.texts[key] = AgentText(previous.base if previous is not None else on_disk, changed)
+            return current, merged
+
+    async def restore_text(self, path: str, agent_made: str, before: str) -> bool:
+        """Undo of an edit made by ``edit_text``: take the agent's change (``before`` → ``agent_made``) back
+        out of the open editor, keeping the user's typing. False when the editor is gone."""
+        key = _normalized(path)
+        async with self._locks(key):
+            holder = self.editor_holder(key)
+            if holder is None:
+                return False
+            current = _text(await holder.request("read_text", key), path)
+            restored = merge_texts(agent_made, current, before)
+            if isinstance(restored, MergeConflict):
+                raise ToolError(
+                    "E_FILE_CHANGED_SINCE_READ",
+                    f"{path}: the lines the agent changed were edited since; they were left as they are",
+                    "Change them back by hand if you want the agent's change undone.",
+                )
+            await holder.request("set_text", key, expected=current, text=restored)
+            record = self.texts.get(key)
+            if record is not None:
+                record.agent = before
+            return True
+
+    async def _replay_text(self, connection: BridgeConnection, path: str) -> None:
+        """A file editor reopened (a reload): the agent's unsaved change goes into it again."""
+        async with self._locks(path):
+            record = self.texts.get(path)
+            if record is None or connection.closed:
+                return
+            try:
+                current = _text(await connection.request("read_text", path), path)
+                merged = merge_texts(record.base, current, record.agent)
+                if isinstance(merged, MergeConflict) or merged == current:
+                    return
+                await connection.request("set_text", path, expected=current, text=merged)
+            except ToolError as error:
+                log.warning("hdsp-agent: unsaved agent changes to %s were not replayed: %s", path, error)
+
+    async def reclaim_text(self, path: str, contents_manager: Any) -> bool:
+        """Before ``path`` is edited on disk: True when an editor holds it again; else the agent's unsaved
+        change, if any, is written to the file first (False)."""
+        key = _normalized(path)
+        if key not in self.texts:
+            return False
+        if await self._wait(self.editor_holder, key, self.reconnect_grace_seconds) is not None:
+            return True
+        await self.write_text_to_file(key, contents_manager)
+        return False
+
+    async def write_text_to_file(self, path: str, contents_manager: Any) -> None:
+        async with self._locks(path):
+            record = self.texts.get(path)
+            if record is None:
+                return
+            model = await _call(contents_manager.get, path, content=True, type="file", format="text")
+            on_disk = str(model["content"]).replace("\r\n", "\n")
+            merged = merge_texts(record.base, on_disk, record.agent)
+            if isinstance(merged, MergeConflict):
+                raise ToolError(
+                    E_EDIT_CONFLICT,
+                    f"{path} changed on disk at line {merged.first_line} where the agent's unsaved change is",
+                )
+            if merged != on_disk:
+                await _call(
+                    contents_manager.save, {"type": "file", "format": "text", "content": merged}, path
+                )
+            self.texts.pop(path, None)
+
+    async def _settle_text(self, path: str, contents_manager: Any) -> SettleOutcome:
+        holder = await self._wait(self.editor_holder, path, self.reconnect_grace_seconds)
+        if holder is None:
+            await self.write_text_to_file(path, contents_manager)
+            return SettleOutcome(path, "written")
+        async with self._locks(path):
+            record = self.texts.get(path)
+            if record is None:
+                return SettleOutcome(path, "unchanged")
+            current = _text(await holder.request("read_text", path), path)
+            model = await _call(contents_manager.get, path, content=True, type="file", format="text")
+            on_disk = str(model["content"]).replace("\r\n", "\n")
+            if current != record.agent or on_disk != record.base:
+                return SettleOutcome(path, "left_unsaved")
+            await holder.request("save", path, timeout=SAVE_TIMEOUT_SECONDS)
+            self.texts.pop(path, None)
+            return SettleOutcome(path, "saved")
 
     async def _replay(self, connection: BridgeConnection, path: str) -> None:
         """Give a notebook reopened from its file the agent's changes it does not have yet."""
@@ -289,9 +460,15 @@ class LiveNotebooks:
 
     async def wait_for_holder(self, path: str, seconds: float) -> BridgeConnection | None:
         """The tab holding ``path``, waiting up to ``seconds`` for one (a reloading tab) to announce it."""
+        return await self._wait(self.holder, path, seconds)
+
+    @staticmethod
+    async def _wait(
+        find: Callable[[str], BridgeConnection | None], path: str, seconds: float
+    ) -> BridgeConnection | None:
         deadline = time.monotonic() + seconds
         while True:
-            holder = self.holder(path)
+            holder = find(path)
             if holder is not None or time.monotonic() >= deadline:
                 return holder
             await asyncio.sleep(0.1)
@@ -335,9 +512,18 @@ class LiveNotebooks:
         changes across a reload). Open nowhere: written to the file.
         """
         outcomes = await asyncio.gather(
-            *(self._settle_one(path, contents_manager) for path in self.journal.paths())
+            *(self._settle_one(path, contents_manager) for path in self.journal.paths()),
+            *(self._settle_text_safely(path, contents_manager) for path in list(self.texts)),
         )
         return list(outcomes)
+
+    async def _settle_text_safely(self, path: str, contents_manager: Any) -> SettleOutcome:
+        try:
+            return await self._settle_text(path, contents_manager)
+        except Exception as error:
+            log.warning("hdsp-agent: could not save the agent's changes to %s: %s", path, error)
+            message = error.message if isinstance(error, ToolError) else f"{type(error).__name__}: {error}"
+            return SettleOutcome(path, "left_unsaved", problem=message)
 
     async def _settle_one(self, path: str, contents_manager: Any) -> SettleOutcome:
         try:
@@ -381,5 +567,11 @@ class LiveNotebooks:
             if self.holder(path) is None:
                 try:
                     await self.write_to_file(path, contents_manager)
+                except Exception as error:
+                    log.warning("hdsp-agent: the agent's changes to %s were not written: %s", path, error)
+        for path in list(self.texts):
+            if self.editor_holder(path) is None:
+                try:
+                    await self.write_text_to_file(path, contents_manager)
                 except Exception as error:
                     log.warning("hdsp-agent: the agent's changes to %s were not written: %s", path, error)
