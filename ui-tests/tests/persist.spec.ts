@@ -224,4 +224,74 @@ test.describe('the agent changes survive the tab', () => {
       .toEqual(['x = 1', 'a = 1']);
     await expect(page.locator('.lm-TabBar-tab.jp-mod-dirty')).toHaveCount(0);
   });
+
+  test('an agent edit to a file the user is typing in goes into the editor, merged, and their save keeps both', async ({
+    page,
+    request,
+    tmpPath
+  }, testInfo) => {
+    const path = `${tmpPath}/utils.py`;
+    const original =
+      'def load():\n    return 1\n\n\ndef clean():\n    return 2\n';
+    const put = await request.put(`/api/contents/${path}`, {
+      data: { type: 'file', format: 'text', content: original }
+    });
+    expect(put.ok()).toBeTruthy();
+    await loadScript(request, [
+      {
+        tool_calls: [
+          [
+            'single_find_and_replace',
+            JSON.stringify({
+              filepath: path,
+              old_string: '    return 2',
+              new_string: '    return 20'
+            })
+          ]
+        ]
+      },
+      { text: 'Changed clean() to return 20.' }
+    ]);
+    await page.evaluate(async file => {
+      await (window as any).jupyterapp.commands.execute('docmanager:open', {
+        path: file,
+        factory: 'Editor'
+      });
+    }, path);
+    const editor = page.locator('.jp-FileEditor:visible .cm-content');
+    await expect(editor).toContainText('return 2');
+    // The user types a line at the top and does not save.
+    await editor.click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.type('# typed, not saved\n');
+    await expect(page.locator('.lm-TabBar-tab.jp-mod-dirty')).toHaveCount(1);
+
+    const panel = await openPanel(page);
+    await sendInNewChat(panel, 'Make clean() return 20');
+    await panel
+      .getByRole('dialog', { name: /utils\.py\?$/ })
+      .getByRole('button', { name: 'Allow once' })
+      .click();
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('Changed clean() to return 20.');
+
+    // The editor shows both; the file on disk is untouched (the user has unsaved edits: not saved).
+    await expect(editor).toContainText('# typed, not saved');
+    await expect(editor).toContainText('return 20');
+    const onDisk = async () =>
+      (await (await request.get(`/api/contents/${path}?content=1`)).json())
+        .content;
+    expect(await onDisk()).toBe(original);
+    await screenshot(page, testInfo, 'editor-merged.png');
+
+    // The user saves: no "File Changed" question, and the file has both.
+    await editor.click();
+    await page.keyboard.press('Control+s');
+    await expect
+      .poll(onDisk)
+      .toBe('# typed, not saved\n' + original.replace('return 2', 'return 20'));
+    await expect(page.locator('.jp-Dialog')).toHaveCount(0);
+    await expect(page.locator('.lm-TabBar-tab.jp-mod-dirty')).toHaveCount(0);
+  });
 });
