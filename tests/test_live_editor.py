@@ -154,11 +154,7 @@ async def test_the_end_of_the_turn_saves_a_clean_editor_and_leaves_one_with_the_
         assert (await agent.replace("    return 2", "    return 20")).status == "ok"
         outcomes = await agent.live.settle(jp_serverapp.contents_manager)
         assert [(o.path, o.outcome) for o in outcomes] == [("utils.py", "saved")]
-        for _ in range(100):
-            if (jp_root_dir / "utils.py").read_text() != UTILS:
-                break
-            await asyncio.sleep(0.05)
-        assert (jp_root_dir / "utils.py").read_text() == UTILS.replace("return 2", "return 20")
+        await wait_for_file(jp_root_dir / "utils.py", UTILS.replace("return 2", "return 20"))
 
         # Now the user types without saving, and the agent edits another line: left for the user.
         saved = (jp_root_dir / "utils.py").read_text()
@@ -223,6 +219,36 @@ async def test_undo_takes_the_agents_change_out_of_the_editor_and_keeps_the_user
         assert (jp_root_dir / "utils.py").read_text() == UTILS
     finally:
         await tab.close()
+
+
+async def test_undo_of_a_saved_editor_change_is_saved_too_when_the_user_has_not_typed(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    (jp_root_dir / "utils.py").write_text(UTILS)
+    tab = await open_editor(jp_ws_fetch, jp_serverapp, UTILS)
+    agent = Agent(jp_serverapp, jp_root_dir)
+    undo = TurnUndo(agent.state)
+    mark = undo.mark("s1", "turn-1")
+    edited = UTILS.replace("return 2", "return 20")
+    try:
+        assert (await agent.replace("    return 2", "    return 20")).status == "ok"
+        assert [o.outcome for o in await agent.live.settle(jp_serverapp.contents_manager)] == ["saved"]
+        await wait_for_file(jp_root_dir / "utils.py", edited)
+
+        await undo.undo("s1", mark)
+        assert tab.editors["utils.py"] == UTILS
+        assert [o.outcome for o in await agent.live.settle(jp_serverapp.contents_manager)] == ["saved"]
+        await wait_for_file(jp_root_dir / "utils.py", UTILS)
+    finally:
+        await tab.close()
+
+
+async def wait_for_file(path: Path, text: str) -> None:
+    for _ in range(100):
+        if path.read_text() == text:
+            return
+        await asyncio.sleep(0.05)
+    assert path.read_text() == text
 
 
 def test_merge_takes_both_sides_and_reports_where_they_collide() -> None:

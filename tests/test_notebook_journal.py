@@ -69,8 +69,11 @@ def on_disk(root: Path, name: str) -> list[str]:
 
 async def wait_until(condition: Any, seconds: float = 5.0) -> None:
     for _ in range(int(seconds / 0.05)):
-        if condition():
-            return
+        try:
+            if condition():
+                return
+        except nbformat.reader.NotJSONError:
+            pass  # the file read while the tab's save was writing it
         await asyncio.sleep(0.05)
     raise AssertionError("the condition did not become true")
 

@@ -378,6 +378,10 @@ class LiveNotebooks:
             record = self.texts.get(key)
             if record is not None:
                 record.agent = before
+            else:
+                # The change had been saved: the undo is an unsaved change to the saved text now, saved by
+                # the same policy (``settle``) as the agent's own edits.
+                self.texts[key] = AgentText(agent_made, before)
             return True
 
     async def _replay_text(self, connection: BridgeConnection, path: str) -> None:
