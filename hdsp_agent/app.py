@@ -51,6 +51,9 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.admin_problems = apply_admin_settings(self, load_admin_settings(), self.log)
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
+        # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
+        assert self.serverapp is not None
+        self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
         # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
         # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
         self.tool_state = ToolState()
@@ -89,9 +92,6 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.sessions = ConversationManager(self.store, self.runtime)
         self.mcp = McpServices.for_app(self, build_mcp_endpoint)
         self.runtime.refresh_tools = self.mcp.manager.refresh
-        # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
-        assert self.serverapp is not None
-        self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
         status = self.os_sandbox.status

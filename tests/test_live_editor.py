@@ -77,7 +77,7 @@ class Agent:
     def __init__(self, serverapp: Any, root: Path) -> None:
         self.live = serverapp.web_app.settings["hdsp_agent"].live_notebooks
         self.state = ToolState(files=FileStateStore())
-        self.registry = ToolRegistry([SingleFindAndReplaceTool(self.state.files)])
+        self.registry = ToolRegistry([SingleFindAndReplaceTool(self.state.files, self.state.notebooks.undo)])
         self.executor = ToolExecutor(self.registry, approver=FixedApprover(True))
         self.ctx = ToolContext(
             root_dir=root,

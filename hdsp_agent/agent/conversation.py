@@ -155,8 +155,6 @@ class Conversation:
             raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
         restored = await self.runtime.undo.undo(self.id, mark)
         self._undo_mark = None
-        # What the undo changed in open documents is saved like the agent's own edits (or left to the user).
-        await self._settle_documents()
         self.emit(TurnUndoneEvent(turn_id=mark.turn_id, restored=restored))
         # Tell the model, so its next step does not assume the undone changes are still there.
         self.messages.append(
@@ -178,7 +176,6 @@ class Conversation:
         if mark is None:
             raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
         restored = await self.runtime.undo.undo_cell(self.id, mark, path, cell_id)
-        await self._settle_documents()
         self.messages.append(
             {
                 "role": "user",

@@ -44,11 +44,6 @@ class TurnUndo:
         entries = await self.notebooks.undo.undo_since(session_id, mark.notebook_entries)
         restored += [f"{entry.path}: {entry.description}" for entry in entries]
         for record in reversed(self.file_state.records(session_id)[mark.file_records :]):
-            if record.live_restore is not None:  # made in the file's open editor, not on disk
-                await record.live_restore()
-                self.file_state.drop(record)
-                restored.append(f"{record.path}: restored")
-                continue
             self.file_state.restore(record)
             restored.append(
                 f"{record.path}: {'deleted (the turn created it)' if record.prior is None else 'restored'}"

@@ -20,7 +20,6 @@ import secrets
 import stat
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,18 +37,13 @@ class FileFingerprint:
 
 @dataclass(frozen=True)
 class UndoRecord:
-    """A file's content before one change; ``prior`` is None when the change created the file.
-
-    A change made in the file's open editor instead of on disk (``live_restore`` set) is undone by taking it
-    back out of the editor (or the file, if it was written there since), not by writing ``prior``.
-    """
+    """A file's content before one change; ``prior`` is None when the change created the file."""
 
     record_id: str
     session_id: str
     path: Path
     prior: bytes | None
     created_at: float
-    live_restore: Callable[[], Awaitable[None]] | None = None
 
 
 def fingerprint(path: Path) -> FileFingerprint:
@@ -119,22 +113,6 @@ class FileStateStore:
         record = UndoRecord(f"undo-{uuid.uuid4().hex[:12]}", session_id, path, prior, time.time())
         self._undo.setdefault(session_id, []).append(record)
         return record
-
-    def record_live(
-        self, session_id: str, path: Path, live_restore: Callable[[], Awaitable[None]]
-    ) -> UndoRecord:
-        """Record a change made in ``path``'s open editor, undone by ``live_restore``."""
-        record = UndoRecord(
-            f"undo-{uuid.uuid4().hex[:12]}", session_id, path, None, time.time(), live_restore=live_restore
-        )
-        self._undo.setdefault(session_id, []).append(record)
-        return record
-
-    def drop(self, record: UndoRecord) -> None:
-        """Forget a record that has been undone some other way (``live_restore``)."""
-        history = self._undo.get(record.session_id, [])
-        if record in history:
-            history.remove(record)
 
     def records(self, session_id: str) -> list[UndoRecord]:
         """This session's undo records, oldest first."""

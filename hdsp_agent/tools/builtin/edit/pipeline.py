@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import hashlib
 import threading
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from pydantic import Field
 
 from ....permissions.paths import display_path, resolve_in_root
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from ...jupyter.undo import NotebookUndoStore, UndoEntry
 from ..files import E_PATH_NOT_FOUND, similar_paths
 from .filestate import E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
 from .fuzzy import E_EDIT_NO_CHANGE
@@ -66,8 +68,13 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
 
     read_only = False
 
-    def __init__(self, state: FileStateStore | None = None) -> None:
+    def __init__(
+        self, state: FileStateStore | None = None, notebook_undo: NotebookUndoStore | None = None
+    ) -> None:
         self.state = state if state is not None else FileStateStore()
+        # Where an edit made in an open editor (not on disk) records its undo: with the notebook changes,
+        # which are undone the same way (a callable that takes the change back out of the open document).
+        self.notebook_undo = notebook_undo if notebook_undo is not None else NotebookUndoStore()
         # call id → hash of the content the approval preview was computed on (the user approved that diff).
         self._previewed: OrderedDict[str, str] = OrderedDict()
 
@@ -160,8 +167,11 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
             if not await editors.restore_text(shown_as, planned.text, before.text):
                 await asyncio.to_thread(_take_back_from_file, path, shown_as, planned.text, before.text)
 
-        record = self.state.record_live(ctx.session_id, path, take_back)
-        output = describe_edit(shown_as, before.text, planned, record.record_id, before.text, self.name)
+        undo_id = f"undo-{uuid.uuid4().hex[:12]}"
+        self.notebook_undo.record(
+            UndoEntry(ctx.session_id, ctx.call_id, shown_as, f"{self.name} in the open editor", take_back)
+        )
+        output = describe_edit(shown_as, before.text, planned, undo_id, before.text, self.name)
         output.content += (
             "\n(Applied in the editor where the file is open in JupyterLab, with the user's unsaved typing "
             "kept; saved at the end of your turn unless the user has unsaved edits there.)"
