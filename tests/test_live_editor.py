@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from hdsp_agent.agent.undo import TurnUndo
 from hdsp_agent.permissions.approval import FixedApprover
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
 from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
@@ -208,13 +207,12 @@ async def test_undo_takes_the_agents_change_out_of_the_editor_and_keeps_the_user
     (jp_root_dir / "utils.py").write_text(UTILS)
     tab = await open_editor(jp_ws_fetch, jp_serverapp, UTILS)
     agent = Agent(jp_serverapp, jp_root_dir)
-    undo = TurnUndo(agent.state)
-    mark = undo.mark("s1", "turn-1")
     try:
         assert (await agent.replace("    return 2", "    return 20")).status == "ok"
         tab.editors["utils.py"] = typed(tab.editors["utils.py"])
-        restored = await undo.undo("s1", mark)
-        assert len(restored) == 1
+        # Turn undo takes back the notebook changes' history, where an editor edit records its undo.
+        restored = await agent.state.notebooks.undo.undo_since("s1", 0)
+        assert [entry.path for entry in restored] == ["utils.py"]
         assert tab.editors["utils.py"] == typed(UTILS)
         assert (jp_root_dir / "utils.py").read_text() == UTILS
     finally:
@@ -227,15 +225,13 @@ async def test_undo_of_a_saved_editor_change_is_saved_too_when_the_user_has_not_
     (jp_root_dir / "utils.py").write_text(UTILS)
     tab = await open_editor(jp_ws_fetch, jp_serverapp, UTILS)
     agent = Agent(jp_serverapp, jp_root_dir)
-    undo = TurnUndo(agent.state)
-    mark = undo.mark("s1", "turn-1")
     edited = UTILS.replace("return 2", "return 20")
     try:
         assert (await agent.replace("    return 2", "    return 20")).status == "ok"
         assert [o.outcome for o in await agent.live.settle(jp_serverapp.contents_manager)] == ["saved"]
         await wait_for_file(jp_root_dir / "utils.py", edited)
 
-        await undo.undo("s1", mark)
+        await agent.state.notebooks.undo.undo_since("s1", 0)
         assert tab.editors["utils.py"] == UTILS
         assert [o.outcome for o in await agent.live.settle(jp_serverapp.contents_manager)] == ["saved"]
         await wait_for_file(jp_root_dir / "utils.py", UTILS)
