@@ -119,6 +119,9 @@ export class NotebookBridge implements IDisposable {
   async handleAsync(
     request: NotebookBridge.IRequest
   ): Promise<NotebookBridge.IResponse> {
+    if (request.method === 'revert_text') {
+      return this._revertText(request);
+    }
     if (request.method !== 'save') {
       return this.handle(request);
     }
@@ -173,7 +176,7 @@ export class NotebookBridge implements IDisposable {
     const shared = editor.context.model.sharedModel as unknown as ISharedText;
     const text = shared.getSource().replace(/\r\n/g, '\n');
     if (request.method === 'read_text') {
-      return { text };
+      return { text, dirty: editor.context.model.dirty };
     }
     // The server merged the agent's edit into what it read: the user must not have typed since.
     if (text !== request.expected) {
@@ -184,6 +187,32 @@ export class NotebookBridge implements IDisposable {
     }
     setSourceMinimally(shared, String(request.text));
     return {};
+  }
+
+  /**
+   * Reload a file editor from disk after the server wrote the agent's edit there, as long as it still
+   * shows `expected` with nothing unsaved: the user's typing is never thrown away.
+   */
+  private async _revertText(
+    request: NotebookBridge.IRequest
+  ): Promise<NotebookBridge.IResponse> {
+    try {
+      const editor = this.editors.get(localPath(request.path));
+      const shared = editor?.context.model.sharedModel as unknown as
+        ISharedText | undefined;
+      const text = shared?.getSource().replace(/\r\n/g, '\n');
+      if (!editor || editor.context.model.dirty || text !== request.expected) {
+        return {
+          type: 'response',
+          id: request.id,
+          result: { reverted: false }
+        };
+      }
+      await editor.context.revert();
+      return { type: 'response', id: request.id, result: { reverted: true } };
+    } catch (error) {
+      return errorResponse(request, error);
+    }
   }
 
   private _onLayoutModified(): void {
@@ -431,7 +460,8 @@ export namespace NotebookBridge {
       | 'restore'
       | 'save'
       | 'read_text'
-      | 'set_text';
+      | 'set_text'
+      | 'revert_text';
     path: string;
     edit?: unknown;
     notebook?: unknown;

@@ -29,9 +29,12 @@ UTILS = "def load():\n    return 1\n\n\ndef clean():\n    return 2\n"
 class EditorTab:
     """A JupyterLab tab with text files open in file editors."""
 
-    def __init__(self, ws: Any, editors: dict[str, str], contents_manager: Any) -> None:
+    def __init__(self, ws: Any, editors: dict[str, str], contents_manager: Any, root: Path) -> None:
         self.ws = ws
         self.editors = editors
+        self.root = root
+        # What each editor last loaded or saved: it has unsaved changes while its text differs.
+        self.saved = {path: (root / path).read_text() for path in editors}
         self.contents_manager = contents_manager
         self.requests: list[dict[str, Any]] = []
         self.task = asyncio.ensure_future(self._serve())
@@ -55,7 +58,12 @@ class EditorTab:
     def _run(self, request: dict[str, Any]) -> dict[str, Any]:
         path = request["path"]
         if request["method"] == "read_text":
-            return {"result": {"text": self.editors[path]}}
+            return {"result": {"text": self.editors[path], "dirty": self.editors[path] != self.saved[path]}}
+        if request["method"] == "revert_text":
+            if self.editors[path] != self.saved[path] or self.editors[path] != request["expected"]:
+                return {"result": {"reverted": False}}
+            self.editors[path] = self.saved[path] = (self.root / path).read_text()
+            return {"result": {"reverted": True}}
         if request["method"] == "set_text":
             if self.editors[path] != request["expected"]:
                 return {"error": {"code": "E_EDITOR_CHANGED", "message": "the user typed meanwhile"}}
@@ -63,6 +71,7 @@ class EditorTab:
             return {"result": {}}
         if request["method"] == "save":
             model = {"type": "file", "format": "text", "content": self.editors[path]}
+            self.saved[path] = self.editors[path]
             asyncio.ensure_future(self.contents_manager.save(model, path))
             return {"result": {}}
         return {"error": {"code": "E_NOTEBOOK_BRIDGE", "message": "not an editor request"}}
@@ -95,7 +104,7 @@ class Agent:
 
 async def open_editor(jp_ws_fetch: Any, jp_serverapp: Any, text: str, loaded: bool = False) -> EditorTab:
     ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
-    tab = EditorTab(ws, {"utils.py": text}, jp_serverapp.contents_manager)
+    tab = EditorTab(ws, {"utils.py": text}, jp_serverapp.contents_manager, Path(jp_serverapp.root_dir))
     await tab.announce(["utils.py"] if loaded else [])
     return tab
 
@@ -143,26 +152,44 @@ async def test_an_agent_edit_on_the_lines_the_user_is_typing_is_a_conflict_and_c
         await tab.close()
 
 
-async def test_the_end_of_the_turn_saves_a_clean_editor_and_leaves_one_with_the_users_typing(
+async def test_an_editor_without_unsaved_changes_gets_the_file_written_and_reloaded(
     jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
 ) -> None:
     (jp_root_dir / "utils.py").write_text(UTILS)
     tab = await open_editor(jp_ws_fetch, jp_serverapp, UTILS)
     agent = Agent(jp_serverapp, jp_root_dir)
+    edited = UTILS.replace("return 2", "return 20")
     try:
         assert (await agent.replace("    return 2", "    return 20")).status == "ok"
-        outcomes = await agent.live.settle(jp_serverapp.contents_manager)
-        assert [(o.path, o.outcome) for o in outcomes] == [("utils.py", "saved")]
-        await wait_for_file(jp_root_dir / "utils.py", UTILS.replace("return 2", "return 20"))
+        # Saved at once (what the end of the turn would do) and the editor reloaded: it shows the change and
+        # has nothing unsaved, and the change is undone and redone like any file change.
+        assert (jp_root_dir / "utils.py").read_text() == edited
+        assert "revert_text" in [request["method"] for request in tab.requests]
+        assert tab.editors["utils.py"] == tab.saved["utils.py"] == edited
+        assert len(agent.state.files.records("s1")) == 1
+        assert await agent.live.settle(jp_serverapp.contents_manager) == []
+    finally:
+        await tab.close()
 
-        # Now the user types without saving, and the agent edits another line: left for the user.
-        saved = (jp_root_dir / "utils.py").read_text()
-        tab.editors["utils.py"] = typed(saved)
+
+async def test_the_end_of_the_turn_leaves_an_editor_with_the_users_typing_and_saves_it_once_it_is_gone(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    (jp_root_dir / "utils.py").write_text(UTILS)
+    tab = await open_editor(jp_ws_fetch, jp_serverapp, typed(UTILS))
+    agent = Agent(jp_serverapp, jp_root_dir)
+    try:
         assert (await agent.replace("    return 1", "    return 10")).status == "ok"
         outcomes = await agent.live.settle(jp_serverapp.contents_manager)
         assert [(o.path, o.outcome) for o in outcomes] == [("utils.py", "left_unsaved")]
-        assert (jp_root_dir / "utils.py").read_text() == saved
-        assert tab.editors["utils.py"] == typed(saved.replace("return 1", "return 10"))
+        assert (jp_root_dir / "utils.py").read_text() == UTILS, "not saved behind the user's back"
+        assert tab.editors["utils.py"] == typed(UTILS.replace("return 1", "return 10"))
+
+        # The user deletes their line again: the editor holds the file plus the agent's change, saved.
+        tab.editors["utils.py"] = UTILS.replace("return 1", "return 10")
+        outcomes = await agent.live.settle(jp_serverapp.contents_manager)
+        assert [(o.path, o.outcome) for o in outcomes] == [("utils.py", "saved")]
+        await wait_for_file(jp_root_dir / "utils.py", UTILS.replace("return 1", "return 10"))
     finally:
         await tab.close()
 
@@ -205,35 +232,35 @@ async def test_undo_takes_the_agents_change_out_of_the_editor_and_keeps_the_user
     jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
 ) -> None:
     (jp_root_dir / "utils.py").write_text(UTILS)
-    tab = await open_editor(jp_ws_fetch, jp_serverapp, UTILS)
+    tab = await open_editor(jp_ws_fetch, jp_serverapp, typed(UTILS))
     agent = Agent(jp_serverapp, jp_root_dir)
     try:
         assert (await agent.replace("    return 2", "    return 20")).status == "ok"
-        tab.editors["utils.py"] = typed(tab.editors["utils.py"])
+        tab.editors["utils.py"] = "# more typing\n" + tab.editors["utils.py"]
         # Turn undo takes back the notebook changes' history, where an editor edit records its undo.
         restored = await agent.state.notebooks.undo.undo_since("s1", 0)
         assert [entry.path for entry in restored] == ["utils.py"]
-        assert tab.editors["utils.py"] == typed(UTILS)
+        assert tab.editors["utils.py"] == "# more typing\n" + typed(UTILS)
         assert (jp_root_dir / "utils.py").read_text() == UTILS
     finally:
         await tab.close()
 
 
-async def test_undo_of_a_saved_editor_change_is_saved_too_when_the_user_has_not_typed(
+async def test_undo_of_an_editor_change_saved_since_puts_the_file_back_too(
     jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
 ) -> None:
     (jp_root_dir / "utils.py").write_text(UTILS)
-    tab = await open_editor(jp_ws_fetch, jp_serverapp, UTILS)
+    tab = await open_editor(jp_ws_fetch, jp_serverapp, typed(UTILS))
     agent = Agent(jp_serverapp, jp_root_dir)
     edited = UTILS.replace("return 2", "return 20")
     try:
         assert (await agent.replace("    return 2", "    return 20")).status == "ok"
+        tab.editors["utils.py"] = edited  # the user takes their line out again; the turn ends: saved
         assert [o.outcome for o in await agent.live.settle(jp_serverapp.contents_manager)] == ["saved"]
         await wait_for_file(jp_root_dir / "utils.py", edited)
 
         await agent.state.notebooks.undo.undo_since("s1", 0)
         assert tab.editors["utils.py"] == UTILS
-        assert [o.outcome for o in await agent.live.settle(jp_serverapp.contents_manager)] == ["saved"]
         await wait_for_file(jp_root_dir / "utils.py", UTILS)
     finally:
         await tab.close()

@@ -320,6 +320,23 @@ class LiveNotebooks:
 
     # -- text files open in a file editor --------------------------------------------------------------------
 
+    async def editor_state(self, path: str) -> tuple[str, bool] | None:
+        """The text in the editor holding ``path`` and whether it has unsaved changes (None: no editor)."""
+        holder = self.editor_holder(path)
+        if holder is None:
+            return None
+        result = await holder.request("read_text", _normalized(path))
+        return _text(result, path), bool(result.get("dirty"))
+
+    async def reload_editor(self, path: str, expected: str) -> bool:
+        """Reload the editor holding ``path`` from the file (the agent just wrote it there), if it still shows
+        ``expected`` with nothing unsaved; False when the user has typed since (their typing is kept)."""
+        holder = self.editor_holder(path)
+        if holder is None:
+            return False
+        result = await holder.request("revert_text", _normalized(path), expected=expected)
+        return bool(result.get("reverted"))
+
     def agent_text(self, path: str) -> str | None:
         """The text the agent made of ``path`` while it is unsaved in an editor (None: the file's own)."""
         record = self.texts.get(_normalized(path))
@@ -378,9 +395,11 @@ class LiveNotebooks:
             record = self.texts.get(key)
             if record is not None:
                 record.agent = before
+            elif current == agent_made:
+                # The change had been saved and the user has typed nothing since: the file is put back too.
+                await holder.request("save", key, timeout=SAVE_TIMEOUT_SECONDS)
             else:
-                # The change had been saved: the undo is an unsaved change to the saved text now, saved by
-                # the same policy (``settle``) as the agent's own edits.
+                # Saved, then typed in: the undo joins the user's unsaved text, saved by the same policy.
                 self.texts[key] = AgentText(agent_made, before)
             return True
 

@@ -132,11 +132,24 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
 
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolOutput:
         editors = live_editors(ctx)
-        if editors is not None:
-            path, shown_as = self._target(args.filepath, ctx)
-            if await self._held_by_an_editor(editors, ctx, path, shown_as):
-                return await self._apply_live(args, ctx, editors, path, shown_as)
-        return await asyncio.to_thread(self._apply, args, ctx)
+        if editors is None:
+            return await asyncio.to_thread(self._apply, args, ctx)
+        path, shown_as = self._target(args.filepath, ctx)
+        if not await self._held_by_an_editor(editors, ctx, path, shown_as):
+            return await asyncio.to_thread(self._apply, args, ctx)
+        state = await editors.editor_state(shown_as)
+        if state is not None and not state[1] and editors.agent_text(shown_as) is None:
+            # The editor holds the file as saved: the edit is written (undo and redo as for any file) and the
+            # editor reloaded at once, so it shows the change and knows the file it holds. That is the save
+            # the end of the turn would make; an editor with unsaved typing goes the other way.
+            output = await asyncio.to_thread(self._apply, args, ctx)
+            if not await editors.reload_editor(shown_as, expected=state[0]):
+                output.content += (
+                    "\n(The user started typing in the open editor meanwhile: it was not reloaded, and they "
+                    "will be asked on saving whether to keep the file on disk.)"
+                )
+            return output
+        return await self._apply_live(args, ctx, editors, path, shown_as)
 
     async def _held_by_an_editor(self, editors: Any, ctx: ToolContext, path: Path, shown_as: str) -> bool:
         """Whether ``path`` is open in a JupyterLab editor. An editor that held the agent's unsaved change and
@@ -154,9 +167,9 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
     async def _apply_live(
         self, args: ArgsT, ctx: ToolContext, editors: Any, path: Path, shown_as: str
     ) -> ToolOutput:
-        """The file is open in a JupyterLab editor: the edit goes into the editor, merged with the user's
-        unsaved typing, not to the disk behind the editor's back (the end of the turn saves it, or leaves it
-        to the user; see ``LiveNotebooks.settle``)."""
+        """The file is open in a JupyterLab editor with unsaved changes: the edit goes into the editor,
+        merged with the user's unsaved typing, not to the disk behind the editor's back (the end of the turn
+        saves it when the user's typing is gone, else leaves it to the user; see ``LiveNotebooks.settle``)."""
         raw = await asyncio.to_thread(self._checked_bytes, ctx, args.filepath, path, shown_as)
         on_disk = decode_text_file(raw, shown_as)
         before = _as_the_agent_knows_it(ctx, shown_as, on_disk)
