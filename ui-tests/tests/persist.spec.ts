@@ -15,13 +15,19 @@ import {
  * unsaved edits of their own in the document.
  */
 
+/**
+ * The notebook's cell sources on disk (null while a save is writing it and it cannot be read).
+ */
 async function cellsOnDisk(
   request: APIRequestContext,
   path: string
-): Promise<string[]> {
+): Promise<string[] | null> {
   const response = await request.get(
     `/api/contents/${path}?content=1&type=notebook`
   );
+  if (!response.ok()) {
+    return null;
+  }
   const model = await response.json();
   return model.content.cells.map((cell: any) =>
     Array.isArray(cell.source) ? cell.source.join('') : cell.source
