@@ -10,11 +10,17 @@ This module knows nothing of tornado: a connection is anything with a ``send(dic
 browser's messages.
 
 Wire (JSON):
-- browser → server ``{"type": "open", "paths": [...], "loaded": [...]}``: every notebook open in the tab, sent
-  on connect and on every change; ``loaded``: those whose notebook panel the tab announces for the first
-  time, i.e. just loaded from the file (a page reload, a notebook reopened).
+- browser → server ``{"type": "open", "paths": [...], "editors": [...], "loaded": [...]}``: every notebook
+  (``paths``) and text file in a file editor (``editors``) open in the tab, sent on connect and on every
+  change; ``loaded``: those the tab announces for the first time, i.e. just loaded from the file (a page
+  reload, a document reopened).
 - server → browser ``{"type": "request", "id", "method": "read"|"apply"|"snapshot"|"restore"|"save", "path",
-  "edit"?, "content"?}``; ``id`` is null for ``apply`` sent only to show progress (no answer wanted).
+  "edit"?, "content"?}``; ``id`` is null for ``apply`` sent only to show progress (no answer wanted). For a
+  file editor: ``read_text`` (→ ``{"text", "dirty"}``), ``set_text`` (``expected``, ``text``: refused with
+  ``E_EDITOR_CHANGED`` if the editor no longer shows ``expected``), ``revert_text`` (reload from the file
+  while it shows ``expected`` with nothing unsaved → ``{"reverted"}``), ``save``.
+- browser → server ``{"type": "response", "id", "result": {...}}`` or ``{"type": "response", "id", "error":
+  {"code", "message"}}``.
 
 Every edit applied through a tab is also written to the ``DocumentJournal`` (``journal.py``) until the
 notebook is saved. A notebook announced as just loaded while its journal holds edits was reopened from its
@@ -50,8 +56,6 @@ REQUEST_TIMEOUT_SECONDS = 20.0
 # A reloading tab announces its notebooks again within a few seconds; until then its journal is not written
 # to the file (the reloaded tab might have read the file before the write, and would then overwrite it).
 RECONNECT_GRACE_SECONDS = 5.0
-# A tab saves from memory too, but a save can wait on a slow disk or a large notebook.
-SAVE_TIMEOUT_SECONDS = 60.0
 log = logging.getLogger("hdsp_agent.live")
 
 
@@ -130,9 +134,7 @@ class BridgeConnection:
         sent = self._send({"type": "request", "id": None, "method": method, "path": path, **payload})
         return sent if isinstance(sent, int) else 0
 
-    async def request(
-        self, method: str, path: str, *, timeout: float = REQUEST_TIMEOUT_SECONDS, **payload: Any
-    ) -> dict[str, Any]:
+    async def request(self, method: str, path: str, **payload: Any) -> dict[str, Any]:
         if self.closed:
             raise ToolError(E_NOTEBOOK_BRIDGE, "the JupyterLab tab holding the notebook is gone")
         request_id = next(self._ids)
@@ -140,11 +142,11 @@ class BridgeConnection:
         self._pending[request_id] = future
         self._send({"type": "request", "id": request_id, "method": method, "path": path, **payload})
         try:
-            reply = await asyncio.wait_for(future, timeout)
+            reply = await asyncio.wait_for(future, REQUEST_TIMEOUT_SECONDS)
         except asyncio.TimeoutError:
             raise ToolError(
                 E_NOTEBOOK_BRIDGE,
-                f"JupyterLab did not answer within {timeout:.0f} s ({method} {path})",
+                f"JupyterLab did not answer within {REQUEST_TIMEOUT_SECONDS:.0f} s ({method} {path})",
                 "The browser tab may be frozen or asleep; try again.",
             ) from None
         finally:
@@ -397,7 +399,7 @@ class LiveNotebooks:
                 record.agent = before
             elif current == agent_made:
                 # The change had been saved and the user has typed nothing since: the file is put back too.
-                await holder.request("save", key, timeout=SAVE_TIMEOUT_SECONDS)
+                await holder.request("save", key)
             else:
                 # Saved, then typed in: the undo joins the user's unsaved text, saved by the same policy.
                 self.texts[key] = AgentText(agent_made, before)
@@ -462,7 +464,7 @@ class LiveNotebooks:
             on_disk = str(model["content"]).replace("\r\n", "\n")
             if current != record.agent or on_disk != record.base:
                 return SettleOutcome(path, "left_unsaved")
-            await holder.request("save", path, timeout=SAVE_TIMEOUT_SECONDS)
+            await holder.request("save", path)
             self.texts.pop(path, None)
             return SettleOutcome(path, "saved")
 
@@ -563,7 +565,7 @@ class LiveNotebooks:
                 expected = replay_onto(on_disk, [entry.edit for entry in entries])
                 if cell_texts(live) != cell_texts(expected):
                     return SettleOutcome(path, "left_unsaved")
-                await holder.request("save", path, timeout=SAVE_TIMEOUT_SECONDS)
+                await holder.request("save", path)
                 self.journal.saved(path)
                 return SettleOutcome(path, "saved")
         except Exception as error:  # one notebook's trouble must not keep the others from being settled
