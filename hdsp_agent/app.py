@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
+from jupyter_server import JUPYTER_SERVER_EVENTS_URI
 from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
@@ -39,6 +40,8 @@ from .web.model_setup import build_model_setup_handlers
 from .web.openai_v1 import build_openai_handlers
 from .web.routes import build_handlers
 
+CONTENTS_EVENTS = JUPYTER_SERVER_EVENTS_URI + "/contents_service/v1"
+
 
 class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     """hdsp-agent inside jupyter-server. Configure it as ``c.HdspAgentApp.<trait>``."""
@@ -51,6 +54,9 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.admin_problems = apply_admin_settings(self, load_admin_settings(), self.log)
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
+        # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
+        assert self.serverapp is not None
+        self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
         # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
         # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
         self.tool_state = ToolState()
@@ -103,6 +109,15 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_model_setup_handlers())
         self.handlers.extend(build_instructions_handlers())
         self.handlers.extend(build_mentions_handlers())
+
+    async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        action, path = data.get("action"), data.get("path")
+        if not isinstance(path, str):
+            return
+        if action == "save":
+            self.live_notebooks.saved(path)
+        elif action == "rename" and isinstance(data.get("source_path"), str):
+            self.live_notebooks.renamed(data["source_path"], path)
 
     def audit_log_sink(self) -> AuditLog | None:
         if not self.audit_enabled:
@@ -186,5 +201,8 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         await self.mcp.close()
         # Notebook runs still going after their call answered: stop waiting before the kernels go away.
         await self.tool_state.notebooks.aclose()
+        # Agent changes to notebooks no tab holds any more are written to their files, not dropped.
+        assert self.serverapp is not None
+        await self.live_notebooks.aclose(self.serverapp.contents_manager)
         if self.runtime.audit is not None:
             self.audit.close()

@@ -212,7 +212,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const bridge = new NotebookBridge({
         tracker: notebooks,
         url: notebookBridgeUrl(app.serviceManager.serverSettings),
-        WebSocket: app.serviceManager.serverSettings.WebSocket
+        WebSocket: app.serviceManager.serverSettings.WebSocket,
+        documents,
+        shell: labShell
       });
       bridge.open();
     }

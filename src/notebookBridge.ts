@@ -1,3 +1,6 @@
+import type { ILabShell } from '@jupyterlab/application';
+import type { IDocumentManager } from '@jupyterlab/docmanager';
+import type { DocumentRegistry } from '@jupyterlab/docregistry';
 import type * as nbformat from '@jupyterlab/nbformat';
 import type {
   INotebookModel,
@@ -5,8 +8,14 @@ import type {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
+import type { Widget } from '@lumino/widgets';
 
-import { applyEdit, NotebookEdit, NotebookEditError } from './notebookOps';
+import {
+  applyEdit,
+  NotebookEdit,
+  NotebookEditError,
+  setSourceMinimally
+} from './notebookOps';
 import { DEFAULT_RETRY_DELAYS } from './socket';
 
 /**
@@ -16,7 +25,10 @@ import { DEFAULT_RETRY_DELAYS } from './socket';
  * The tab tells the server which notebooks it has open and answers its requests: read the notebook
  * as the user sees it (unsaved edits included), apply an edit, take a snapshot, restore one. Edits go
  * to the shared model, so they show at once, with or without real-time collaboration, and what the
- * user typed elsewhere stays. Nothing is saved: saving stays the user's (or autosave's) decision.
+ * user typed elsewhere stays. Text files open in a file editor are announced too: the agent's file
+ * edits go into the editor (merged by the server with the user's unsaved typing) instead of to disk.
+ * The tab saves only when the server asks, at the end of a turn in which the user had no unsaved
+ * edits of their own in the document (hdsp_agent/tools/jupyter/live.py, `settle`).
  */
 export class NotebookBridge implements IDisposable {
   constructor(options: NotebookBridge.IOptions) {
@@ -24,8 +36,34 @@ export class NotebookBridge implements IDisposable {
     this._url = options.url;
     this._WebSocket = options.WebSocket;
     this._retryDelays = options.retryDelays ?? DEFAULT_RETRY_DELAYS;
+    this._documents = options.documents ?? null;
+    this._shell = options.shell ?? null;
     this._tracker.widgetAdded.connect(this._onWidgetAdded, this);
     this._tracker.forEach(panel => this._onWidgetAdded(this._tracker, panel));
+    this._shell?.layoutModified.connect(this._onLayoutModified, this);
+    this._onLayoutModified();
+  }
+
+  /**
+   * The text files open in a file editor of this tab, by the path the server knows them by.
+   */
+  get editors(): Map<string, IEditorDocument> {
+    const found = new Map<string, IEditorDocument>();
+    if (!this._shell || !this._documents) {
+      return found;
+    }
+    for (const widget of this._shell.widgets('main')) {
+      const context = this._documents.contextForWidget(widget);
+      if (
+        context &&
+        context.isReady &&
+        !widget.isDisposed &&
+        isTextEditor(widget, context)
+      ) {
+        found.set(localPath(context.path), { widget, context });
+      }
+    }
+    return found;
   }
 
   get isDisposed(): boolean {
@@ -58,6 +96,7 @@ export class NotebookBridge implements IDisposable {
     this._disposed = true;
     window.clearTimeout(this._retryTimer);
     this._tracker.widgetAdded.disconnect(this._onWidgetAdded, this);
+    this._shell?.layoutModified.disconnect(this._onLayoutModified, this);
     const socket = this._socket;
     this._socket = null;
     socket?.close();
@@ -70,14 +109,40 @@ export class NotebookBridge implements IDisposable {
     try {
       return { type: 'response', id: request.id, result: this._run(request) };
     } catch (error) {
-      const code =
-        error instanceof NotebookEditError ? error.code : 'E_NOTEBOOK_BRIDGE';
-      const message = error instanceof Error ? error.message : String(error);
-      return { type: 'response', id: request.id, error: { code, message } };
+      return errorResponse(request, error);
+    }
+  }
+
+  /**
+   * Answer a request that takes time (a save); the others are answered at once by `handle`.
+   */
+  async handleAsync(
+    request: NotebookBridge.IRequest
+  ): Promise<NotebookBridge.IResponse> {
+    if (request.method === 'revert_text') {
+      return this._revertText(request);
+    }
+    if (request.method !== 'save') {
+      return this.handle(request);
+    }
+    try {
+      // Saved by the tab, so JupyterLab knows the file it holds: no "File Changed" on the user's
+      // next save.
+      const editor = this.editors.get(localPath(request.path));
+      const context = editor
+        ? editor.context
+        : this._panel(request.path).context;
+      await context.save();
+      return { type: 'response', id: request.id, result: {} };
+    } catch (error) {
+      return errorResponse(request, error);
     }
   }
 
   private _run(request: NotebookBridge.IRequest): Record<string, unknown> {
+    if (request.method === 'read_text' || request.method === 'set_text') {
+      return this._runText(request);
+    }
     const panel = this._panel(request.path);
     const model = panel.context.model;
     switch (request.method) {
@@ -98,6 +163,87 @@ export class NotebookBridge implements IDisposable {
       'E_NOTEBOOK_BRIDGE',
       `unknown request ${String(request.method)}`
     );
+  }
+
+  private _runText(request: NotebookBridge.IRequest): Record<string, unknown> {
+    const editor = this.editors.get(localPath(request.path));
+    if (!editor) {
+      throw new NotebookEditError(
+        'E_NOTEBOOK_BRIDGE',
+        'the file is no longer open in an editor of this JupyterLab tab'
+      );
+    }
+    const shared = editor.context.model.sharedModel as unknown as ISharedText;
+    const text = shared.getSource().replace(/\r\n/g, '\n');
+    if (request.method === 'read_text') {
+      return { text, dirty: editor.context.model.dirty };
+    }
+    // The server merged the agent's edit into what it read: the user must not have typed since.
+    if (text !== request.expected) {
+      throw new NotebookEditError(
+        'E_EDITOR_CHANGED',
+        'the file changed in the editor while the edit was merged; try again'
+      );
+    }
+    setSourceMinimally(shared, String(request.text));
+    return {};
+  }
+
+  /**
+   * Reload a file editor from disk after the server wrote the agent's edit there, as long as it still
+   * shows `expected` with nothing unsaved: the user's typing is never thrown away.
+   */
+  private async _revertText(
+    request: NotebookBridge.IRequest
+  ): Promise<NotebookBridge.IResponse> {
+    try {
+      const editor = this.editors.get(localPath(request.path));
+      const shared = editor?.context.model.sharedModel as unknown as
+        ISharedText | undefined;
+      const text = shared?.getSource().replace(/\r\n/g, '\n');
+      if (!editor || editor.context.model.dirty || text !== request.expected) {
+        return {
+          type: 'response',
+          id: request.id,
+          result: { reverted: false }
+        };
+      }
+      await editor.context.revert();
+      return { type: 'response', id: request.id, result: { reverted: true } };
+    } catch (error) {
+      return errorResponse(request, error);
+    }
+  }
+
+  private _onLayoutModified(): void {
+    const announce = () => this._announce();
+    for (const { widget, context } of this._openDocuments()) {
+      if (this._watched.has(widget)) {
+        continue;
+      }
+      this._watched.add(widget);
+      void context.ready.then(announce, announce);
+      context.pathChanged.connect(announce);
+      widget.disposed.connect(() => {
+        context.pathChanged.disconnect(announce);
+        window.setTimeout(announce, 0);
+      });
+    }
+    this._announce();
+  }
+
+  private _openDocuments(): IEditorDocument[] {
+    const found: IEditorDocument[] = [];
+    if (!this._shell || !this._documents) {
+      return found;
+    }
+    for (const widget of this._shell.widgets('main')) {
+      const context = this._documents.contextForWidget(widget);
+      if (context && !context.path.endsWith('.ipynb')) {
+        found.push({ widget, context });
+      }
+    }
+    return found;
   }
 
   private _panel(path: string): NotebookPanel {
@@ -129,14 +275,41 @@ export class NotebookBridge implements IDisposable {
 
   private _announce(): void {
     const paths = this.openPaths;
-    const key = paths.join('\n');
+    const editors = this.editors;
+    const key = [...paths, '', ...editors.keys()].join('\n');
     const socket = this._socket;
     if (
       socket &&
       socket.readyState === socket.OPEN &&
       key !== this._announced
     ) {
-      socket.send(JSON.stringify({ type: 'open', paths }));
+      // Panels announced for the first time have just loaded their notebook from the file (a page
+      // reload, a notebook reopened): the server replays the agent's unsaved changes into them.
+      const loaded = new Set<string>();
+      this._tracker.forEach(panel => {
+        if (
+          panel.context.isReady &&
+          !panel.isDisposed &&
+          !this._announcedWidgets.has(panel)
+        ) {
+          loaded.add(localPath(panel.context.path));
+          this._announcedWidgets.add(panel);
+        }
+      });
+      editors.forEach(({ widget }, path) => {
+        if (!this._announcedWidgets.has(widget)) {
+          loaded.add(path);
+          this._announcedWidgets.add(widget);
+        }
+      });
+      socket.send(
+        JSON.stringify({
+          type: 'open',
+          paths,
+          editors: [...editors.keys()].sort(),
+          loaded: [...loaded]
+        })
+      );
       this._announced = key;
     }
   }
@@ -159,11 +332,12 @@ export class NotebookBridge implements IDisposable {
       if (request.type !== 'request') {
         return;
       }
-      const response = this.handle(request);
-      // Requests with no id only show progress (a running cell's outputs): nobody waits for them.
-      if (request.id !== null && socket.readyState === socket.OPEN) {
-        socket.send(JSON.stringify(response));
-      }
+      void this.handleAsync(request).then(response => {
+        // Requests with no id only show progress (a running cell's outputs): nobody waits for them.
+        if (request.id !== null && socket.readyState === socket.OPEN) {
+          socket.send(JSON.stringify(response));
+        }
+      });
     };
     socket.onclose = () => {
       if (this._socket !== socket || this._disposed) {
@@ -187,7 +361,55 @@ export class NotebookBridge implements IDisposable {
   private _attempt = 0;
   private _retryTimer = 0;
   private _announced: string | null = null;
+  private _announcedWidgets = new WeakSet<Widget>();
+  private _watched = new WeakSet<Widget>();
+  private _documents: IDocumentManager | null;
+  private _shell: ILabShell | null;
   private _disposed = false;
+}
+
+/**
+ * A document open in the main area, with its context.
+ */
+interface IEditorDocument {
+  widget: Widget;
+  context: DocumentRegistry.Context;
+}
+
+/**
+ * The text of a file editor's shared model (a YFile).
+ */
+interface ISharedText {
+  getSource(): string;
+  updateSource(start: number, end: number, value: string): void;
+}
+
+/**
+ * A file editor (not a notebook, an image or a CSV viewer): its content has a code editor and its
+ * model shares text.
+ */
+function isTextEditor(
+  widget: Widget,
+  context: DocumentRegistry.Context
+): boolean {
+  const content = (widget as { content?: { editor?: unknown } }).content;
+  const shared = context.model.sharedModel as unknown as Partial<ISharedText>;
+  return (
+    !context.path.endsWith('.ipynb') &&
+    content?.editor !== undefined &&
+    typeof shared.getSource === 'function' &&
+    typeof shared.updateSource === 'function'
+  );
+}
+
+function errorResponse(
+  request: NotebookBridge.IRequest,
+  error: unknown
+): NotebookBridge.IResponse {
+  const code =
+    error instanceof NotebookEditError ? error.code : 'E_NOTEBOOK_BRIDGE';
+  const message = error instanceof Error ? error.message : String(error);
+  return { type: 'response', id: request.id, error: { code, message } };
 }
 
 /**
@@ -223,15 +445,28 @@ export namespace NotebookBridge {
     url: string;
     WebSocket: typeof WebSocket;
     retryDelays?: number[];
+    /** With these, text files open in a file editor are announced and edited too. */
+    documents?: IDocumentManager | null;
+    shell?: ILabShell | null;
   }
 
   export interface IRequest {
     type: 'request';
     id: number | null;
-    method: 'read' | 'apply' | 'snapshot' | 'restore';
+    method:
+      | 'read'
+      | 'apply'
+      | 'snapshot'
+      | 'restore'
+      | 'save'
+      | 'read_text'
+      | 'set_text'
+      | 'revert_text';
     path: string;
     edit?: unknown;
     notebook?: unknown;
+    expected?: string;
+    text?: string;
   }
 
   export interface IResponse {

@@ -131,9 +131,12 @@ function clampedPosition(index: number, count: number): number {
 
 /**
  * Replace only the part of the source that differs, so a cursor or selection the user has elsewhere
- * in the cell stays where it is.
+ * in the cell (or the file's editor) stays where it is.
  */
-function setSourceMinimally(cell: ISharedCell, source: string): void {
+export function setSourceMinimally(
+  cell: Pick<ISharedCell, 'getSource' | 'updateSource'>,
+  source: string
+): void {
   const old = cell.getSource();
   if (old === source) {
     return;

@@ -350,9 +350,33 @@ class Conversation:
             outcome = TurnOutcome("error", str(error))
         finally:
             self.broker.cancel_all("the turn ended")
+            if not self._interrupted:  # the server is going away: it writes what no tab holds as it stops
+                await self._settle_documents()
             self.emit(TurnEndEvent(turn_id=turn_id, reason=outcome.reason, message=outcome.message))
             self.store.save_messages(self.id, self.messages)
             self._set_status("idle")
+
+    async def _settle_documents(self) -> None:
+        """Before the turn says it ended: the agent's unsaved changes to open notebooks are saved, left for
+        the user (who has unsaved edits of their own there), or written to the file no tab holds any more
+        (``LiveNotebooks.settle``). A change that could not be kept safe is said, not hidden behind "Done"."""
+        try:
+            ctx = self.runtime.tool_context(session_id=self.id)
+            settle = getattr(ctx.notebook_gateway, "settle", None)
+            if settle is None or ctx.contents_manager is None:
+                return
+            outcomes = await settle(ctx.contents_manager)
+        except Exception:  # settling is a safety net: its own failure must not leave the turn "running"
+            self.log.exception("hdsp-agent: settling the documents at the end of a turn failed")
+            return
+        for outcome in outcomes:
+            if outcome.problem:
+                self.emit(
+                    ErrorEvent(
+                        code="E_NOT_SAVED",
+                        message=f"The agent's changes to {outcome.path} are not saved yet: {outcome.problem}",
+                    )
+                )
 
     async def _live_notebook_outline(self, ctx: ToolContext) -> str | None:
         """The active notebook as read_notebook's brief outline (live, without outputs), for a compaction."""

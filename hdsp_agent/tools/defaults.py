@@ -23,7 +23,12 @@ def default_tools(
     server passes the one its policy knows)."""
     state = state if state is not None else ToolState()
     if config is None:
-        builtins = builtin_tools(file_state=state.files, process_tracker=state.processes, sandbox=sandbox)
+        builtins = builtin_tools(
+            file_state=state.files,
+            notebook_undo=state.notebooks.undo,
+            process_tracker=state.processes,
+            sandbox=sandbox,
+        )
         return [*builtins, *notebook_tools(state.notebooks)]
     builtins = builtin_tools(
         sandbox=sandbox or sandbox_from_config(config),
@@ -31,6 +36,7 @@ def default_tools(
         search_backend_url=config.search_backend_url or None,
         extra_secret_names=list(config.secret_env_names),
         file_state=state.files,
+        notebook_undo=state.notebooks.undo,
         process_tracker=state.processes,
     )
     return [*builtins, *notebook_tools(state.notebooks), *declared_tools(config)]

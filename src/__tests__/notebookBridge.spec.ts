@@ -193,7 +193,16 @@ describe('NotebookBridge', () => {
     bridge.open();
     const socket = FakeSocket.latest();
     socket.accept();
-    expect(socket.sent).toEqual([{ type: 'open', paths: ['work/a.ipynb'] }]);
+    // A panel announced for the first time has just loaded its notebook: the server replays its
+    // journal of the agent's unsaved changes into it.
+    expect(socket.sent).toEqual([
+      {
+        type: 'open',
+        paths: ['work/a.ipynb'],
+        editors: [],
+        loaded: ['work/a.ipynb']
+      }
+    ]);
 
     const second = tracker.add('b.ipynb', notebookWith('b'));
     await Promise.resolve();
@@ -202,12 +211,17 @@ describe('NotebookBridge', () => {
     second.disposed.emit();
     jest.runOnlyPendingTimers();
     expect(socket.sent.slice(1)).toEqual([
-      { type: 'open', paths: ['b.ipynb', 'work/a.ipynb'] },
-      { type: 'open', paths: ['work/a.ipynb'] }
+      {
+        type: 'open',
+        paths: ['b.ipynb', 'work/a.ipynb'],
+        editors: [],
+        loaded: ['b.ipynb']
+      },
+      { type: 'open', paths: ['work/a.ipynb'], editors: [], loaded: [] }
     ]);
   });
 
-  it('answers reads with the live model and applies edits, keeping unsaved typing', () => {
+  it('answers reads with the live model and applies edits, keeping unsaved typing', async () => {
     const model = notebookWith('x = 1');
     tracker.add('nb.ipynb', model);
     bridge.open();
@@ -239,6 +253,7 @@ describe('NotebookBridge', () => {
       }
     });
 
+    await Promise.resolve();
     const [read, applied] = socket.sent.slice(1);
     expect(read.id).toBe(1);
     expect(read.result.notebook.cells[0].source).toBe('x = 1  # typed');
@@ -310,7 +325,10 @@ describe('NotebookBridge', () => {
     const again = FakeSocket.latest();
     expect(again).not.toBe(socket);
     again.accept();
-    expect(again.sent).toEqual([{ type: 'open', paths: ['nb.ipynb'] }]);
+    // The page kept its notebook (and any agent change in it): nothing to replay.
+    expect(again.sent).toEqual([
+      { type: 'open', paths: ['nb.ipynb'], editors: [], loaded: [] }
+    ]);
   });
 });
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from ...sandbox import Sandbox
 from ..base import Tool
+from ..jupyter.undo import NotebookUndoStore
 from .edit.filestate import FileStateStore
 from .edit.tools import (
     CreateNewFileTool,
@@ -36,19 +37,23 @@ def builtin_tools(
     extra_secret_names: Sequence[str] = (),
     sandbox: Sandbox | None = None,
     file_state: FileStateStore | None = None,
+    notebook_undo: NotebookUndoStore | None = None,
 ) -> list[Tool[Any]]:
     """Every built-in tool; the keyword arguments carry the administrator's settings for those that take any,
-    and the state they keep across calls (``tools.state.ToolState``). The file tools share one file state."""
+    and the state they keep across calls (``tools.state.ToolState``). The file tools share one file state;
+    edits made in a file's open editor record their undo in ``notebook_undo`` (the notebook changes' history).
+    """
     files = file_state if file_state is not None else FileStateStore()
+    undo = notebook_undo if notebook_undo is not None else NotebookUndoStore()
     return [
         ReadFileTool(files),
         ReadFileRangeTool(files),
         ReadCurrentlyOpenFileTool(files),
         CreateNewFileTool(files),
-        SingleFindAndReplaceTool(files),
-        MultiEditTool(files),
-        SearchAndReplaceInFileTool(files),
-        EditExistingFileTool(files),
+        SingleFindAndReplaceTool(files, undo),
+        MultiEditTool(files, undo),
+        SearchAndReplaceInFileTool(files, undo),
+        EditExistingFileTool(files, undo),
         ListDirectoryTool(),
         GrepSearchTool(),
         FileGlobSearchTool(),

@@ -62,6 +62,14 @@ class NotebookRuntime:
         if live is not None and await live.is_open(path):
             gateway: NotebookGateway = live
             return gateway
+        reclaim = getattr(live, "reclaim", None)
+        if reclaim is not None and ctx.contents_manager is not None:
+            # The tab holding the agent's unsaved changes went away (closed, or reloading): a reloading tab
+            # gets them back and is used; else they are written to the file first, which this session has
+            # seen live, so an older file stamp must not flag that write as someone else's change.
+            if await reclaim(path, ctx.contents_manager):
+                return live  # type: ignore[return-value]
+            self._stamps.get(ctx.session_id, {}).pop(path, None)
         if ctx.contents_manager is None:
             raise ToolError(
                 E_NO_CONTENTS_MANAGER,

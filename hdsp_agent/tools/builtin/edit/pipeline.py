@@ -9,8 +9,10 @@ records undo and the new read state, and builds the result with its diff and pri
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import threading
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +23,11 @@ from pydantic import Field
 from ....permissions.paths import display_path, resolve_in_root
 from ....user_text import user_text
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from ...jupyter.undo import NotebookUndoStore, UndoEntry
 from ..files import E_PATH_NOT_FOUND, similar_paths
 from .filestate import E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
 from .fuzzy import E_EDIT_NO_CHANGE
+from .merge import MergeConflict, merge_texts
 from .textfile import TextFile, decode_text_file, numbered_excerpt, preview, unified_diff
 
 E_NOTEBOOK_AS_TEXT = "E_NOTEBOOK_AS_TEXT"
@@ -65,8 +69,13 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
 
     read_only = False
 
-    def __init__(self, state: FileStateStore | None = None) -> None:
+    def __init__(
+        self, state: FileStateStore | None = None, notebook_undo: NotebookUndoStore | None = None
+    ) -> None:
         self.state = state if state is not None else FileStateStore()
+        # Where an edit made in an open editor (not on disk) records its undo: with the notebook changes,
+        # which are undone the same way (a callable that takes the change back out of the open document).
+        self.notebook_undo = notebook_undo if notebook_undo is not None else NotebookUndoStore()
         # call id → hash of the content the approval preview was computed on (the user approved that diff).
         self._previewed: OrderedDict[str, str] = OrderedDict()
 
@@ -102,7 +111,7 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
             return PermissionAction(PermissionKind.FILE_WRITE, filepath, f"edit {shown_as} ({size:,} bytes)")
         # Small file: compute the edit now; a failing edit is reported without bothering the user.
         raw = path.read_bytes()
-        before = decode_text_file(raw, shown_as)
+        before = _as_the_agent_knows_it(ctx, shown_as, decode_text_file(raw, shown_as))
         planned = self._planned(args, before, shown_as)
         self._remember_preview(ctx.call_id, raw)
         return PermissionAction(
@@ -127,11 +136,69 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         return planned
 
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolOutput:
-        return await asyncio.to_thread(self._apply, args, ctx)
+        editors = live_editors(ctx)
+        if editors is None:
+            return await asyncio.to_thread(self._apply, args, ctx)
+        path, shown_as = self._target(args.filepath, ctx)
+        if not await self._held_by_an_editor(editors, ctx, path, shown_as):
+            return await asyncio.to_thread(self._apply, args, ctx)
+        state = await editors.editor_state(shown_as)
+        if state is not None and not state[1] and editors.agent_text(shown_as) is None:
+            # The editor holds the file as saved: the edit is written (undo and redo as for any file) and the
+            # editor reloaded at once, so it shows the change and knows the file it holds. That is the save
+            # the end of the turn would make; an editor with unsaved typing goes the other way.
+            output = await asyncio.to_thread(self._apply, args, ctx)
+            if not await editors.reload_editor(shown_as, expected=state[0]):
+                output.content += (
+                    "\n(The user started typing in the open editor meanwhile: it was not reloaded, and they "
+                    "will be asked on saving whether to keep the file on disk.)"
+                )
+            return output
+        return await self._apply_live(args, ctx, editors, path, shown_as)
 
-    def _apply(self, args: ArgsT, ctx: ToolContext) -> ToolOutput:
-        filepath = args.filepath
-        path, shown_as = self._target(filepath, ctx)
+    async def _held_by_an_editor(self, editors: Any, ctx: ToolContext, path: Path, shown_as: str) -> bool:
+        """Whether ``path`` is open in a JupyterLab editor. An editor that held the agent's unsaved change and
+        is gone (a reload takes a moment to announce it again) gets its change written to the file first."""
+        if editors.editor_holder(shown_as) is not None:
+            return True
+        if ctx.contents_manager is None or editors.agent_text(shown_as) is None:
+            return False
+        if await editors.reclaim_text(shown_as, ctx.contents_manager):
+            return True
+        if self.state.has_read(ctx.session_id, path):
+            self.state.record_read(ctx.session_id, path)  # it now holds what the agent made of it
+        return False
+
+    async def _apply_live(
+        self, args: ArgsT, ctx: ToolContext, editors: Any, path: Path, shown_as: str
+    ) -> ToolOutput:
+        """The file is open in a JupyterLab editor with unsaved changes: the edit goes into the editor,
+        merged with the user's unsaved typing, not to the disk behind the editor's back (the end of the turn
+        saves it when the user's typing is gone, else leaves it to the user; see ``LiveNotebooks.settle``)."""
+        raw = await asyncio.to_thread(self._checked_bytes, ctx, args.filepath, path, shown_as)
+        on_disk = decode_text_file(raw, shown_as)
+        before = _as_the_agent_knows_it(ctx, shown_as, on_disk)
+        planned = self._planned(args, before, shown_as)
+        await editors.edit_text(shown_as, before.text, planned.text, on_disk.text)
+
+        async def take_back() -> None:
+            if not await editors.restore_text(shown_as, planned.text, before.text):
+                await asyncio.to_thread(_take_back_from_file, path, shown_as, planned.text, before.text)
+
+        undo_id = f"undo-{uuid.uuid4().hex[:12]}"
+        self.notebook_undo.record(
+            UndoEntry(ctx.session_id, ctx.call_id, shown_as, f"{self.name} in the open editor", take_back)
+        )
+        output = describe_edit(shown_as, before.text, planned, undo_id, before.text, self.name)
+        output.content += (
+            "\n(Applied in the editor where the file is open in JupyterLab, with the user's unsaved typing "
+            "kept; saved at the end of your turn unless the user has unsaved edits there.)"
+        )
+        output.details["live"] = True
+        return output
+
+    def _checked_bytes(self, ctx: ToolContext, filepath: str, path: Path, shown_as: str) -> bytes:
+        """The file's bytes, after the checks every edit passes (exists, fresh, not too large, approved)."""
         if not path.is_file():
             suggestions = similar_paths(ctx.root_dir, filepath)
             hint = f"Did you mean: {', '.join(suggestions)}? " if suggestions else ""
@@ -162,7 +229,12 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
                 ),
                 user_text("Read %1 again and redo the edit.", shown_as),
             )
-        before = decode_text_file(raw, shown_as)
+        return raw
+
+    def _apply(self, args: ArgsT, ctx: ToolContext) -> ToolOutput:
+        path, shown_as = self._target(args.filepath, ctx)
+        raw = self._checked_bytes(ctx, args.filepath, path, shown_as)
+        before = _as_the_agent_knows_it(ctx, shown_as, decode_text_file(raw, shown_as))
         planned = self._planned(args, before, shown_as)
         return write_edit(self.state, ctx, path, shown_as, before, planned, self.name)
 
@@ -192,24 +264,68 @@ def write_edit(
     prior = before.raw if before is not None else None
     record = state.record_prior(ctx.session_id, path, prior, after_sha256=content_hash, shown_as=shown_as)
     state.record_read(ctx.session_id, path, fingerprint_of(path.stat(), content_hash))
-    diff = unified_diff(before.text if before else "", planned.text, shown_as, created=before is None)
+    prior_content = None
+    if prior is not None and len(prior) <= PRIOR_CONTENT_MAX_BYTES:
+        prior_content = prior.decode("utf-8")
+    output = describe_edit(
+        shown_as, before.text if before else None, planned, record.record_id, prior_content, tool_name
+    )
+    output.details["prior_size"] = status_before.st_size if status_before else 0
+    return output
+
+
+def describe_edit(
+    shown_as: str,
+    before: str | None,
+    planned: PlannedEdit,
+    undo_id: str,
+    prior_content: str | None,
+    tool_name: str,
+) -> ToolOutput:
+    """The result of an edit: the summary and changed lines for the model, the diff and prior for the UI
+    (``before`` None: the file was created)."""
+    diff = unified_diff(before or "", planned.text, shown_as, created=before is None)
     if len(diff) > DETAILS_DIFF_MAX_CHARS:
         diff = diff[:DETAILS_DIFF_MAX_CHARS] + f"\n... (diff cut at {DETAILS_DIFF_MAX_CHARS:,} characters)\n"
     excerpt = numbered_excerpt(planned.text, planned.changed)
     content = f"{planned.summary}\n" + (f"The changed lines now read:\n{excerpt}" if excerpt else "")
-    prior_content = None
-    if prior is not None and len(prior) <= PRIOR_CONTENT_MAX_BYTES:
-        prior_content = prior.decode("utf-8")
     details: dict[str, Any] = {
         "path": shown_as,
         "diff": diff,
-        "undo_id": record.record_id,
-        "prior_exists": prior is not None,
+        "undo_id": undo_id,
+        "prior_exists": before is not None,
         "prior_content": prior_content,
-        "prior_size": status_before.st_size if status_before else 0,
+        "prior_size": len(before.encode("utf-8")) if before is not None else 0,
         "tool": tool_name,
     }
     return ToolOutput(content.rstrip("\n"), details)
+
+
+def live_editors(ctx: ToolContext) -> Any:
+    """The open-editor side of the NotebookBridge (``LiveNotebooks``), when this context has one."""
+    gateway = ctx.notebook_gateway
+    return gateway if gateway is not None and hasattr(gateway, "edit_text") else None
+
+
+def _as_the_agent_knows_it(ctx: ToolContext, shown_as: str, on_disk: TextFile) -> TextFile:
+    """The file as the agent made it while its change waits unsaved in an open editor, else as on disk:
+    what the agent's next edit is computed on."""
+    editors = live_editors(ctx)
+    agent_text = editors.agent_text(shown_as) if editors is not None else None
+    return on_disk if agent_text is None else dataclasses.replace(on_disk, text=agent_text)
+
+
+def _take_back_from_file(path: Path, shown_as: str, agent_made: str, before: str) -> None:
+    """Undo of an editor change that has reached the file since (saved, or written when the editor went)."""
+    on_disk = decode_text_file(path.read_bytes(), shown_as)
+    restored = merge_texts(agent_made, on_disk.text, before)
+    if isinstance(restored, MergeConflict):
+        raise ToolError(
+            E_FILE_CHANGED,
+            f"{shown_as}: the lines the agent changed were edited since; they were left as they are",
+            "Change them back by hand if you want the agent's change undone.",
+        )
+    atomic_write(path, on_disk.encode(restored))
 
 
 class _Sha256:
