@@ -55,7 +55,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
         # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
-        assert self.serverapp is not None
+        assert self.serverapp is not None and self.serverapp.event_logger is not None
         self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
         # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
         # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.

@@ -374,7 +374,9 @@ class Conversation:
                 self.emit(
                     ErrorEvent(
                         code="E_NOT_SAVED",
-                        message=f"The agent's changes to {outcome.path} are not saved yet: {outcome.problem}",
+                        message=user_text(
+                            "The agent's changes to %1 are not saved yet: %2", outcome.path, outcome.problem
+                        ),
                     )
                 )
 

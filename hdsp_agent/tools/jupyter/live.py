@@ -175,7 +175,7 @@ class BridgeConnection:
 def _text(result: dict[str, Any], path: str) -> str:
     text = result.get("text")
     if not isinstance(text, str):
-        raise ToolError(E_NOTEBOOK_BRIDGE, f"JupyterLab sent no text for {path}")
+        raise ToolError(E_NOTEBOOK_BRIDGE, user_text("JupyterLab sent no text for %1", path))
     return text.replace("\r\n", "\n")
 
 
@@ -370,7 +370,9 @@ class LiveNotebooks:
             holder = self.editor_holder(key)
             if holder is None:
                 raise ToolError(
-                    E_NOTEBOOK_BRIDGE, f"{path} is no longer open in a JupyterLab editor", "Try again."
+                    E_NOTEBOOK_BRIDGE,
+                    user_text("%1 is no longer open in a JupyterLab editor", path),
+                    user_text("Try again."),
                 )
             current = _text(await holder.request("read_text", key), path)
             merged = merge_texts(base, current, changed)
@@ -382,9 +384,15 @@ class LiveNotebooks:
                 )
                 raise ToolError(
                     E_EDIT_CONFLICT,
-                    f"{path} is open in JupyterLab with unsaved changes by the user at {where}, where your "
-                    "edit changes the text too; nothing was changed",
-                    "Leave those lines to the user: edit other lines, or ask the user to save or finish.",
+                    user_text(
+                        "%1 is open in JupyterLab with unsaved changes by the user at %2, where your edit "
+                        "changes the text too; nothing was changed",
+                        path,
+                        where,
+                    ),
+                    user_text(
+                        "Leave those lines to the user: edit other lines, or ask the user to save or finish."
+                    ),
                 )
             await holder.request("set_text", key, expected=current, text=merged)
             previous = self.texts.get(key)
@@ -404,8 +412,10 @@ class LiveNotebooks:
             if isinstance(restored, MergeConflict):
                 raise ToolError(
                     "E_FILE_CHANGED_SINCE_READ",
-                    f"{path}: the lines the agent changed were edited since; they were left as they are",
-                    "Change them back by hand if you want the agent's change undone.",
+                    user_text(
+                        "%1: the lines the agent changed were edited since; they were left as they are", path
+                    ),
+                    user_text("Change them back by hand if you want the agent's change undone."),
                 )
             await holder.request("set_text", key, expected=current, text=restored)
             record = self.texts.get(key)
@@ -456,7 +466,11 @@ class LiveNotebooks:
             if isinstance(merged, MergeConflict):
                 raise ToolError(
                     E_EDIT_CONFLICT,
-                    f"{path} changed on disk at line {merged.first_line} where the agent's unsaved change is",
+                    user_text(
+                        "%1 changed on disk at line %2 where the agent's unsaved change is",
+                        path,
+                        merged.first_line,
+                    ),
                 )
             if merged != on_disk:
                 await _call(

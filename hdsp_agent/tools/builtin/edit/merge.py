@@ -9,6 +9,7 @@ each other, with no unchanged line between), it is a conflict and nothing is mer
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import merge3
 
@@ -42,6 +43,7 @@ def merge_texts(base: str, ours: str, theirs: str) -> str | MergeConflict:
         elif kind == "b":
             merged += their_lines[region[1] : region[2]]
         else:  # "conflict": (kind, base_start, base_end, a_start, a_end, b_start, b_end)
-            a_start, a_end = region[3], region[4]
+            conflict: tuple[Any, ...] = tuple(region)
+            a_start, a_end = conflict[3], conflict[4]
             return MergeConflict(a_start + 1, max(a_start + 1, a_end))
     return "".join(merged)
