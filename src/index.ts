@@ -42,7 +42,7 @@ import { hdspAgentIcon } from './icons';
 import { notebookBridgeUrl } from './api';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { NotebookBridge } from './notebookBridge';
-import { stateDBWorkspaceStore } from './workspace';
+import { stateDBWorkspaceStore, tabWorkspaceStore } from './workspace';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { AgentModel } from './model';
 import {
@@ -88,7 +88,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const trans = (translator ?? nullTranslator).load(TRANSLATION_DOMAIN);
     const model = new AgentModel({
       serverSettings: app.serviceManager.serverSettings,
-      store: stateDB ? stateDBWorkspaceStore(stateDB, WORKSPACE_KEY) : undefined
+      store: tabWorkspaceStore(
+        stateDB ? stateDBWorkspaceStore(stateDB, WORKSPACE_KEY) : null,
+        window.sessionStorage,
+        `${WORKSPACE_KEY}:${app.serviceManager.serverSettings.baseUrl}`
+      )
     });
     trackContext(model, { shell: labShell, notebooks, documents });
     if (notebooks) {

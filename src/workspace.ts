@@ -62,3 +62,35 @@ export function stateDBWorkspaceStore(
     }
   };
 }
+
+/**
+ * `inner`, with what this browser tab last saved also kept in `storage` (the tab's sessionStorage): it is
+ * written at once and survives a reload of the tab, while JupyterLab writes its state database to the
+ * workspace later (and a reload soon after a change finds the older value there). A new tab has no
+ * session storage and starts from the workspace.
+ */
+export function tabWorkspaceStore(
+  inner: IWorkspaceStore | null,
+  storage: Pick<Storage, 'getItem' | 'setItem'>,
+  key: string
+): IWorkspaceStore {
+  return {
+    load: async () => {
+      let kept: Partial<IWorkspace> | null = null;
+      try {
+        kept = JSON.parse(storage.getItem(key) ?? 'null');
+      } catch {
+        kept = null;
+      }
+      return kept ?? (inner ? await inner.load() : null);
+    },
+    save: async workspace => {
+      try {
+        storage.setItem(key, JSON.stringify(workspace));
+      } catch {
+        // Storage full or disabled: the workspace still has it.
+      }
+      await inner?.save(workspace);
+    }
+  };
+}
