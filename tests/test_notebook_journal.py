@@ -168,6 +168,35 @@ async def test_at_the_end_of_a_turn_a_notebook_no_tab_holds_is_written(
         await agent.close()
 
 
+async def test_a_turn_settles_only_what_changed_since_it_began_and_a_deleted_folder_is_let_go(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another conversation's notebook, whose tab (and folder) is gone, neither delays a later turn's end nor
+    reports an error in it; when settled itself, a deleted folder means nothing is left to write into."""
+    import shutil
+
+    live = live_notebooks(jp_serverapp)
+    monkeypatch.setattr(live, "reconnect_grace_seconds", 0.3)
+    (jp_root_dir / "old").mkdir()
+    write_notebook(jp_root_dir / "old", "nb.ipynb", "x = 1")
+    tab = await open_from_disk(jp_ws_fetch, jp_serverapp, jp_root_dir, "old/nb.ipynb")
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        ok(await agent.call("insert_cell", path="old/nb.ipynb", source="a = 1"))
+        await tab.close()
+        shutil.rmtree(jp_root_dir / "old")  # the user deletes the folder
+
+        mark = live.change_mark()  # a later turn starts here and changes nothing
+        assert await live.settle(jp_serverapp.contents_manager, since=mark) == []
+
+        outcomes = await live.settle(jp_serverapp.contents_manager)
+        assert [(o.path, o.problem) for o in outcomes] == [("old/nb.ipynb", None)]
+        assert not live.journal.has("old/nb.ipynb")
+        assert not (jp_root_dir / "old").exists()
+    finally:
+        await agent.close()
+
+
 async def test_at_the_end_of_a_turn_a_notebook_without_the_users_edits_is_saved_through_its_tab(
     jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
 ) -> None:

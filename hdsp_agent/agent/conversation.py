@@ -74,6 +74,7 @@ class Conversation:
         self._turn: asyncio.Task[None] | None = None
         self._cancel: CancelToken | None = None
         self._interrupted = False
+        self._change_mark = 0
         # Prefix sizes the user was already warned about (see AgentLoop), so the warning is not repeated.
         self._warned_prefixes: set[int] = set()
         # The context window of each model this conversation used, asked of its server once.
@@ -151,6 +152,9 @@ class Conversation:
         self._set_status("running")
         self._cancel = CancelToken()
         self.runtime.undo.mark(self.id, turn_id)  # the turn's checkpoint
+        # Open documents this turn changes are settled at its end; other conversations' are theirs.
+        mark = getattr(self.runtime.tool_context(session_id=self.id).notebook_gateway, "change_mark", None)
+        self._change_mark = mark() if callable(mark) else 0
         self._turn = asyncio.create_task(self._run_turn(turn_id, context, model, self._cancel))
         return turn_id
 
@@ -365,7 +369,7 @@ class Conversation:
             settle = getattr(ctx.notebook_gateway, "settle", None)
             if settle is None or ctx.contents_manager is None:
                 return
-            outcomes = await settle(ctx.contents_manager)
+            outcomes = await settle(ctx.contents_manager, since=self._change_mark)
         except Exception:  # settling is a safety net: its own failure must not leave the turn "running"
             self.log.exception("hdsp-agent: settling the documents at the end of a turn failed")
             return

@@ -172,6 +172,13 @@ class BridgeConnection:
         return result if isinstance(result, dict) else {}
 
 
+async def _folder_gone(path: str, contents_manager: Any) -> bool:
+    """Whether the folder ``path`` is in no longer exists (deleted with the document in it)."""
+    parent = path.rsplit("/", 1)[0] if "/" in path else ""
+    exists = getattr(contents_manager, "dir_exists", None)
+    return bool(parent) and exists is not None and not await _call(exists, parent)
+
+
 def _text(result: dict[str, Any], path: str) -> str:
     text = result.get("text")
     if not isinstance(text, str):
@@ -228,6 +235,18 @@ class LiveNotebooks:
         self._locks = PathLocks()
         self._replays: set[asyncio.Task[None]] = set()
         self.texts: dict[str, AgentText] = {}
+        # When each document last got an agent change, on a counter: a turn settles the documents changed
+        # since it started (``change_mark``), not other conversations' (whose tabs may be long gone).
+        self._changes = 0
+        self._changed_at: dict[str, int] = {}
+
+    def change_mark(self) -> int:
+        """Where the change counter is now; ``settle(..., since=mark)`` covers what changed after it."""
+        return self._changes
+
+    def _changed(self, path: str) -> None:
+        self._changes += 1
+        self._changed_at[path] = self._changes
 
     def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
         connection = BridgeConnection(send, on_open=self._opened)
@@ -277,6 +296,7 @@ class LiveNotebooks:
         key = _normalized(path)
         async with self._locks(key):
             entry = self.journal.record(key, edit)
+            self._changed(key)
             try:
                 result = await self._holder_or_error(path).request("apply", path, edit=edit.model_dump())
             except ToolError as error:
@@ -397,6 +417,7 @@ class LiveNotebooks:
             await holder.request("set_text", key, expected=current, text=merged)
             previous = self.texts.get(key)
             self.texts[key] = AgentText(previous.base if previous is not None else on_disk, changed)
+            self._changed(key)
             return current, merged
 
     async def restore_text(self, path: str, agent_made: str, before: str) -> bool:
@@ -459,6 +480,9 @@ class LiveNotebooks:
         async with self._locks(path):
             record = self.texts.get(path)
             if record is None:
+                return
+            if await _folder_gone(path, contents_manager):
+                self.texts.pop(path, None)  # the user deleted the file's folder: nothing to write into
                 return
             model = await _call(contents_manager.get, path, content=True, type="file", format="text")
             on_disk = str(model["content"]).replace("\r\n", "\n")
@@ -543,6 +567,9 @@ class LiveNotebooks:
             entries = self.journal.entries(path)
             if not entries:
                 return
+            if await _folder_gone(path, contents_manager):
+                self.journal.forget(path)  # the user deleted the notebook's folder: nothing to write into
+                return
             try:
                 model = await _call(contents_manager.get, path, content=True, type="notebook")
                 notebook = model["content"]
@@ -557,16 +584,20 @@ class LiveNotebooks:
             )
             self.journal.forget(path)
 
-    async def settle(self, contents_manager: Any) -> list[SettleOutcome]:
-        """At the end of a turn: every notebook with unsaved agent changes is saved or kept safe.
+    async def settle(self, contents_manager: Any, since: int = 0) -> list[SettleOutcome]:
+        """At the end of a turn: every notebook with unsaved agent changes made after ``since`` (the turn's
+        ``change_mark``) is saved or kept safe.
 
         Open in a tab: saved through the tab (so JupyterLab knows the file it holds) when the user has no
         unsaved edits of their own in it, else left unsaved for them to save (the journal keeps the agent's
         changes across a reload). Open nowhere: written to the file.
         """
+        recent = {path for path, at in self._changed_at.items() if at > since}
+        notebooks = [path for path in self.journal.paths() if path in recent]
+        texts = [path for path in self.texts if path in recent]
         outcomes = await asyncio.gather(
-            *(self._settle_one(path, contents_manager) for path in self.journal.paths()),
-            *(self._settle_text_safely(path, contents_manager) for path in list(self.texts)),
+            *(self._settle_one(path, contents_manager) for path in notebooks),
+            *(self._settle_text_safely(path, contents_manager) for path in texts),
         )
         return list(outcomes)
 
