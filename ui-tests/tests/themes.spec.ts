@@ -166,6 +166,13 @@ async function walkTheScreens(walk: IWalk): Promise<Locator> {
     .poll(() => panel.evaluate(node => node.getBoundingClientRect().width))
     .toBeLessThanOrEqual(SIDEBAR_WIDTH + 10);
   await panel.locator('.jp-hdsp-HeaderButton').nth(3).click(); // New chat
+  // A plain page loads the lab's real workspace, where an earlier test may have left another mode: the
+  // approval card needs the default one.
+  await panel
+    .locator(
+      '.jp-hdsp-ComposerToolbar select:has(option[value="accept-edits"])'
+    )
+    .selectOption('default');
   const input = panel.locator('.jp-hdsp-Composer-input');
   await input.fill('Raise the threshold to 0.8');
   await input.press('Enter');
