@@ -179,3 +179,18 @@ export async function setRightSidebarWidth(
   await page.mouse.move(page.viewportSize()!.width - 33 - width, y);
   await page.mouse.up();
 }
+
+const LANGUAGE_SETTINGS =
+  '/lab/api/settings/@jupyterlab/translation-extension:plugin';
+
+/**
+ * JupyterLab's language (Settings > Language), as a user sets it; null: back to English.
+ */
+export async function setLanguage(
+  request: APIRequestContext,
+  locale: string | null
+): Promise<void> {
+  const raw = locale ? JSON.stringify({ locale }) : '{}';
+  const response = await request.put(LANGUAGE_SETTINGS, { data: { raw } });
+  expect(response.ok()).toBeTruthy();
+}

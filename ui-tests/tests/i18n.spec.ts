@@ -1,19 +1,12 @@
 import { expect, test } from '@jupyterlab/galata';
-import { APIRequestContext } from '@playwright/test';
 
-import { loadScript, openPanel, screenshot, sendInNewChat } from './helpers';
-
-const LANGUAGE_SETTINGS =
-  '/lab/api/settings/@jupyterlab/translation-extension:plugin';
-
-async function setLanguage(
-  request: APIRequestContext,
-  locale: string | null
-): Promise<void> {
-  const raw = locale ? JSON.stringify({ locale }) : '{}';
-  const response = await request.put(LANGUAGE_SETTINGS, { data: { raw } });
-  expect(response.ok()).toBeTruthy();
-}
+import {
+  loadScript,
+  openPanel,
+  screenshot,
+  sendInNewChat,
+  setLanguage
+} from './helpers';
 
 test.describe('hdsp-agent in Korean', () => {
   // JupyterLab switched to Korean (Settings > Language), as a user does: the language pack translates

@@ -17,6 +17,7 @@ import {
   openPanel,
   screenshot,
   sendInNewChat,
+  setLanguage,
   setRightSidebarWidth
 } from './helpers';
 
@@ -271,18 +272,6 @@ test.describe('the newer screens in the dark theme', () => {
     await screenshot(page, testInfo, 'dark-notebook-marks.png');
   });
 });
-
-const LANGUAGE_SETTINGS =
-  '/lab/api/settings/@jupyterlab/translation-extension:plugin';
-
-async function setLanguage(
-  request: APIRequestContext,
-  locale: string | null
-): Promise<void> {
-  const raw = locale ? JSON.stringify({ locale }) : '{}';
-  const response = await request.put(LANGUAGE_SETTINGS, { data: { raw } });
-  expect(response.ok()).toBeTruthy();
-}
 
 test.describe('the newer screens in Korean', () => {
   // A plain page (galata's helpers look for English labels), as in i18n.spec.ts; English again afterwards.

@@ -2,54 +2,12 @@ import { expect, test } from '@jupyterlab/galata';
 import { Locator } from '@playwright/test';
 
 import {
+  contrast,
   failOnConsoleErrors,
   loadScript,
   openPanel,
   sendInNewChat
 } from './helpers';
-
-/**
- * The contrast ratio (WCAG) of an element's text against what is painted behind it: its own
- * background composited over its ancestors' down to the first opaque one, as the screen shows it.
- */
-async function contrast(locator: Locator): Promise<number> {
-  return locator.evaluate((element: Element) => {
-    const canvas = document.createElement('canvas');
-    canvas.width = canvas.height = 1;
-    const ctx = canvas.getContext('2d', { willReadFrequently: true })!;
-    const layers: string[] = [];
-    for (let node: Element | null = element; node; node = node.parentElement) {
-      const color = getComputedStyle(node).backgroundColor;
-      layers.unshift(color);
-      ctx.clearRect(0, 0, 1, 1);
-      ctx.fillStyle = color;
-      ctx.fillRect(0, 0, 1, 1);
-      if (ctx.getImageData(0, 0, 1, 1).data[3] === 255) {
-        break;
-      }
-    }
-    ctx.clearRect(0, 0, 1, 1);
-    for (const color of layers) {
-      ctx.fillStyle = color;
-      ctx.fillRect(0, 0, 1, 1);
-    }
-    const back = Array.from(ctx.getImageData(0, 0, 1, 1).data);
-    ctx.fillStyle = getComputedStyle(element).color;
-    ctx.fillRect(0, 0, 1, 1);
-    const fore = Array.from(ctx.getImageData(0, 0, 1, 1).data);
-    const luminance = ([r, g, b]: number[]) => {
-      const [R, G, B] = [r, g, b].map(v => {
-        const c = v / 255;
-        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-      });
-      return 0.2126 * R + 0.7152 * G + 0.0722 * B;
-    };
-    const [light, dark] = [luminance(back), luminance(fore)].sort(
-      (a, b) => b - a
-    );
-    return (light + 0.05) / (dark + 0.05);
-  });
-}
 
 test.describe('hdsp-agent words and diffs', () => {
   failOnConsoleErrors();
