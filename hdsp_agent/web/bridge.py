@@ -16,7 +16,7 @@ from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 
-from ..tools.jupyter.live import BridgeConnection
+from ..tools.jupyter.bridge_connection import BridgeConnection
 from .routes import _AgentMixin, route
 
 # A tab answers a read with the whole notebook, outputs included: tornado's 10 MiB default would close the

@@ -6,8 +6,8 @@ included), apply an edit from ``edits.py`` to it, snapshot it, restore a snapsho
 the shared notebook model, so with real-time collaboration every collaborator sees them too, and the user's
 unsaved typing elsewhere in the notebook stays.
 
-This module knows nothing of tornado: a connection is anything with a ``send(dict)``; the route feeds it the
-browser's messages.
+This module knows nothing of tornado: a connection (``bridge_connection.py``) is anything with a
+``send(dict)``; the route feeds it the browser's messages.
 
 Wire (JSON):
 - browser → server ``{"type": "open", "paths": [...], "editors": [...], "loaded": [...]}``: every notebook
@@ -33,7 +33,6 @@ the user has no unsaved edits of their own in it (``settle``).
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
 import time
@@ -47,129 +46,15 @@ from pydantic import BaseModel
 from ...user_text import user_text
 from ..base import ToolError
 from ..builtin.edit.merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
+from .bridge_connection import E_NOTEBOOK_BRIDGE, BridgeConnection, _normalized, _notebook, _text
 from .document import NotebookSnapshot, PathLocks, _call, _status
 from .edits import ensure_cell_ids
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
 
-E_NOTEBOOK_BRIDGE = "E_NOTEBOOK_BRIDGE"
-# A tab answers from memory; this long means it is frozen or gone.
-REQUEST_TIMEOUT_SECONDS = 20.0
 # A reloading tab announces its notebooks again within a few seconds; until then its journal is not written
 # to the file (the reloaded tab might have read the file before the write, and would then overwrite it).
 RECONNECT_GRACE_SECONDS = 5.0
 log = logging.getLogger("hdsp_agent.live")
-
-
-def _normalized(path: str) -> str:
-    # The frontend's paths can carry a drive ("RTC:nb.ipynb") and never a leading slash.
-    drive, sep, rest = path.partition(":")
-    if sep and "/" not in drive and rest:
-        path = rest
-    return path.lstrip("/")
-
-
-class BridgeConnection:
-    """One browser tab's bridge: the notebooks it has open and its requests waiting for an answer."""
-
-    def __init__(
-        self,
-        send: Callable[[dict[str, Any]], Any],
-        on_open: Callable[[BridgeConnection, set[str]], None] | None = None,
-    ) -> None:
-        self._send = send
-        # Called with the paths this tab announces for the first time and as loaded from disk.
-        self._on_open = on_open
-        self.paths: set[str] = set()
-        # Text files open in the tab's file editors.
-        self.editors: set[str] = set()
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._ids = itertools.count(1)
-        self.closed = False
-
-    def receive(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "open":
-            paths = message.get("paths")
-            if isinstance(paths, list):
-                announced = {_normalized(path) for path in paths if isinstance(path, str)}
-                loaded = message.get("loaded")
-                just_loaded = (
-                    {_normalized(path) for path in loaded if isinstance(path, str)}
-                    if isinstance(loaded, list)
-                    else set()
-                )
-                editors = message.get("editors")
-                self.editors = (
-                    {_normalized(path) for path in editors if isinstance(path, str)}
-                    if isinstance(editors, list)
-                    else set()
-                )
-                opened = just_loaded & (announced | self.editors)
-                self.paths = announced
-                if opened and self._on_open is not None:
-                    self._on_open(self, opened)
-        elif kind == "response":
-            future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
-            if future is not None and not future.done():
-                future.set_result(message)
-
-    def close(self) -> None:
-        self.closed = True
-        self.paths = set()
-        self.editors = set()
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(
-                    ToolError(
-                        E_NOTEBOOK_BRIDGE,
-                        user_text("the JupyterLab tab holding the notebook disconnected before it answered"),
-                        user_text("Read the notebook again: the change may or may not have been applied."),
-                    )
-                )
-        self._pending.clear()
-
-    def notify(self, method: str, path: str, **payload: Any) -> int:
-        """A request that wants no answer (output updates while a cell runs); returns the bytes sent."""
-        if self.closed:
-            return 0
-        sent = self._send({"type": "request", "id": None, "method": method, "path": path, **payload})
-        return sent if isinstance(sent, int) else 0
-
-    async def request(self, method: str, path: str, **payload: Any) -> dict[str, Any]:
-        if self.closed:
-            raise ToolError(E_NOTEBOOK_BRIDGE, user_text("the JupyterLab tab holding the notebook is gone"))
-        request_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        self._send({"type": "request", "id": request_id, "method": method, "path": path, **payload})
-        try:
-            reply = await asyncio.wait_for(future, REQUEST_TIMEOUT_SECONDS)
-        except asyncio.TimeoutError:
-            raise ToolError(
-                E_NOTEBOOK_BRIDGE,
-                user_text(
-                    "JupyterLab did not answer within %1 s (%2 %3)",
-                    format(REQUEST_TIMEOUT_SECONDS, ".0f"),
-                    method,
-                    path,
-                ),
-                user_text("The browser tab may be frozen or asleep; try again."),
-            ) from None
-        finally:
-            self._pending.pop(request_id, None)
-        error = reply.get("error")
-        if error is not None:
-            code = (
-                str(error.get("code") or E_NOTEBOOK_BRIDGE) if isinstance(error, dict) else E_NOTEBOOK_BRIDGE
-            )
-            message = str(error.get("message") if isinstance(error, dict) else error)
-            raise ToolError(
-                code,
-                user_text("%1: %2", path, message),
-                user_text("Read the notebook again (read_notebook) and retry."),
-            )
-        result = reply.get("result")
-        return result if isinstance(result, dict) else {}
 
 
 async def _folder_gone(path: str, contents_manager: Any) -> bool:
@@ -177,22 +62,6 @@ async def _folder_gone(path: str, contents_manager: Any) -> bool:
     parent = path.rsplit("/", 1)[0] if "/" in path else ""
     exists = getattr(contents_manager, "dir_exists", None)
     return bool(parent) and exists is not None and not await _call(exists, parent)
-
-
-def _text(result: dict[str, Any], path: str) -> str:
-    text = result.get("text")
-    if not isinstance(text, str):
-        raise ToolError(E_NOTEBOOK_BRIDGE, user_text("JupyterLab sent no text for %1", path))
-    return text.replace("\r\n", "\n")
-
-
-def _notebook(result: dict[str, Any], path: str) -> nbformat.NotebookNode:
-    content = result.get("notebook")
-    if not isinstance(content, dict):
-        raise ToolError(E_NOTEBOOK_BRIDGE, user_text("JupyterLab sent no notebook for %1", path))
-    notebook = nbformat.from_dict(content)
-    ensure_cell_ids(notebook)
-    return notebook
 
 
 @dataclass
