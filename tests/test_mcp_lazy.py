@@ -217,3 +217,20 @@ async def test_read_only_mode_offers_no_index_of_tools_it_would_not_run(tmp_path
         read_only = runtime.catalog(runtime.tool_context(session_id="s1"), "compact")
         default = runtime.catalog(runtime.tool_context(session_id="s2"), "compact")
     assert "mcp_tools" not in read_only and "mcp_tools" in default.names()
+
+
+async def test_a_server_of_an_untrusted_project_file_is_never_started_by_name(tmp_path: Path) -> None:
+    """Attacker's text in a hostile repository: its ``.hdsp/mcp.json`` names a server, and the model (prompted
+    by a file it read) calls that server's tool by name. The user never trusted the file: nothing starts, and
+    the call is an error for the model."""
+    pid_file = tmp_path / "pids"
+    (tmp_path / ".hdsp").mkdir()
+    (tmp_path / ".hdsp" / "mcp.json").write_text(json.dumps({"mcpServers": {"proj": demo(pid_file)}}))
+    script = [tool_calls(("proj__echo", '{"text": "x"}')), text("Done.")]
+    with ScriptedModel(script) as model:
+        async with agent(tmp_path, model, {}, STANDARD_WINDOW) as (_, mcp, sessions):
+            assert await mcp.load(["proj__echo"]) is False
+            events = await run_turn(sessions.create(), "use proj__echo")
+    assert not pid_file.exists(), "the untrusted project's server was started"
+    statuses = [e["status"] for e in of_type(events, "tool.status") if e["name"] == "proj__echo"]
+    assert statuses and statuses[-1] != "done"
