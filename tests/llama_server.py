@@ -3,7 +3,8 @@ what an actual local model server does (its model list, ``/props``, streaming, r
 
 The binary and the model come from ``scripts/build_llama_server.py`` (built once per machine, cached in the
 user's cache folder; ``make llama-server`` runs it). When they are missing the tests are skipped with the
-command to run — except under ``CI``, where a missing server is a failure: CI must never pass by skipping them.
+command to run — except under ``CI``, where a missing server is a failure: CI must never pass by skipping
+them.
 """
 
 from __future__ import annotations

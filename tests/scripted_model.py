@@ -297,8 +297,14 @@ class ScriptedModel:
                         "completion_tokens": completion,
                         "total_tokens": usage_prompt_tokens + completion,
                     }
-                    chunks.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "choices": [],
-                                   "usage": usage})  # fmt: skip
+                    chunks.append(
+                        {
+                            "id": "chatcmpl-scripted",
+                            "object": "chat.completion.chunk",
+                            "choices": [],
+                            "usage": usage,
+                        }
+                    )
                 if reply.buffered:
                     body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
                     self._write_chunk(body.encode())

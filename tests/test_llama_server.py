@@ -1,4 +1,5 @@
-"""hdsp-agent against a real model server: llama.cpp's llama-server with SmolLM2-135M-Instruct (tests/llama_server.py).
+"""hdsp-agent against a real model server: llama.cpp's llama-server serving SmolLM2-135M-Instruct
+(tests/llama_server.py).
 
 Everything else in the suite talks to scripted models; these tests prove the same code copes with what a real
 local server does: how it names its model, where it says its window, how it streams, what it answers to a
@@ -84,7 +85,9 @@ async def test_a_turn_streams_an_answer_with_the_servers_window(llama: LlamaServ
 
 
 @pytest.mark.asyncio
-async def test_the_readiness_check_finds_no_native_tool_calls_and_chooses_text_mode(llama: LlamaServer) -> None:
+async def test_the_readiness_check_finds_no_native_tool_calls_and_chooses_text_mode(
+    llama: LlamaServer,
+) -> None:
     report = await check_readiness(_settings(llama), lambda profile, mode: 1_500)
     assert report.streaming == "streamed"
     assert (report.context_window, report.window_source, report.profile) == (8192, "server", "compact")
@@ -108,7 +111,9 @@ async def test_text_mode_is_chosen_from_the_servers_metadata_and_its_requests_ar
 
 
 @pytest.mark.asyncio
-async def test_a_prompt_longer_than_the_window_is_refused_cleanly(small_llama: LlamaServer, tmp_path: Path) -> None:
+async def test_a_prompt_longer_than_the_window_is_refused_cleanly(
+    small_llama: LlamaServer, tmp_path: Path
+) -> None:
     long_prompt = "Summarize these words. " + " ".join(f"word{i}" for i in range(4000))
     client = ModelClient(_settings(small_llama))
     try:

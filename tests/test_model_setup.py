@@ -143,7 +143,11 @@ async def test_test_button_reports_the_endpoints_exact_error(
     assert reply["ok"] is True
     readiness = reply["readiness"]
     assert [line["check"] for line in readiness["lines"]] == ["streaming", "tools", "window", "prompt"]
-    assert (readiness["streaming"], readiness["tools"], readiness["tool_mode"]) == ("streamed", "none", "text")
+    assert (readiness["streaming"], readiness["tools"], readiness["tool_mode"]) == (
+        "streamed",
+        "none",
+        "text",
+    )
     assert all(line["text"] in reply["texts"] for line in readiness["lines"]), "each line is translatable"
     # Kept with the model: the picker shows it once the model is saved.
     await call(jp_fetch, "model-setup", "PUT", {"base_url": scripted_model.base_url, "model": "scripted"})

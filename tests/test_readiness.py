@@ -79,7 +79,9 @@ async def test_a_malformed_native_call_is_still_native_with_a_warning() -> None:
 
 @pytest.mark.asyncio
 async def test_a_server_that_rejects_required_is_asked_plainly() -> None:
-    with ScriptedModel([STREAMED, error(400, "tool_choice 'required' is not supported"), NATIVE_CALL]) as model:
+    with ScriptedModel(
+        [STREAMED, error(400, "tool_choice 'required' is not supported"), NATIVE_CALL]
+    ) as model:
         report = await _check(model)
     assert report.tools == "native"
     assert [r.get("tool_choice") for r in model.requests[1:]] == ["required", "auto"]

@@ -51,11 +51,19 @@ def test_a_tagged_block_is_a_call_and_not_prose_however_the_stream_splits_it(siz
         # parameters for arguments, single quotes, trailing comma
         ("<tool_call>{'name': 'ls', 'parameters': {'dirPath': '.',},}</tool_call>", "ls", {"dirPath": "."}),
         # arguments as a JSON string
-        ('<tool_call>{"name": "ls", "arguments": "{\\"dirPath\\": \\"a\\"}"}</tool_call>', "ls", {"dirPath": "a"}),
+        (
+            '<tool_call>{"name": "ls", "arguments": "{\\"dirPath\\": \\"a\\"}"}</tool_call>',
+            "ls",
+            {"dirPath": "a"},
+        ),
         # the name before the arguments
         ('<tool_call>ls {"dirPath": "b"}</tool_call>', "ls", {"dirPath": "b"}),
         # OpenAI's own shape
-        ('<tool_call>{"function": {"name": "ls", "arguments": {"dirPath": "c"}}}</tool_call>', "ls", {"dirPath": "c"}),
+        (
+            '<tool_call>{"function": {"name": "ls", "arguments": {"dirPath": "c"}}}</tool_call>',
+            "ls",
+            {"dirPath": "c"},
+        ),
     ],
 )
 def test_the_usual_small_model_slips_still_make_a_call(written: str, name: str, arguments: Any) -> None:
@@ -72,7 +80,9 @@ def test_an_ordinary_code_block_stays_prose() -> None:
 
 def test_the_tool_card_can_appear_while_the_block_still_streams() -> None:
     parser = TextToolCallParser({"ls"})
-    touched = [parser.feed(piece).calls_touched for piece in ["<tool_call>\n", '{"name": "ls", ', '"arguments": {']]
+    touched = [
+        parser.feed(piece).calls_touched for piece in ["<tool_call>\n", '{"name": "ls", ', '"arguments": {']
+    ]
     assert touched[0] == [] and touched[1] and touched[1][0].name == "ls"
 
 
@@ -167,14 +177,20 @@ async def test_the_stable_prefix_holds_in_text_mode(tmp_path: Path) -> None:
         native = runtime.prompt_tokens(ctx, profile, "native")
         assert runtime.prompt_tokens(ctx, profile, "text") <= native * 1.1, profile
     # Each request begins with the previous one's messages (a server's cache can reuse them).
-    for before, after in zip(model.requests, model.requests[1:]):
+    for before, after in zip(model.requests, model.requests[1:], strict=False):
         assert after["messages"][: len(before["messages"])] == before["messages"]
 
 
 def test_descriptions_are_deterministic_and_grow_only_at_the_end() -> None:
     tools = [
-        {"type": "function", "function": {"name": "a", "description": "A.", "parameters": {"type": "object"}}},
-        {"type": "function", "function": {"name": "b", "description": "B.", "parameters": {"type": "object"}}},
+        {
+            "type": "function",
+            "function": {"name": "a", "description": "A.", "parameters": {"type": "object"}},
+        },
+        {
+            "type": "function",
+            "function": {"name": "b", "description": "B.", "parameters": {"type": "object"}},
+        },
     ]
     assert describe_tools(tools) == describe_tools([dict(t) for t in tools])
     assert describe_tools(tools).startswith(describe_tools(tools[:1]))

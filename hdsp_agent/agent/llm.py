@@ -88,7 +88,8 @@ class ModelSettings:
 
 # The server refused a prompt longer than its context (llama.cpp, vLLM, OpenAI word it differently).
 E_MODEL_CONTEXT = "E_MODEL_CONTEXT"
-# The endpoint refused the request's ``tools`` (Ollama: "registry.ollama.ai/library/x does not support tools").
+# The endpoint refused the request's ``tools``
+# (Ollama: "registry.ollama.ai/library/x does not support tools").
 E_MODEL_REFUSES_TOOLS = "E_MODEL_REFUSES_TOOLS"
 _TOOLS_REFUSAL_WORDS = ("does not support tools", "tools are not supported", "tool use is not supported")
 # The endpoint refused ``stream_options`` (some older servers and gateways validate fields strictly).
@@ -196,7 +197,9 @@ class ModelClient:
         import openai
 
         accumulator = StreamAccumulator()
-        parser = TextToolCallParser({str(t.get("function", {}).get("name")) for t in tools}) if text_mode else None
+        parser = (
+            TextToolCallParser({str(t.get("function", {}).get("name")) for t in tools}) if text_mode else None
+        )
         received = 0
         try:
             stream = await self._client.chat.completions.create(**request)
@@ -286,7 +289,9 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
                 user_text("the model at %1 does not support tool calls: %2", where, error.message),
             )
         if "stream_options" in text:
-            return ModelError(E_MODEL_REFUSES_USAGE, user_text("the endpoint refused stream_options: %1", error.message))
+            return ModelError(
+                E_MODEL_REFUSES_USAGE, user_text("the endpoint refused stream_options: %1", error.message)
+            )
     if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413):
         text = f"{error.message} {getattr(error, 'body', '')}".lower()
         if "exceed_context_size" in text or any(words in text for words in _CONTEXT_ERROR_WORDS):

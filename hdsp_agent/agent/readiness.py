@@ -10,7 +10,8 @@ Four plain verdicts, each with the next action:
 4. **Prompt size** — what the tool profile chosen for that window sends before any conversation.
 
 The two requests are capped (``max_tokens``) so a check costs at most ``MAX_CHECK_TOKENS`` tokens; the form
-says so before it runs. The result is kept with the model's setup (``ReadinessStore``) and shown in the picker.
+says so before it runs. The result is kept with the model's setup (``ReadinessStore``) and shown in the
+picker.
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ PROMPT_WARN_SHARE = 0.5
 PROMPT_FAIL_SHARE = 0.9
 FILE_NAME = "readiness.json"
 
+PROBE_TOOL_NAME = "report_status"
 PROBE_TOOL = {
     "type": "function",
     "function": {
-        "name": "report_status",
+        "name": PROBE_TOOL_NAME,
         "description": "Report your status.",
         "parameters": {
             "type": "object",
@@ -104,7 +106,8 @@ async def check_readiness(
     prompt_size: PromptSize,
     client: httpx.AsyncClient | None = None,
 ) -> ReadinessReport:
-    """Run the check against ``settings``' endpoint. Never raises for the endpoint's faults: they are lines."""
+    """Run the check against ``settings``' endpoint. Never raises for the endpoint's faults: those are
+    lines of the report."""
     if client is None:
         async with httpx.AsyncClient(trust_env=True, timeout=CHECK_TIMEOUT_SECONDS) as own:
             return await check_readiness(settings, prompt_size, own)
@@ -121,7 +124,9 @@ async def check_readiness(
         "native" if tools in ("native", "malformed") else "text"
     )  # fmt: skip
     if settings.tool_calls in ("native", "text"):
-        tools_line.text = user_text("%1 Mode set in the configuration: %2.", tools_line.text, settings.tool_calls)
+        tools_line.text = user_text(
+            "%1 Mode set in the configuration: %2.", tools_line.text, settings.tool_calls
+        )
     window, source = await _window(settings, client)
     profile = resolve_profile(settings.profile, window)
     prompt_tokens = prompt_size(profile, tool_mode)
@@ -135,7 +140,12 @@ async def check_readiness(
         window_source=source,
         profile=profile,
         prompt_tokens=prompt_tokens,
-        lines=[stream_line, tools_line, _window_line(window, source), _prompt_line(prompt_tokens, window, profile)],
+        lines=[
+            stream_line,
+            tools_line,
+            _window_line(window, source),
+            _prompt_line(prompt_tokens, window, profile),
+        ],
     )
 
 
@@ -179,12 +189,18 @@ async def _check_streaming(
         return "buffered", CheckLine(
             "streaming",
             "warn",
-            user_text("Answers arrive all at once, not piece by piece: something between you and the model "
-                      "buffers the stream."),
-            user_text("Turn off response buffering in the proxy or gateway (nginx: proxy_buffering off); "
-                      "until then answers appear only when complete."),
+            user_text(
+                "Answers arrive all at once, not piece by piece: something between you and the model "
+                "buffers the stream."
+            ),
+            user_text(
+                "Turn off response buffering in the proxy or gateway (nginx: proxy_buffering off); "
+                "until then answers appear only when complete."
+            ),
         )
-    return "streamed", CheckLine("streaming", "ok", user_text("Streaming works: the answer arrives as it is written."))
+    return "streamed", CheckLine(
+        "streaming", "ok", user_text("Streaming works: the answer arrives as it is written.")
+    )
 
 
 async def _check_tools(
@@ -240,7 +256,7 @@ async def _check_tools(
         function = (calls[0] or {}).get("function") or {}
         try:
             arguments = json.loads(function.get("arguments") or "")
-            well_formed = function.get("name") == PROBE_TOOL["function"]["name"] and isinstance(arguments, dict)  # type: ignore[index]
+            well_formed = function.get("name") == PROBE_TOOL_NAME and isinstance(arguments, dict)
         except (json.JSONDecodeError, TypeError):
             well_formed = False
         if well_formed:
@@ -251,7 +267,9 @@ async def _check_tools(
             user_text("The model calls tools natively, but its call was malformed."),
             user_text("hdsp-agent repairs small slips; if calls keep failing, try a larger model."),
         )
-    if parse_call(str(message.get("content") or "")) is not None or _has_block(str(message.get("content") or "")):
+    if parse_call(str(message.get("content") or "")) is not None or _has_block(
+        str(message.get("content") or "")
+    ):
         return "text", CheckLine(
             "tools",
             "warn",
@@ -269,7 +287,7 @@ async def _check_tools(
 def _has_block(content: str) -> bool:
     from .text_tools import TextToolCallParser
 
-    parser = TextToolCallParser({PROBE_TOOL["function"]["name"]})  # type: ignore[index]
+    parser = TextToolCallParser({PROBE_TOOL_NAME})
     parser.feed(content)
     parser.finish()
     return bool(parser.calls)
@@ -291,9 +309,13 @@ async def _window(
 
 def _window_line(window: int, source: str) -> CheckLine:
     if source == "server":
-        return CheckLine("window", "ok", user_text("Context window: %1 tokens, as the server reports.", f"{window:,}"))
+        return CheckLine(
+            "window", "ok", user_text("Context window: %1 tokens, as the server reports.", f"{window:,}")
+        )
     if source == "configuration":
-        return CheckLine("window", "ok", user_text("Context window: %1 tokens, as configured.", f"{window:,}"))
+        return CheckLine(
+            "window", "ok", user_text("Context window: %1 tokens, as configured.", f"{window:,}")
+        )
     return CheckLine(
         "window",
         "warn",
@@ -317,7 +339,9 @@ def _prompt_line(prompt_tokens: int, window: int, profile: str) -> CheckLine:
             "prompt",
             "warn",
             text,
-            user_text("Little room is left for the conversation: use a larger window or the compact profile."),
+            user_text(
+                "Little room is left for the conversation: use a larger window or the compact profile."
+            ),
         )
     return CheckLine("prompt", "ok", text)
 

@@ -1,21 +1,22 @@
 """Tool calls for models that cannot make them natively: tools described in the prompt, calls read from text.
 
-Many local models (a small GGUF on llama.cpp, an Ollama model without the ``tools`` capability) answer in prose
-when a request carries ``tools``. In text mode the request carries none: the system prompt ends with a
+Many local models (a small GGUF on llama.cpp, an Ollama model without the ``tools`` capability) answer in
+prose when a request carries ``tools``. In text mode the request carries none: the system prompt ends with a
 description of each tool and of one way to call it, a ``<tool_call>`` block holding JSON::
 
     <tool_call>
     {"name": "ls", "arguments": {"dirPath": "."}}
     </tool_call>
 
-``TextToolCallParser`` reads the streamed answer, passes the prose through and turns each block into the same
-``ToolCallDraft`` the native accumulator makes, so the loop, the executor, the policy, approvals and tool cards
-are the same. It forgives what small models do: a fenced ```` ```json ```` / ```` ```tool_call ```` block
-instead of the tag, a missing closing tag at the end, ``parameters`` or ``args`` for ``arguments``, arguments as
-a JSON string, single quotes, trailing commas, unquoted keys (``json_repair``).
+``TextToolCallParser`` reads the streamed answer, passes the prose through and turns each block into the
+same ``ToolCallDraft`` the native accumulator makes, so the loop, the executor, the policy, approvals and tool
+cards are the same. It forgives what small models do: a fenced ```` ```json ```` or ```` ```tool_call ````
+block instead of the tag, a missing closing tag at the end, ``parameters`` or ``args`` for ``arguments``,
+arguments as a JSON string, single quotes, trailing commas, unquoted keys (``json_repair``).
 
-The history is kept in the native shape (assistant ``tool_calls``, ``role: "tool"`` answers); ``as_text_history``
-rewrites it for the request, because a chat template without tool support may drop or refuse those messages.
+The history is kept in the native shape (assistant ``tool_calls``, ``role: "tool"`` answers);
+``as_text_history`` rewrites it for the request, because a chat template without tool support may drop or
+refuse those messages.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ You can call the tools below. To call one, write a block exactly like this (JSON
 {"name": "TOOL_NAME", "arguments": {"PARAMETER": "VALUE"}}
 </tool_call>
 
-Write one block per call and stop after your block(s): the result comes back in the next message. Use only the \
-tools and parameters listed. When you need no tool, answer normally without a block.
+Write one block per call and stop after your block(s): the result comes back in the next message. \
+Use only the tools and parameters listed. When you need no tool, answer normally without a block.
 
 Available tools:
 """
@@ -67,7 +68,9 @@ def describe_tools(tools: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def with_tool_descriptions(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_tool_descriptions(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The request's messages in text mode: the tools described after the system prompt, the history's tool
     calls and results written as text."""
     history = as_text_history(messages)
@@ -75,7 +78,10 @@ def with_tool_descriptions(messages: list[dict[str, Any]], tools: list[dict[str,
         return history
     section = describe_tools(tools)
     if history and history[0].get("role") == "system":
-        return [{"role": "system", "content": f"{history[0].get('content') or ''}\n\n{section}"}, *history[1:]]
+        return [
+            {"role": "system", "content": f"{history[0].get('content') or ''}\n\n{section}"},
+            *history[1:],
+        ]
     return [{"role": "system", "content": section}, *history]
 
 
@@ -92,7 +98,10 @@ def as_text_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             result = message.get("content")
             text = result if isinstance(result, str) else json.dumps(result)
             converted.append(
-                {"role": "user", "content": f"[tool result for call {message.get('tool_call_id', '')}]\n{text}"}
+                {
+                    "role": "user",
+                    "content": f"[tool result for call {message.get('tool_call_id', '')}]\n{text}",
+                }
             )
         else:
             converted.append(message)

@@ -3,7 +3,8 @@
 - Ollama: ``POST /api/show {"model"}`` → ``capabilities`` (``["completion", "tools", …]``); no ``tools``: no
   native calls (Ollama would answer HTTP 400 "does not support tools").
 - llama.cpp: ``GET /props`` → ``chat_template_caps.supports_tool_calls`` (its model list always says
-  ``"capabilities": ["completion"]``, tool-capable or not, so the chat template's capabilities are what counts).
+  ``"capabilities": ["completion"]``, tool-capable or not, so the chat template's capabilities are what
+  counts).
 
 None when the server says nothing either way: the readiness check, or a refusal of ``tools``, decides then.
 """

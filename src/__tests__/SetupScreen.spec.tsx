@@ -200,7 +200,9 @@ describe('SetupScreen', () => {
         return afterSave;
       }
     });
-    expect(screen.getByText(/two small requests: at most 300 tokens/)).toBeTruthy();
+    expect(
+      screen.getByText(/two small requests: at most 300 tokens/)
+    ).toBeTruthy();
     fireEvent.change(screen.getByLabelText('Endpoint URL'), {
       target: { value: 'http://127.0.0.1:8080/v1' }
     });
@@ -213,7 +215,9 @@ describe('SetupScreen', () => {
     expect(tools.textContent).toContain('cannot call tools natively');
     expect(tools.textContent).toContain('describe the tools in the prompt');
     expect(card.textContent).toContain('8,192 tokens, as the server reports');
-    expect(card.textContent).toContain('Tool calls: described in the prompt (text mode)');
+    expect(card.textContent).toContain(
+      'Tool calls: described in the prompt (text mode)'
+    );
     fireEvent.change(screen.getByLabelText('Tool calls'), {
       target: { value: 'text' }
     });

@@ -75,7 +75,9 @@ export function readinessLabel(
     return '';
   }
   const mode =
-    report.tool_mode === 'text' ? trans.__('text tool calls') : trans.__('native tool calls');
+    report.tool_mode === 'text'
+      ? trans.__('text tool calls')
+      : trans.__('native tool calls');
   return report.verdict === 'fail'
     ? trans.__('✘ not ready')
     : `${MARKS[report.verdict]} ${mode}`;
