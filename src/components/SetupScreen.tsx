@@ -248,9 +248,7 @@ export function SetupScreen({
             </option>
             <option value="native">{trans.__('Native')}</option>
             <option value="text">
-              {trans.__(
-                'Described in the prompt (for models without tool calls)'
-              )}
+              {trans.__('Described in the prompt (text mode)')}
             </option>
           </select>
         </label>
