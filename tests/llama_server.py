@@ -22,6 +22,8 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "build_llama_server.py"
 START_TIMEOUT_SECONDS = 60.0
+# The server's own cap on an answer's length when a request sets none (as the agent's requests do).
+MAX_ANSWER_TOKENS = 64
 
 
 def _build_script() -> ModuleType:
@@ -79,6 +81,8 @@ class LlamaServer:
                 str(self.binary), "-m", str(self.model_path), "-c", str(self.context), "--jinja",
                 "--host", "127.0.0.1", "--port", str(self.port), "-np", str(self.parallel),
                 "-t", "2", "--no-webui",
+                # Short, repeatable answers: the tests stay fast and do not depend on the sampler's luck.
+                "-n", str(MAX_ANSWER_TOKENS), "--temp", "0", "--seed", "1",
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

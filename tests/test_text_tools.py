@@ -78,6 +78,15 @@ def test_an_ordinary_code_block_stays_prose() -> None:
     assert parser.content == answer
 
 
+def test_ordinary_code_streams_at_once_even_if_its_fence_never_closes() -> None:
+    parser = TextToolCallParser({"ls"})
+    shown = "".join(parser.feed(piece).text for piece in ["Files:\n```", "\n# 1.\n", "# 2.\n", "# 3.\n"])
+    assert shown == "Files:\n```\n# 1.\n# 2.\n# 3.\n"
+    shown = "".join(parser.feed(piece).text for piece in ["```python\n", "x = 1\n```\nDone"])
+    parser.finish()
+    assert parser.calls == [] and parser.content.endswith("x = 1\n```\nDone")
+
+
 def test_the_tool_card_can_appear_while_the_block_still_streams() -> None:
     parser = TextToolCallParser({"ls"})
     touched = [

@@ -220,10 +220,10 @@ async def _check_tools(
         "gpt-oss (on llama.cpp, start llama-server with --jinja)."
     )
     try:
-        response = await client.post(url, json=body, headers=headers)
+        response = await _post(client, url, body, headers)
         if response.status_code in (400, 422) and not _refuses_tools(response):
             # Some servers reject "required" (llama-cpp-python); ask plainly instead.
-            response = await client.post(url, json={**body, "tool_choice": "auto"}, headers=headers)
+            response = await _post(client, url, {**body, "tool_choice": "auto"}, headers)
     except httpx.HTTPError as error:
         return "failed", CheckLine(
             "tools",
@@ -282,6 +282,17 @@ async def _check_tools(
         user_text("This model cannot call tools natively: it answered in prose."),
         text_mode_action,
     )
+
+
+async def _post(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]
+) -> httpx.Response:
+    """POST once more when the kept-alive connection turns out closed (llama-server closes it after a stream):
+    a transport quirk, not a verdict on the model."""
+    try:
+        return await client.post(url, json=body, headers=headers)
+    except httpx.RemoteProtocolError:
+        return await client.post(url, json=body, headers=headers)
 
 
 def _has_block(content: str) -> bool:

@@ -147,7 +147,8 @@ class TextToolCallParser:
     """Splits a streamed answer into prose and tool-call blocks, chunk by chunk.
 
     Text that might be the start of a block (a partial ``<tool_call>`` or a fence) is held back until it is
-    clear; a fenced block is held whole until it closes, then becomes a call if its body is one, else prose.
+    clear. A fence is held only while it may still be a call (a ``json``-like language and a body starting
+    with ``{``): ordinary code streams on as prose, so a model that never closes its fence is not silenced.
     """
 
     def __init__(self, known_tools: set[str] | None = None) -> None:
@@ -156,12 +157,17 @@ class TextToolCallParser:
         self.prose: list[str] = []
         self._pending = ""
         self._block: _Block | None = None
+        # Inside an ordinary code fence (streamed as prose until it closes).
+        self._in_code = False
 
     def feed(self, text: str) -> StepDelta:
         step = StepDelta()
         self._pending += text
         while self._pending:
-            if self._block is None:
+            if self._in_code:
+                if not self._take_code(step):
+                    break
+            elif self._block is None:
                 if not self._take_prose(step):
                     break
             elif not self._take_block(step):
@@ -200,6 +206,18 @@ class TextToolCallParser:
         self._pending = self._pending[len(self._pending) - keep :]
         return False
 
+    def _take_code(self, step: StepDelta) -> bool:
+        end = self._pending.find(FENCE)
+        if end < 0:
+            keep = _partial_marker(self._pending, FENCE)
+            self._emit_prose(self._pending[: len(self._pending) - keep], step)
+            self._pending = self._pending[len(self._pending) - keep :]
+            return False
+        self._emit_prose(self._pending[: end + len(FENCE)], step)
+        self._pending = self._pending[end + len(FENCE) :]
+        self._in_code = False
+        return True
+
     def _take_block(self, step: StepDelta) -> bool:
         assert self._block is not None
         closer = FENCE if self._block.fenced else CLOSE_TAG
@@ -208,6 +226,11 @@ class TextToolCallParser:
             keep = _partial_marker(self._pending, closer)
             self._block.body.append(self._pending[: len(self._pending) - keep])
             self._pending = self._pending[len(self._pending) - keep :]
+            if self._block.fenced and _ordinary_code("".join(self._block.body)):
+                # Not a call: show it as it streams, up to and with its closing fence.
+                self._emit_prose(FENCE + "".join(self._block.body), step)
+                self._block, self._in_code = None, True
+                return True
             self._announce(step)
             return False
         self._block.body.append(self._pending[:end])
@@ -281,6 +304,24 @@ def parse_call(body: str) -> tuple[str, str] | None:
     if isinstance(arguments, str):
         arguments = _object(arguments) or {}
     return name, json.dumps(arguments if isinstance(arguments, dict) else {}, ensure_ascii=False)
+
+
+# Fence languages under which a model writes a call (an empty one too).
+_CALL_LANGUAGES = ("", "json", "tool_call", "tool", "function", "call")
+
+
+def _ordinary_code(body: str) -> bool:
+    """A fence's body so far is plainly not a call: another language, or content not starting with ``{``."""
+    language, newline, rest = body.partition("\n")
+    if not newline:
+        head = language.strip().lower()
+        if not head or head.startswith("{"):
+            return False
+        return not any(lang.startswith(head) for lang in _CALL_LANGUAGES if lang)
+    if language.strip().lower() not in _CALL_LANGUAGES:
+        return True
+    content = rest.lstrip()
+    return bool(content) and not content.startswith("{")
 
 
 def _object(text: str) -> dict[str, Any] | None:
