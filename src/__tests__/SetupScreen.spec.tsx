@@ -261,4 +261,37 @@ describe('SetupScreen', () => {
       expect(screen.queryByRole('region', { name: 'Model setup' })).toBeNull()
     );
   });
+
+  it("shows each model's latest readiness verdict in the model picker", async () => {
+    const checked = {
+      verdict: 'warn',
+      tool_mode: 'text',
+      lines: [
+        {
+          check: 'tools',
+          verdict: 'warn',
+          text: 'This model cannot call tools natively: it answered in prose.',
+          action: ''
+        }
+      ]
+    } as any;
+    await open(
+      standardRoutes([], {
+        ...afterSave,
+        models: [
+          { ...configuredModels.models[0], readiness: checked },
+          configuredModels.models[1]
+        ]
+      })
+    );
+    const picker = screen.getByRole('combobox', { name: 'Model' });
+    const options = Array.from(picker.querySelectorAll('option')).map(
+      option => option.textContent
+    );
+    expect(options[0]).toBe('scripted · ! text tool calls');
+    expect(options[1]).toBe('big');
+    expect(picker.querySelector('option')!.title).toContain(
+      'cannot call tools natively'
+    );
+  });
 });
