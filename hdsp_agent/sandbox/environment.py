@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..permissions.runs_later import PROJECT_VENV_NAMES
+
 ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME"})
 ALLOWED_PREFIXES = ("LC_",)
 # Keep commands from waiting on a pager or a credential prompt, and from colouring output that is stripped.
@@ -20,7 +22,8 @@ NON_INTERACTIVE = {
     "NO_COLOR": "1",
 }
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-VENV_NAMES = (".venv", "venv")
+# The project's virtualenv: the write protection (``permissions/runs_later.py``) guards these names.
+VENV_NAMES = PROJECT_VENV_NAMES
 
 
 def sandbox_environment(base: Mapping[str, str], root: Path, home: str, tmp: str) -> dict[str, str]:
