@@ -28,6 +28,7 @@ from .proxy.upstream import Upstream
 from .sandbox import sandbox_from_config
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
+from .tools.jupyter import kernel_start
 from .tools.jupyter.live import LiveNotebooks
 from .tools.registry import ToolCatalog
 from .tools.state import ToolState
@@ -57,6 +58,9 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
         assert self.serverapp is not None and self.serverapp.event_logger is not None
         self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
+        # Kernels start without the notebook's folder on sys.path until the user's code runs: a module planted
+        # there cannot stand in for the kernel's own start-up (tools/jupyter/kernel_start.py).
+        kernel_start.install(self.serverapp.kernel_spec_manager)
         # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
         # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
         self.tool_state = ToolState()

@@ -76,8 +76,9 @@ def test_the_bootstrap_starts_ipykernel_without_running_anything_from_the_folder
 
 def test_only_an_ipykernel_module_launch_is_rewritten_and_the_rest_of_the_spec_stays() -> None:
     assert bootstrapped_argv(STOCK_ARGV) == ["python", "-c", BOOTSTRAP, "-f", "{connection_file}"]
-    assert bootstrapped_argv(["/opt/py/bin/python3", "-X", "frozen_modules=off", "-m", "ipykernel", "-f", "x"]) == [
-        "/opt/py/bin/python3", "-X", "frozen_modules=off", "-c", BOOTSTRAP, "-f", "x",
+    python = "/opt/py/bin/python3"
+    assert bootstrapped_argv([python, "-X", "frozen_modules=off", "-m", "ipykernel", "-f", "x"]) == [
+        python, "-X", "frozen_modules=off", "-c", BOOTSTRAP, "-f", "x",
     ]  # fmt: skip
     for untouched in (
         ["R", "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"],

@@ -2,10 +2,11 @@
 
 Jupyter starts a kernel in the notebook's folder with ``python -m ipykernel_launcher -f {connection_file}``.
 ``-m`` puts that folder first on ``sys.path`` before anything is imported, so an ``ipykernel_launcher.py``
-there runs instead of ipykernel's, and any module the kernel imports while it starts (``traitlets.py``,
-``zmq/``) can be stood in for by a file in the folder — code that runs outside the sandbox, in every kernel the
-user opens there. IPython then adds the folder back itself (``InteractiveShellApp.init_path``, before
-``site-packages``), so everything imported after that during start-up can be shadowed too.
+there runs instead of ipykernel's, and a module the kernel imports while it starts (``pathlib.py``, before
+the launcher drops the folder) can be stood in for by a file in the folder — code that runs outside the
+sandbox, in every kernel the user opens there. IPython then adds the folder back itself
+(``InteractiveShellApp.init_path``, before ``site-packages``), so what is imported after that during
+start-up (configured extensions, say) can be shadowed too.
 
 So, at extension load (``install``), the server's kernel spec manager hands out Python kernel specs whose
 ``-m ipykernel_launcher`` (or ``-m ipykernel``) is replaced by ``-c BOOTSTRAP``. The bootstrap drops the
@@ -57,8 +58,8 @@ app.start()
 
 
 def bootstrapped_argv(argv: list[str]) -> list[str] | None:
-    """``argv`` with ``-m ipykernel_launcher`` (or ``-m ipykernel``) replaced by the bootstrap, or None when it
-    is not an IPython kernel started that way. The interpreter and every other argument stay."""
+    """``argv`` with ``-m ipykernel_launcher`` (or ``-m ipykernel``) replaced by the bootstrap, or None when
+    it is not an IPython kernel started that way. The interpreter and every other argument stay."""
     index = 1
     while index < len(argv) - 1:
         option = argv[index]
