@@ -102,5 +102,5 @@ def install(manager: Any) -> bool:
         return bootstrapped_spec(original(kernel_name, *args, **kwargs))
 
     manager.get_kernel_spec = get_kernel_spec  # type: ignore[method-assign]
-    manager._hdsp_kernel_start = True
+    manager._hdsp_kernel_start = True  # type: ignore[attr-defined]
     return True
