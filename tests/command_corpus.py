@@ -1043,9 +1043,10 @@ ALLOW += [
     "stat -f .",
 ]
 
-# What runs or instructs later, outside the sandbox (permissions/runs_later.py, issue #24): a module that stands
-# in for one Python imports, next to a notebook or at the root; the project's virtualenvs and conda envs; .pth
-# files; Jupyter's configuration at any depth; the instruction files the agent reads into every conversation.
+# What runs or instructs later, outside the sandbox (permissions/runs_later.py, issue #24): a module that
+# stands in for one Python imports, next to a notebook or at the root; the project's virtualenvs and conda
+# envs; .pth files; Jupyter's configuration at any depth; the instruction files the agent reads into every
+# conversation.
 # Each was allowed on main.
 ASK += [
     "echo 'import os' > notebooks/ipykernel_launcher.py",
