@@ -11,8 +11,12 @@ Two levels:
   program at the next launch, or run code in the server.
 - **always ask**: files that change what runs later or what the agent is told — rules loaded into every
   future system prompt (``.hdsp/``, ``.continue/``), git's ``config``, ``hooks`` and the ``.git`` pointer
-  file, shell start-up files, ``~/.ssh``, editor tasks (``.vscode/``, ``.devcontainer/``), IPython start-up
-  and Python's ``sitecustomize``/``*.pth`` hooks, and every file that may hold secrets. Only the user's
+  file, shell start-up files, ``~/.ssh``, editor tasks (``.vscode/``, ``.devcontainer/``), IPython and
+  Jupyter configuration (``.ipython/``, ``.jupyter/`` at any depth), Python's ``sitecustomize``/``*.pth``
+  hooks (``.pth`` anywhere in the project), the instruction files at the root (``AGENTS.md``, ``CLAUDE.md``,
+  ``.cursorrules``: ``instruction_places.py``), and every file that may hold secrets — and, by what lies
+  around a project path (``runs_later.py``), modules that stand in for what Python imports next to a notebook
+  or at the root, anything in a virtualenv or conda env, what an instruction file links to. Only the user's
   approval of that very call lets it through: not accept-edits mode, not an allow rule, not a grant for the
   session.
 
