@@ -1066,6 +1066,7 @@ ASK += [
     "tee -a CLAUDE.md < a.txt",
     "sort -o .cursorrules a.txt",
     "echo x 2> AGENTS.md",
+    "cat a.txt > src/__pycache__/app.cpython-311.pyc",
 ]
 ALLOW += [
     # ... while a notebook folder's own modules, a package's stdlib-named module and data stay ordinary

@@ -436,6 +436,9 @@ RUNS_LATER = [
     # Python's own hooks anywhere in the project, IPython's and Jupyter's configuration at any depth
     "scratch/evil.pth",
     "scratch/deep/er/x.pth",
+    # compiled modules Python runs in place of their sources (import utils → analysis/__pycache__/utils…pyc)
+    "analysis/__pycache__/utils.cpython-311.pyc",
+    "src/pkg/__pycache__/core.cpython-311.pyc",
     "src/.jupyter/jupyter_server_config.d/x.json",
     "src/.jupyter/custom/custom.js",
     # what the rules loader reads into every future conversation

@@ -174,9 +174,12 @@ def test_a_sandboxed_command_leaves_nothing_that_runs_or_instructs_later(
         "mkdir -p .ipython/profile_default/startup && echo x > .ipython/profile_default/startup/0.py",
         "rm -f AGENTS.md; mv .venv moved; mv envs/analysis envs/moved",
         "touch src/ran",
+        "cd src && python3 -c 'import app' >/dev/null",
     ]
     done = run(sandbox, project, "; ".join(attempts))
     assert (project / "src" / "ran").exists(), done.stderr  # the command ran, the project is writable
+    # Python run in the sandbox leaves no compiled modules (they would run in place of their sources later).
+    assert not (project / "src" / "__pycache__").exists()
     assert (project / "AGENTS.md").read_text() == "Be careful.\n"
     assert not (project / "CLAUDE.md").exists() and not (project / ".cursorrules").exists()
     assert sorted(p.name for p in (project / ".venv").rglob("*")) == [

@@ -265,6 +265,11 @@ def write_protection(
         reason = _ask_reason(candidate, inside)
         if reason is not None:
             return Protection("ask", reason)
+    if inside and not delete and "__pycache__" in parts[:-1]:
+        # Python loads a cached module instead of compiling its source when the header's size and time match
+        # the source: a planted one runs on the user's next ``import utils``. (Sandboxed commands write none:
+        # their environment has PYTHONDONTWRITEBYTECODE.) Deleting one is harmless.
+        return Protection("ask", "compiled Python that runs in place of its source")
     if inside:
         reason = _runs_later_reason(text, root_text, given)
         if reason is not None:

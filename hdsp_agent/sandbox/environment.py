@@ -20,6 +20,9 @@ NON_INTERACTIVE = {
     "GIT_TERMINAL_PROMPT": "0",
     "TERM": "dumb",
     "NO_COLOR": "1",
+    # No __pycache__ in the project: compiled modules there run in place of their sources later, outside the
+    # sandbox, so writing one asks (permissions/protected.py); Python run here must not trip that each time.
+    "PYTHONDONTWRITEBYTECODE": "1",
 }
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 # The project's virtualenv: the write protection (``permissions/runs_later.py``) guards these names.
