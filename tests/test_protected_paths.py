@@ -575,3 +575,25 @@ async def test_in_accept_edits_mode_a_planted_kernel_module_is_written_only_on_a
     approved = RecordingApprover(approve=True)
     result = await run_tool(policy, project, approved, "create_new_file", arguments)
     assert result.ok and target.read_text() == "import os\n"
+
+
+def test_installed_top_level_names_count_but_not_stray_project_folder_names(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Some distributions install a top-level ``tests`` package by mistake: a project's own tests/ stays
+    # ordinary. Any other installed name counts, whatever it is.
+    import importlib.metadata
+
+    from hdsp_agent.permissions import runs_later
+
+    installed = {"tests": ["sloppy-dist"], "fancyplot": ["fancyplot"], "pandas": ["pandas"]}
+    monkeypatch.setattr(importlib.metadata, "packages_distributions", lambda: installed)
+    runs_later.shadowed_module_names.cache_clear()
+    try:
+        root = project.resolve()
+        assert protected.write_protection(root / "tests" / "__init__.py", root) is None
+        for path in ("fancyplot.py", "analysis/pandas/__init__.py", "analysis/fancyplot.py"):
+            protection = protected.write_protection(root / path, root)
+            assert protection is not None and protection.level == "ask", path
+    finally:
+        runs_later.shadowed_module_names.cache_clear()

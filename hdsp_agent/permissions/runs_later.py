@@ -34,6 +34,12 @@ KERNEL_START_MODULES = frozenset({
     "asttokens", "pure_eval", "pickleshare", "backcall", "dateutil", "platformdirs", "packaging",
     "typing_extensions", "exceptiongroup", "six", "appnope", "sitecustomize", "usercustomize",
 })  # fmt: skip
+# Names some distributions install as top-level packages by mistake that projects use for their own folders:
+# nothing imports them from a library, so a project's ``tests/`` or ``scripts/`` shadows nothing that matters.
+_PROJECT_FOLDER_NAMES = frozenset({
+    "tests", "test", "testing", "docs", "doc", "examples", "example", "scripts", "benchmarks", "bench", "src",
+    "lib", "utils", "util", "tools", "build", "data", "notebooks",
+})  # fmt: skip
 # How a file becomes an importable module (a package is a folder of that name with ``__init__``).
 _SOURCE_SUFFIXES = (".py", ".pyc", ".pyw")
 _EXTENSION_SUFFIXES = (".so", ".pyd")
@@ -49,7 +55,9 @@ def shadowed_module_names() -> frozenset[str]:
     case-insensitive file system imports ``JSON.py`` as ``json``). Built once per process (~0.2 s)."""
     from importlib.metadata import packages_distributions
 
-    installed = {name for name in packages_distributions() if name.isidentifier()}
+    installed = {
+        name for name in packages_distributions() if name.isidentifier() and name not in _PROJECT_FOLDER_NAMES
+    }
     return frozenset(n.lower() for n in (*KERNEL_START_MODULES, *sys.stdlib_module_names, *installed))
 
 
