@@ -103,8 +103,8 @@ def _imported_as(part: str, inner: list[str], entry: str) -> str | None:
     if not inner:
         # A module file, or a folder (or suffix-less name) put in place whole: ``mv pkg zmq``, ``cp -r``.
         return module_name(part) or (part.lower() if "." not in part else None)
-    if module_name(inner[-1]) is None:
-        return None
+    if module_name(inner[-1]) is None or part.lower() not in shadowed_module_names():
+        return None  # (the name first: the folder is looked at only for a name that matters)
     if (len(inner) == 1 and module_name(inner[0]) == "__init__") or _is_package(entry):
         return part.lower()
     return None
@@ -144,7 +144,7 @@ def shadowing_reason(path: str, root: str) -> str | None:
     names = shadowed_module_names()
     folder = root
     for index, part in enumerate(relative):
-        entry = os.path.join(folder, part)
+        entry = f"{folder}/{part}"
         module = _imported_as(part, relative[index + 1 :], entry)
         if module is not None and module in names and (folder == root or _holds_notebook(folder)):
             where = "the project root" if folder == root else "a folder that holds a notebook"
@@ -172,10 +172,8 @@ def environment_reason(path: str, root: str) -> str | None:
         return "the project's virtualenv (its programs and packages run outside the sandbox later)"
     folder = root
     for part in relative[:-1]:
-        folder = os.path.join(folder, part)
-        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(
-            os.path.join(folder, "conda-meta")
-        ):
+        folder = f"{folder}/{part}"
+        if os.path.isfile(f"{folder}/pyvenv.cfg") or os.path.isdir(f"{folder}/conda-meta"):
             return "inside a Python environment in the project (its programs and packages run later)"
     return None
 
@@ -183,11 +181,17 @@ def environment_reason(path: str, root: str) -> str | None:
 def instruction_link_reason(path: str, root: str) -> str | None:
     """Why ``path`` is what a rules or instruction file of the project reads through a link (``AGENTS.md ->
     docs/agents.md``, ``.hdsp/rules -> notes/``): writing it changes every later conversation's prompt."""
-    for place in (*INSTRUCTION_FILES, ".hdsp", ".continue", *(str(directory) for directory in RULE_DIRS)):
-        link = os.path.join(root, place)
+    for place, link in _instruction_places(root):
         if not os.path.islink(link):
             continue
         target = os.path.realpath(link)
         if path == target or path.startswith(target.rstrip("/") + "/"):
             return f"what the project's {place} (a link) reads: instructions for every later conversation"
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _instruction_places(root: str) -> tuple[tuple[str, str], ...]:
+    """(name, absolute path) of every place the rules loader reads in ``root``."""
+    places = (*INSTRUCTION_FILES, ".hdsp", ".continue", *(directory.as_posix() for directory in RULE_DIRS))
+    return tuple((place, f"{root}/{place}") for place in places)
