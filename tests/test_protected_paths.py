@@ -459,6 +459,13 @@ def test_what_runs_later_asks_through_every_writer(project: Path, path: str, mod
 
     assert decision("create_new_file", {"filepath": path, "contents": "x"}) == "ask"
     assert decision("edit_existing_file", {"filepath": path, "changes": "x"}) == "ask"
+    assert (
+        decision("single_find_and_replace", {"filepath": path, "old_string": "a", "new_string": "b"}) == "ask"
+    )
+    assert (
+        decision("multi_edit", {"filepath": path, "edits": [{"old_string": "a", "new_string": "b"}]}) == "ask"
+    )
+    assert decision("search_and_replace_in_file", {"filepath": path, "diffs": ["x"]}) == "ask"
     for command in (f"echo x > '{path}'", f"echo x | tee -a '{path}'", f"cp notes.md '{path}'"):
         assert decision("run_terminal_command", {"command": command}) == "ask", command
     assert decision("run_terminal_command", {"command": f"mv notes.md '{path}'"}) == "ask"
