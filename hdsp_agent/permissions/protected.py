@@ -323,9 +323,10 @@ def _runs_later_reason(text: str, root_text: str, given: str | None) -> str | No
     """The questions about what lies around a project path (``runs_later.py``), for the resolved path and for
     the path as given (a link named ``json.py`` next to a notebook is imported, wherever it points)."""
     places = [text]
-    if given:
+    # Only when the names differ (a link): ``given`` may be relative to a ``cd`` of the command, not the root.
+    if given and os.path.basename(given.rstrip("/")) != os.path.basename(text):
         lexical = os.path.normpath(os.path.join(root_text, os.path.expanduser(given)))
-        if lexical != text and lexical != root_text and _inside(lexical, root_text):
+        if lexical != root_text and _inside(lexical, root_text):
             places.append(lexical)
     for place in places:
         reason = (
