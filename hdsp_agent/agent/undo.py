@@ -181,6 +181,7 @@ class FileStep:
                 current,
                 after_sha256=_sha256(self.content),
                 shown_as=self.path,
+                after_absent=self.content is None,
             )
             self.store.forget_read(self.session_id, self.file)
         return FileStep(
@@ -303,7 +304,7 @@ def file_step(store: FileStateStore, record: UndoRecord) -> FileStep:
         path,
         record.prior,
         record.after_sha256,
-        record.after_sha256 is not None,
+        record.after_sha256 is not None or record.after_absent,
         what,
         record=record,
     )
