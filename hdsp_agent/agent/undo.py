@@ -174,6 +174,7 @@ class FileStep:
             if self.content is None:
                 self.file.unlink(missing_ok=True)
             else:
+                self.file.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(self.file, self.content)
             self.store.record_prior(
                 self.session_id,

@@ -267,8 +267,14 @@ class ShellChanges:
     def _apply_link(self, upper_path: str, real: Path, rel: str) -> None:
         target = os.readlink(upper_path)
         pointed = Path(os.path.normpath(os.path.join(os.path.dirname(real), target)))
-        if self._refused(real, rel) or self._refused(Path(os.path.realpath(pointed)), target):
+        if self._refused(real, rel):
             return
+        if self.filter_protected:
+            protection = self.protection(Path(os.path.realpath(pointed)), self.root, target)
+            if protection is not None:
+                reason = user_text("a link to %1, %2", target, protection.reason)
+                self.report.dropped.append((rel, reason))
+                return
         if real.is_dir() and not real.is_symlink() and not self._delete(real, rel):
             return
         if not self._parent_is_real(real, rel):

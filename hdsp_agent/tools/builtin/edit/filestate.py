@@ -183,6 +183,8 @@ class FileStateStore:
         if record.prior is None:
             record.path.unlink(missing_ok=True)
         else:
+            # A shell command may have deleted the file's folder with it (``rm -r``): it comes back too.
+            record.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(record.path, record.prior)
         history = self._undo.get(record.session_id, [])
         if record in history:
