@@ -306,7 +306,7 @@ async def test_a_background_commands_changes_are_applied_and_recorded_when_it_ex
     assert entry.changes is not None and entry.changes["not_written"][0]["path"] == "sitecustomize.py"
 
 
-# -- the fallback: no overlay ---------------------------------------------------------------------------------
+# -- the fallback: no overlay ------------------------------------------------------------------------------
 
 
 @pytest.mark.asyncio
