@@ -352,3 +352,15 @@ async def test_an_unsandboxed_command_is_compared_before_and_after_and_nothing_i
     }, output.content
     assert (project / "sitecustomize.py").exists()  # the user approved running it outside the sandbox
     assert "not_written" not in output.details
+
+
+@pytest.mark.asyncio
+async def test_an_opaque_mark_the_command_sets_itself_deletes_nothing(project: Path) -> None:
+    sandbox = make_sandbox("bubblewrap")
+    # Under root, user.overlay.opaque is an ordinary xattr the command can set through the overlay; read as
+    # overlayfs's own mark it would make tree/ look replaced, and tree/a.txt deleted.
+    script = "import os; os.setxattr('tree', 'user.overlay.opaque', b'y'); open('tree/new.txt', 'w').write('n')"
+    result = await run_allowed(sandbox, project, f"{PYTHON} -c {shlex.quote(script)}", FileStateStore())
+    assert (project / "tree" / "a.txt").read_text() == "a\n", result.content
+    assert (project / "tree" / "inner" / "b.bin").exists()
+    assert [item["path"] for item in result.details["changed_files"]] == ["tree/new.txt"]

@@ -45,7 +45,10 @@ _NAMED = 20
 # Applied without being listed: git keeps its own history of what is inside (``git reflog``), and its
 # protected parts (hooks, config) are checked like any other path before this applies.
 _UNLISTED_PREFIXES = (".git/",)
-_OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
+# The overlay was mounted by the same user as this server: by root with overlayfs's own ``trusted.*`` marks,
+# else with ``userxattr``. Only that one counts: under root, ``user.overlay.opaque`` is an ordinary xattr a
+# command can set through the overlay (and it would make a folder look replaced, its other files deleted).
+_OPAQUE_XATTR = "trusted.overlay.opaque" if os.geteuid() == 0 else "user.overlay.opaque"
 _HASH_CHUNK = 1024 * 1024
 
 
@@ -149,13 +152,10 @@ def _is_whiteout(status: os.stat_result) -> bool:
 
 
 def _is_opaque(path: str) -> bool:
-    for name in _OPAQUE_XATTRS:
-        try:
-            if os.getxattr(path, name, follow_symlinks=False) == b"y":
-                return True
-        except OSError:
-            continue
-    return False
+    try:
+        return os.getxattr(path, _OPAQUE_XATTR, follow_symlinks=False) == b"y"
+    except OSError:
+        return False
 
 
 class ShellChanges:
