@@ -29,7 +29,7 @@ from hdsp_agent.permissions.decision import PolicyDecision, ReadOnlyPolicy
 from hdsp_agent.permissions.policy import AdminFloor, RulePolicy
 from hdsp_agent.permissions.protected import write_protection
 from hdsp_agent.permissions.rules import Rule
-from hdsp_agent.sandbox import Sandbox, SandboxSettings
+from hdsp_agent.sandbox import Sandbox, SandboxSettings, overlay_setup, runner
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
 from hdsp_agent.tools.builtin import shell_changes
 from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
@@ -359,8 +359,30 @@ async def test_an_opaque_mark_the_command_sets_itself_deletes_nothing(project: P
     sandbox = make_sandbox("bubblewrap")
     # Under root, user.overlay.opaque is an ordinary xattr the command can set through the overlay; read as
     # overlayfs's own mark it would make tree/ look replaced, and tree/a.txt deleted.
-    script = "import os; os.setxattr('tree', 'user.overlay.opaque', b'y'); open('tree/new.txt', 'w').write('n')"
+    script = (
+        "import os; os.setxattr('tree', 'user.overlay.opaque', b'y'); open('tree/new.txt', 'w').write('n')"
+    )
     result = await run_allowed(sandbox, project, f"{PYTHON} -c {shlex.quote(script)}", FileStateStore())
     assert (project / "tree" / "a.txt").read_text() == "a\n", result.content
     assert (project / "tree" / "inner" / "b.bin").exists()
     assert [item["path"] for item in result.details["changed_files"]] == ["tree/new.txt"]
+
+
+@pytest.mark.asyncio
+async def test_when_the_overlay_cannot_be_mounted_the_command_runs_once_with_the_fallback(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox = make_sandbox("bubblewrap")
+    # A scratch place the probe is told works, whose name overlayfs options cannot carry: the supervisor's
+    # mount fails, the command does not run there, and the server runs it again with the stat walk.
+    odd = tmp_path / "scratch:odd"
+    odd.mkdir()
+    monkeypatch.setattr(overlay_setup, "_broken", {})
+    monkeypatch.setattr(runner, "scratch_base", lambda root: str(odd))
+    monkeypatch.setattr(runner, "overlay_works", lambda root, base: overlay_setup._broken.get((root, base)))
+    store = FileStateStore()
+    result = await run_allowed(sandbox, project, python_writes({"src/made.txt": "once\n"}), store)
+    assert (project / "src" / "made.txt").read_text() == "once\n", result.content
+    assert [item["path"] for item in result.details["changed_files"]] == ["src/made.txt"]
+    assert "did not run" not in result.content  # the failed attempt is not the result
+    assert overlay_setup._broken  # later commands go straight to the fallback

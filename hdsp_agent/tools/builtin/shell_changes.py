@@ -424,7 +424,8 @@ class ShellChanges:
             shown_as=shown_as,
             after_absent=after_absent,
         )
-        self.store.forget_read(self.session_id, real)
+        # The session's read of the file (if any) is kept: it is stale now, so an edit is refused until the
+        # model reads the file again, as after any other program's change.
         self.report.applied.append(AppliedChange(shown_as, change, record.record_id))
 
     def _listed(self, rel: str, change: str, undo_id: str | None, why_no_undo: str) -> None:

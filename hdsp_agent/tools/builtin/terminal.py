@@ -181,11 +181,22 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             raise
         if not args.waitForCompletion:
             return await self._run_in_background(args, ctx, cwd, prepared, capture, log_path, mode)
+        finishing: asyncio.Future[ChangeReport] | None = None
         try:
             output = await self._run_to_completion(args, cwd, prepared, log_path, mode)
-            return _with_changes(output, await capture.finish_async(), capture)
+            finishing = asyncio.ensure_future(capture.finish_async())
+            return _with_changes(output, await asyncio.shield(finishing), capture)
+        except asyncio.CancelledError:
+            if finishing is None:
+                # Stopped (everything below the supervisor is gone by now): what it wrote reaches the project
+                # as it would have without the overlay, and the turn's undo covers it.
+                capture.finish()
+            raise
         finally:
-            prepared.cleanup()
+            if finishing is None or finishing.done():
+                prepared.cleanup()
+            else:  # cancelled while its changes are applied: the scratch dirs go once that is done
+                finishing.add_done_callback(lambda _done: prepared.cleanup())
 
     def run_mode(self, ctx: ToolContext) -> RunMode:
         """The mode the policy decided for this call; without one (a tool called outside the executor's
