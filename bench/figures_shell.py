@@ -91,7 +91,7 @@ async def shell_figures(workdir: Path) -> list[Figure]:
             f"unsandboxed command + stat walk before/after, {TREE_FILES:,} files",
             "plain bash -c",
             *medians,
-            40.0,
+            50.0,
         )
     )
     return figures

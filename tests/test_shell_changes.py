@@ -386,3 +386,12 @@ async def test_when_the_overlay_cannot_be_mounted_the_command_runs_once_with_the
     assert [item["path"] for item in result.details["changed_files"]] == ["src/made.txt"]
     assert "did not run" not in result.content  # the failed attempt is not the result
     assert overlay_setup._broken  # later commands go straight to the fallback
+
+
+@pytest.mark.asyncio
+async def test_a_set_user_id_bit_the_command_sets_is_not_applied(project: Path) -> None:
+    sandbox = make_sandbox("bubblewrap")
+    script = "import os; open('tool.sh', 'w').write('echo hi'); os.chmod('tool.sh', 0o6755)"
+    result = await run_allowed(sandbox, project, f"{PYTHON} -c {shlex.quote(script)}", FileStateStore())
+    mode = (project / "tool.sh").stat().st_mode
+    assert stat.S_IMODE(mode) == 0o755, (oct(mode), result.content)

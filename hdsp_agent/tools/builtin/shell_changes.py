@@ -147,6 +147,12 @@ def _sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _plain_mode(status: os.stat_result) -> int:
+    """The permission bits to apply, without set-user-ID and set-group-ID: a file the command made (as the
+    server's user, root included) does not become a program that runs as that user for anyone else."""
+    return stat.S_IMODE(status.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
+
+
 def _is_whiteout(status: os.stat_result) -> bool:
     return stat.S_ISCHR(status.st_mode) and status.st_rdev == 0
 
@@ -237,7 +243,7 @@ class ShellChanges:
                 return  # what is there could not go: nothing can be put in its place
             if not self._parent_is_real(real, rel):
                 return
-            real.mkdir(mode=stat.S_IMODE(status.st_mode))
+            real.mkdir(mode=_plain_mode(status))
         elif _is_opaque(upper_path):  # the command replaced the folder: what it did not put back is gone
             kept = set(os.listdir(upper_path))
             for child in sorted(os.listdir(real)):
@@ -254,7 +260,7 @@ class ShellChanges:
             return
         prior, why_no_undo = self._prior(real)
         if prior is not None and len(prior) == status.st_size and Path(upper_path).read_bytes() == prior:
-            os.chmod(real, stat.S_IMODE(status.st_mode))  # a copy-up by touch or chmod: same content
+            os.chmod(real, _plain_mode(status))  # a copy-up by touch or chmod: same content
             return
         self._move_in(upper_path, real, status)
         existed = prior is not None or why_no_undo is not None
@@ -287,6 +293,8 @@ class ShellChanges:
     def _move_in(self, upper_path: str, real: Path, status: os.stat_result) -> None:
         """Put the upper file at ``real`` at once: a rename on the same filesystem, else copy and replace."""
         try:
+            if status.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                os.chmod(upper_path, _plain_mode(status))
             os.replace(upper_path, real)
             return
         except OSError:
@@ -294,7 +302,7 @@ class ShellChanges:
         temp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.hdsp-tmp")
         try:
             shutil.copyfile(upper_path, temp)
-            os.chmod(temp, stat.S_IMODE(status.st_mode))
+            os.chmod(temp, _plain_mode(status))
             os.replace(temp, real)
         except BaseException:
             temp.unlink(missing_ok=True)
