@@ -33,7 +33,7 @@ from typing import Any
 
 from ...permissions.paths import display_path
 from ...permissions.protected import Protection, write_protection
-from ...user_text import user_text
+from ...user_text import user_template, user_text
 from .edit.filestate import FileStateStore
 from .tree_snapshot import TreeDiff
 
@@ -50,6 +50,11 @@ _UNLISTED_PREFIXES = (".git/",)
 # command can set through the overlay (and it would make a folder look replaced, its other files deleted).
 _OPAQUE_XATTR = "trusted.overlay.opaque" if os.geteuid() == 0 else "user.overlay.opaque"
 _HASH_CHUNK = 1024 * 1024
+_KIND_WORDS = {
+    "created": user_template("created %1"),
+    "changed": user_template("changed %1"),
+    "deleted": user_template("deleted %1"),
+}
 
 
 @dataclass(frozen=True)
@@ -81,18 +86,18 @@ class ChangeReport:
                     self.not_captured,
                 )
             )
-        listed = [change for change in self.applied]
+        listed = self.applied
         if listed:
             parts = []
-            for kind in ("created", "changed", "deleted"):
+            for kind, words in _KIND_WORDS.items():
                 names = [change.path for change in listed if change.change == kind]
                 if names:
-                    parts.append(f"{kind} {_names(names)}")
+                    parts.append(user_text(words, _names(names)))
+            joined = parts[0]
+            for part in parts[1:]:  # each part stays a UserText, translated by the sidebar
+                joined = user_text("%1; %2", joined, part)
             lines.append(
-                user_text(
-                    "[Files the command changed (listed for review, undone with the turn): %1]",
-                    "; ".join(parts),
-                )
+                user_text("[Files the command changed (listed for review, undone with the turn): %1]", joined)
             )
         no_undo = [change for change in listed if change.undo_id is None]
         if no_undo:

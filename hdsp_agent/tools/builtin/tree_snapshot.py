@@ -10,26 +10,35 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 from typing import NamedTuple
 
 # Directories below the root that are not walked, as '/'-separated relative paths.
 SKIPPED = frozenset({".git/objects", ".git/lfs"})
-# A project bigger than this is not walked at all (the command's changes are then not captured).
-MAX_ENTRIES = 300_000
+# A project bigger than this, or slower to walk, is not walked (the command's changes are then not captured),
+# and not tried again for a while: on a home directory with no sandbox, every command would pay for it.
+MAX_ENTRIES = 100_000
+MAX_SECONDS = 2.0
+RETRY_AFTER_SECONDS = 600.0
+_too_large: dict[str, tuple[float, str]] = {}
 
 Entry = tuple[int, int, int, int]  # size, mtime_ns, inode, mode
 
 
 class TooLarge(Exception):
-    """The project has more than ``MAX_ENTRIES`` files and folders."""
+    """The project has more than ``MAX_ENTRIES`` files and folders, or takes longer than ``MAX_SECONDS``."""
 
 
 def snapshot(root: Path) -> dict[str, Entry]:
     """Every file, link and folder below ``root`` (relative '/'-separated path → its stat), links not
     followed. Raises ``TooLarge``."""
+    known = _too_large.get(str(root))
+    if known is not None and time.monotonic() - known[0] < RETRY_AFTER_SECONDS:
+        raise TooLarge(known[1])
     found: dict[str, Entry] = {}
     stack = [("", str(root))]
+    deadline = time.monotonic() + MAX_SECONDS
     while stack:
         prefix, directory = stack.pop()
         try:
@@ -45,8 +54,10 @@ def snapshot(root: Path) -> dict[str, Entry]:
             found[rel] = (status.st_size, status.st_mtime_ns, status.st_ino, status.st_mode)
             if stat.S_ISDIR(status.st_mode) and rel not in SKIPPED:
                 stack.append((rel + "/", entry.path))
-        if len(found) > MAX_ENTRIES:
-            raise TooLarge(f"the project has more than {MAX_ENTRIES:,} files and folders")
+        if len(found) > MAX_ENTRIES or time.monotonic() > deadline:
+            why = f"the project is too large to compare before and after ({len(found):,}+ entries)"
+            _too_large[str(root)] = (time.monotonic(), why)
+            raise TooLarge(why)
     return found
 
 
