@@ -33,7 +33,7 @@ from typing import Any
 
 from ...permissions.paths import display_path
 from ...permissions.protected import Protection, write_protection
-from ...user_text import user_template, user_text
+from ...user_text import UserText, user_text
 from .edit.filestate import FileStateStore
 from .tree_snapshot import TreeDiff
 
@@ -50,11 +50,6 @@ _UNLISTED_PREFIXES = (".git/",)
 # command can set through the overlay (and it would make a folder look replaced, its other files deleted).
 _OPAQUE_XATTR = "trusted.overlay.opaque" if os.geteuid() == 0 else "user.overlay.opaque"
 _HASH_CHUNK = 1024 * 1024
-_KIND_WORDS = {
-    "created": user_template("created %1"),
-    "changed": user_template("changed %1"),
-    "deleted": user_template("deleted %1"),
-}
 
 
 @dataclass(frozen=True)
@@ -89,10 +84,10 @@ class ChangeReport:
         listed = self.applied
         if listed:
             parts = []
-            for kind, words in _KIND_WORDS.items():
+            for kind in ("created", "changed", "deleted"):
                 names = [change.path for change in listed if change.change == kind]
                 if names:
-                    parts.append(user_text(words, _names(names)))
+                    parts.append(_kind_words(kind, _names(names)))
             joined = parts[0]
             for part in parts[1:]:  # each part stays a UserText, translated by the sidebar
                 joined = user_text("%1; %2", joined, part)
@@ -137,6 +132,14 @@ class ChangeReport:
         if self.not_captured:
             found["changes_not_captured"] = self.not_captured
         return found
+
+
+def _kind_words(kind: str, names: str) -> UserText:
+    if kind == "created":
+        return user_text("created %1", names)
+    if kind == "changed":
+        return user_text("changed %1", names)
+    return user_text("deleted %1", names)
 
 
 def _names(names: list[str]) -> str:
