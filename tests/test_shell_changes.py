@@ -395,3 +395,23 @@ async def test_a_set_user_id_bit_the_command_sets_is_not_applied(project: Path) 
     result = await run_allowed(sandbox, project, f"{PYTHON} -c {shlex.quote(script)}", FileStateStore())
     mode = (project / "tool.sh").stat().st_mode
     assert stat.S_IMODE(mode) == 0o755, (oct(mode), result.content)
+
+
+@pytest.mark.asyncio
+async def test_a_renamed_folder_arrives_whole(project: Path) -> None:
+    # Without redirects, renaming a folder from below the overlay fails with EXDEV and mv (shutil.move) copies
+    # it: the upper dir then holds all of it, and the old name a whiteout.
+    sandbox = make_sandbox("bubblewrap")
+    result = await run_allowed(
+        sandbox, project, f"{PYTHON} -c \"import shutil; shutil.move('tree', 'moved')\"", FileStateStore()
+    )
+    assert not (project / "tree").exists(), result.content
+    assert (project / "moved" / "a.txt").read_text() == "a\n"
+    assert (project / "moved" / "inner" / "b.bin").read_bytes() == bytes(range(256))
+    listed = {item["path"]: item["change"] for item in result.details["changed_files"]}
+    assert listed == {
+        "moved/a.txt": "created",
+        "moved/inner/b.bin": "created",
+        "tree/a.txt": "deleted",
+        "tree/inner/b.bin": "deleted",
+    }

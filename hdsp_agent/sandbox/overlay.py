@@ -70,7 +70,9 @@ def mount_overlay(root: str, upper: str, work: str, target: str | None = None) -
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
     _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "make mounts private")
-    options = f"lowerdir={root},upperdir={upper},workdir={work}"
+    # No redirects and no metadata-only copies: a renamed folder is then copied up whole (``mv`` gets EXDEV
+    # and copies) and a chmod copies the data too, so the upper dir alone says everything the command changed.
+    options = f"redirect_dir=nofollow,metacopy=off,lowerdir={root},upperdir={upper},workdir={work}"
     if not privileged:
         options = "userxattr," + options
     where = (target or root).encode()

@@ -400,9 +400,12 @@ class ShellChanges:
     def _prior(self, real: Path) -> tuple[bytes | None, str | None]:
         """What ``real`` holds now (None: nothing) and, when it is not kept for undo, why."""
         try:
-            size = real.lstat().st_size
+            status = real.lstat()
         except FileNotFoundError:
             return None, None
+        if stat.S_ISLNK(status.st_mode):  # its bytes would be the target's: a link is not restored as a file
+            return None, user_text("it was a link")
+        size = status.st_size
         if self._recorded >= MAX_RECORDED:
             return None, user_text("more than %1 changes in one command", MAX_RECORDED)
         if size > PRIOR_FILE_MAX_BYTES:
