@@ -172,11 +172,12 @@ async def test_a_command_run_without_asking_leaves_nothing_that_runs_or_instruct
     result = await run_allowed(sandbox, project, command, store)
     assert not (project / name).exists(), result.content
     assert tree(project) == {**before, "ordinary.txt": b"kept\n"}  # nothing else either
-    if name not in (".git/hooks/post-checkout", ".hdsp/rules/always.md"):  # those failed inside: read-only
-        # Named: the file, or the protected folder it would have gone into.
-        dropped = [item["path"] for item in result.details["not_written"]]
+    dropped = [item["path"] for item in result.details.get("not_written", [])]
+    if dropped:  # written into the overlay, then dropped: named (the file, or the protected folder it is in)
         assert len(dropped) == 1 and (name + "/").startswith(dropped[0] + "/"), dropped
         assert "Not written: " + dropped[0] in result.content
+    else:  # or it was read-only inside the sandbox already (.git/hooks, .hdsp/), and the write failed there
+        assert "Read-only file system" in result.content, result.content
     assert [item["path"] for item in result.details["changed_files"]] == ["ordinary.txt"]
 
 
@@ -415,3 +416,22 @@ async def test_a_renamed_folder_arrives_whole(project: Path) -> None:
         "tree/a.txt": "deleted",
         "tree/inner/b.bin": "deleted",
     }
+
+
+@pytest.mark.asyncio
+async def test_a_stopped_commands_changes_are_applied_and_recorded(project: Path) -> None:
+    sandbox = make_sandbox("bubblewrap")
+    store = FileStateStore()
+    tool = RunTerminalCommandTool(sandbox=sandbox, file_state=store)
+    ctx = ToolContext(
+        root_dir=project, session_id="s1", client_context={"session_dir": str(project.parent / "logs")}
+    )
+    running = asyncio.ensure_future(
+        tool.run(tool.args_model(command="echo partial > partial.txt; sleep 60"), ctx)
+    )
+    await asyncio.sleep(2.0)  # the file is written (into the overlay) and the command sleeps
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert (project / "partial.txt").read_text() == "partial\n"
+    assert [record.shown_as for record in store.records("s1")] == ["partial.txt"]
