@@ -6,7 +6,6 @@ SAFETY: the corpus holds destructive commands. They go to ``analyze_command`` an
 from __future__ import annotations
 
 import os
-
 from pathlib import Path
 
 import pytest
