@@ -278,7 +278,7 @@ async def test_two_undos_at_once_apply_once(tmp_path: Path) -> None:
         await undo.redo("s")
 
 
-# -- issue 24: undo re-resolves each path when it applies -----------------------------------------------------
+# -- issue 24: undo re-resolves each path when it applies ----------------------------------------------------
 
 
 def _agent_wrote(state: ToolState, session_id: str, file: Path, prior: bytes | None, after: bytes) -> None:
