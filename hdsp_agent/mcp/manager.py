@@ -98,6 +98,7 @@ class McpManager:
                 f"{problem.server}: " if problem.server else "",
                 problem.message,
             )
+        self._protect_command_files()
         wanted = {spec.name: spec for spec in self.config.servers if not spec.disabled}
         for name, connection in list(self.connections.items()):
             if wanted.get(name) != connection.spec:
@@ -115,6 +116,18 @@ class McpManager:
                     logger=self.log,
                 )
         self._sync_index()
+
+    def _protect_command_files(self) -> None:
+        """The files inside the root the configured servers run: writes to them always ask, and sandboxed
+        commands see them read-only (``permissions.protected.configure_run_later_files``)."""
+        from ..permissions.protected import configure_run_later_files
+        from .config import command_files
+
+        files: dict[str, str] = {}
+        for spec in [*self.config.servers, *self.config.denied]:
+            for path in command_files(spec, self.root_dir):
+                files.setdefault(str(path), spec.name)
+        configure_run_later_files(files)
 
     def _sync_index(self) -> None:
         """The ``mcp_tools`` index and ``mcp_start_server`` in the registry while a server is configured,
