@@ -48,6 +48,8 @@ class PreparedCommand:
     layer: str
     _created: list[GuardedPath] = field(default_factory=list)
     _scratch: str | None = None
+    # The bounds it runs under (to say which one a command hit); None: unsandboxed.
+    limits: SandboxLimits | None = None
 
     def cleanup(self) -> None:
         """Remove the mount points bwrap had to create for guarded paths (when still empty) and the
@@ -157,7 +159,7 @@ class Sandbox:
             spec["argv"] = ["bash", "-c", command]
             spec["landlock"] = {"rules": rules, "deny_tcp": mode != "network"}
         argv = [sys.executable, "-I", "-S", str(SUPERVISOR), json.dumps(spec)]
-        return PreparedCommand(argv, env, root, status.layer, created, scratch)
+        return PreparedCommand(argv, env, root, status.layer, created, scratch, limits=limits)
 
     def _home_paths(self) -> list[tuple[str, str]]:
         """(real path, path relative to the home) for each existing ``home_paths`` entry inside the home."""
