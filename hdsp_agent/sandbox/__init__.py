@@ -6,6 +6,8 @@
 - ``bwrap`` / ``landlock_rules``: the pure builders of the bubblewrap argv and the Landlock allowlist;
 - ``protect``: guarded and masked paths; ``environment``: the allowlisted environment;
 - ``supervisor`` (a script) and ``landlock`` (raw syscalls): what runs in the child, standard library only.
+- ``network_proxy`` (the allowlist proxy the supervisor serves) and ``addresses`` (the address classes it
+  shares with the web tools' URL guard): standard library only too.
 """
 
 from __future__ import annotations
