@@ -375,3 +375,16 @@ async def test_always_allowing_a_start_is_kept_for_the_next_process(tmp_path: Pa
     assert not of_type(events, "approval.request")
     assert len(pid_file.read_text().split()) == 2
     assert "again" in tool_results(model.requests[-1])[0]
+
+
+async def test_a_malformed_name_of_a_configured_server_is_left_unknown(tmp_path: Path) -> None:
+    """The model's typo (``demo__bad name!``) gets no stand-in (no tool could have that name) and starts
+    nothing; the turn goes on."""
+    pid_file = tmp_path / "pids"
+    script = [tool_calls(("demo__bad name!", "{}")), text("Sorry.")]
+    with ScriptedModel(script) as model:
+        async with agent(tmp_path, model, {"demo": demo(pid_file)}, STANDARD_WINDOW) as (_, mcp, sessions):
+            assert await mcp.load(["demo__bad name!"]) is False
+            events = await run_turn(sessions.create(), "go")
+    assert of_type(events, "turn.end")[-1]["reason"] == "completed"
+    assert not pid_file.exists()

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.base import ToolError
-from ..tools.naming import sanitize_part, split_tool_name
+from ..tools.naming import is_valid_name, sanitize_part, split_tool_name
 from ..tools.profiles import TOOL_INDEX
 from ..tools.registry import ToolRegistry
 from .config import McpConfig, McpServerSpec, load_mcp_config, project_trust
@@ -276,7 +276,8 @@ class McpManager:
 
         group = sanitize_part(connection.name)
         for name in names:
-            if split_tool_name(name)[0] == group:
+            # A name no tool could have (the model's typo) stays unknown: the executor says so.
+            if is_valid_name(name) and split_tool_name(name)[0] == group:
                 self.registry.register(unstarted_tool(self, connection.spec, name), replace=True)
                 self._stand_ins.setdefault(connection.name, set()).add(name)
 
