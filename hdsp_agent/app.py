@@ -94,8 +94,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = ConversationManager(self.store, self.runtime)
         self.mcp = McpServices.for_app(self, build_mcp_endpoint)
-        self.runtime.refresh_tools = self.mcp.manager.refresh
-        self.runtime.load_tools = self.mcp.manager.load
+        self.mcp.manager.attach(self.runtime)
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
         status = self.os_sandbox.status

@@ -281,6 +281,10 @@ export interface IMcpProjectFile {
   status: 'trusted' | 'untrusted' | 'changed' | 'invalid';
   /** Of the file's content as the server read it: trust is granted for exactly that content. */
   sha256: string | null;
+  /** Files inside the project its servers run, pinned with the file when it is trusted. */
+  pinned_files?: string[];
+  /** Pinned files that changed since it was trusted (the problems list names them too). */
+  changed_files?: string[];
 }
 
 export interface IMcpProblem {

@@ -31,7 +31,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..tools.base import ToolContext, ToolError
-from ..tools.builtin.edit.filestate import FileStateStore, UndoRecord, atomic_write
+from ..tools.builtin.edit.filestate import (
+    FileStateStore,
+    UndoRecord,
+    atomic_write,
+    ensure_unmoved,
+    moved_reason,
+)
 from ..tools.jupyter.edits import apply_edit
 from ..tools.jupyter.inverse import InverseEdit, inverse_of
 from ..tools.jupyter.notebook_runtime import NotebookRuntime
@@ -155,7 +161,11 @@ class FileStep:
     record: UndoRecord | None = None
 
     async def check(self, simulation: Simulation) -> None:
-        if self.checked and simulation.file_hash(self.file) != self.expected_sha256:
+        # Re-resolved now: a folder swapped for a link since the change was recorded is not followed.
+        moved = moved_reason(self.file)
+        if moved is not None:
+            simulation.conflict(self.path, moved)
+        elif self.checked and simulation.file_hash(self.file) != self.expected_sha256:
             simulation.conflict(self.path, "the file changed after the agent wrote it")
         elif self.path in simulation.unsaved:
             simulation.conflict(
@@ -164,6 +174,7 @@ class FileStep:
         simulation.files[self.file] = _sha256(self.content)
 
     async def apply(self) -> Step | None:
+        ensure_unmoved(self.file, self.path)  # again: the plan was checked a moment ago
         try:
             current: bytes | None = self.file.read_bytes()
         except FileNotFoundError:

@@ -68,6 +68,8 @@ class PreparedCommand:
                 return failed.read() or "unknown error"
         except OSError:
             return None
+    # The bounds it runs under (to say which one a command hit); None: unsandboxed.
+    limits: SandboxLimits | None = None
 
     def cleanup(self) -> None:
         """Remove the mount points bwrap had to create for guarded paths (when still empty) and the
@@ -197,7 +199,7 @@ class Sandbox:
             if overlay:
                 no_overlay = "the Landlock layer cannot give the command an overlay"
         argv = [sys.executable, "-I", "-S", str(SUPERVISOR), json.dumps(spec)]
-        prepared = PreparedCommand(argv, env, root, status.layer, created, scratch)
+        prepared = PreparedCommand(argv, env, root, status.layer, created, scratch, limits=limits)
         prepared.overlay, prepared.no_overlay_reason = dirs, no_overlay
         return prepared
 

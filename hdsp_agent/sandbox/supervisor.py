@@ -223,8 +223,8 @@ def main() -> int:
         if watchdog.over_limit():
             _stop_all(me)
             note = (
-                f"[sandbox: the command started more than {limits['max_processes']} processes; "
-                "all of them were stopped]"
+                f"[sandbox: the command started more than {limits['max_processes']} processes at once, "
+                "the bound the administrator set (sandbox_max_processes); all of them were stopped]"
             )
             main_status = _killed_by(signal.SIGKILL)
             break

@@ -353,12 +353,48 @@ def _with_changes(output: ToolOutput, report: ChangeReport, capture: ChangeCaptu
     return output
 
 
+# What a command's output shows when a program hit the file size bound (RLIMIT_FSIZE): bash reporting the
+# signal (SIGXFSZ) that stopped it, or a program that ignores the signal getting EFBIG.
+_FILE_SIZE_SIGNS = ("File size limit exceeded", "File too large")
+_SIGXFSZ_STATUS = 128 + 25
+# The supervisor's note when the process bound stopped a command (sandbox/supervisor.py).
+_PROCESS_BOUND_SIGN = "(sandbox_max_processes)"
+
+
+def _bound_hit(output: ToolOutput, prepared: PreparedCommand) -> str | None:
+    """The sandbox bound the command ran into, said plainly with its setting, or None."""
+    limits = prepared.limits
+    if limits is None:
+        return None
+    if _PROCESS_BOUND_SIGN in output.content:
+        output.details["sandbox_bound"] = "sandbox_max_processes"
+        return (
+            "[Stopped by a sandbox bound: the command had more than "
+            f"{limits.max_processes} processes at once (c.HdspAgentApp.sandbox_max_processes); every process "
+            "it started was stopped. Run fewer at a time (e.g. xargs -P 4), or ask the user to raise the "
+            "bound.]"
+        )
+    if output.details.get("exit_code") == _SIGXFSZ_STATUS or any(
+        sign in output.content for sign in _FILE_SIZE_SIGNS
+    ):
+        output.details["sandbox_bound"] = "sandbox_max_file_bytes"
+        return (
+            "[Stopped by a sandbox bound: a file reached the largest size a sandboxed command may write, "
+            f"{limits.max_file_bytes:,} bytes (c.HdspAgentApp.sandbox_max_file_bytes); the program writing "
+            "it was stopped and the file is cut there. Write less, or ask the user to raise the bound.]"
+        )
+    return None
+
+
 def _with_sandbox_note(output: ToolOutput, prepared: PreparedCommand, mode: RunMode) -> ToolOutput:
     """Record how the command ran; after a failure in the sandbox, tell the model what the sandbox forbids (it
-    cannot choose another mode: the user approves one when the policy asks)."""
+    cannot choose another mode: the user approves one when the policy asks), and which bound it hit."""
     output.details["run_mode"] = mode
     output.details["sandbox"] = prepared.layer
-    if mode != "unsandboxed" and output.details.get("exit_code") not in (0, None):
+    bound = _bound_hit(output, prepared) if mode != "unsandboxed" else None
+    if bound is not None:
+        output.content += "\n" + bound
+    elif mode != "unsandboxed" and output.details.get("exit_code") not in (0, None):
         network = "with network" if mode == "network" else "without network"
         output.content += (
             f"\n[Ran in the OS sandbox ({prepared.layer}, {network}): only the project is writable, except "

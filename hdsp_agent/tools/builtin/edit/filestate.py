@@ -28,6 +28,7 @@ from ....user_text import user_text
 from ...base import ToolError
 
 E_FILE_CHANGED = "E_FILE_CHANGED_SINCE_READ"
+E_PATH_MOVED = "E_PATH_MOVED"
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,7 @@ class FileStateStore:
         Restoring a created file deletes it. The session's read fingerprint is dropped so that the model must
         read the file again before editing it: what it last saw is gone.
         """
+        ensure_unmoved(record.path, record.shown_as or str(record.path))
         if record.prior is None:
             record.path.unlink(missing_ok=True)
         else:
@@ -192,12 +194,42 @@ class FileStateStore:
         self.forget_read(record.session_id, record.path)
 
 
+def moved_reason(path: Path) -> str | None:
+    """Why ``path`` (recorded resolved, when a tool checked it) no longer names the same place, or None.
+
+    A change recorded for ``src/app.py`` is applied later (undo, restore, redo, a hunk's undo): by then a
+    folder on the way may have been swapped for a link to a place outside the root or a protected one.
+    Resolving again now and finding another path means writing there would follow that link.
+    """
+    given = os.path.abspath(path)
+    try:
+        now = os.path.realpath(given)
+    except (OSError, ValueError) as error:
+        return f"it cannot be resolved ({error})"
+    if now == given:
+        return None
+    return f"a folder or the file on its path is now a link (to {now}); it is not followed"
+
+
+def ensure_unmoved(path: Path, shown_as: str) -> None:
+    """Raise ``E_PATH_MOVED`` when ``path`` leads elsewhere than where it was recorded (``moved_reason``)."""
+    reason = moved_reason(path)
+    if reason is not None:
+        raise ToolError(
+            E_PATH_MOVED,
+            user_text("%1 was not written: %2", shown_as, reason),
+            user_text("Check the folder; nothing outside it was changed."),
+        )
+
+
 def atomic_write(path: Path, content: bytes) -> None:
     """Replace ``path``'s content all at once: readers see the old file or the new one, never half of it.
 
     An existing file keeps its permission bits; a new file gets the usual ``0o666 & ~umask`` (the OS applies
-    the umask when the temp file is created, as it would for the file itself).
+    the umask when the temp file is created, as it would for the file itself). A path that no longer
+    resolves to itself (a folder on it became a link since it was checked) is refused (``ensure_unmoved``).
     """
+    ensure_unmoved(path, str(path))
     try:
         mode: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
