@@ -24,6 +24,7 @@ from .detect import bubblewrap_disables_userns, detect
 from .environment import sandbox_environment
 from .landlock_rules import landlock_rules
 from .protect import GuardedPath, masked_paths, protected_paths
+from .secret_files import SecretListingFailed, secret_files
 from .status import RunMode, SandboxLimits, SandboxSettings, SandboxStatus
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
@@ -81,15 +82,26 @@ class Sandbox:
         mode: RunMode,
         base_env: Mapping[str, str],
         extra_env: Mapping[str, str] | None = None,
+        *,
+        mask_secrets: bool = True,
     ) -> PreparedCommand:
         """``command`` (for ``bash -c``) ready to start in ``mode`` ("sandboxed" or "network"): the
-        allowlisted part of ``base_env`` plus ``extra_env`` (the caller's own settings, never secrets)."""
+        allowlisted part of ``base_env`` plus ``extra_env`` (the caller's own settings, never secrets).
+
+        With ``mask_secrets`` (what runs without the user's approval of that very call) the project's secret
+        files are unreadable (``secret_files.py``); without it (the user approved this command, or git
+        computing a diff whose secret lines the tool hides) they are as on disk."""
         status = self.status
         if not status.active:
             raise SandboxUnavailable(status.reason)
         root = root.resolve()
         guarded = protected_paths(root, self.settings.read_only_paths)
         masked = masked_paths(root, self.settings.masked_paths)
+        if mask_secrets:
+            try:
+                masked += secret_files(root)
+            except SecretListingFailed as error:
+                raise SandboxUnavailable(str(error)) from None
         limits = self.settings.limits
         spec: dict[str, object] = {
             "cwd": str(cwd),

@@ -147,7 +147,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             )
         cwd = self._working_directory(args, ctx)
         mode = self.run_mode(ctx)
-        prepared = self._prepare(args.command, cwd, ctx.root_dir, mode)
+        prepared = self._prepare(args.command, cwd, ctx.root_dir, mode, mask_secrets=not ctx.approved)
         log_path = session_logs_dir(ctx) / f"{ctx.call_id or 'call'}-{uuid.uuid4().hex[:8]}.log"
         if not args.waitForCompletion:
             return await self._run_in_background(args, ctx, cwd, prepared, log_path, mode)
@@ -183,11 +183,14 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             )
         return mode
 
-    def _prepare(self, command: str, cwd: Path, root: Path, mode: RunMode) -> PreparedCommand:
+    def _prepare(
+        self, command: str, cwd: Path, root: Path, mode: RunMode, *, mask_secrets: bool
+    ) -> PreparedCommand:
         if mode == "unsandboxed" or self.sandbox is None:
             return PreparedCommand(["bash", "-c", command], self._environment(), cwd, "none")
         try:
-            return self.sandbox.prepare(command, cwd, root, mode, os.environ)
+            # Secret files are masked unless the user approved this very command (whose card named them).
+            return self.sandbox.prepare(command, cwd, root, mode, os.environ, mask_secrets=mask_secrets)
         except SandboxUnavailable as error:
             raise ToolError(
                 "E_SANDBOX_UNAVAILABLE", user_text("no sandbox is available: %1", error)
