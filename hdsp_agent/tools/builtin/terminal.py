@@ -17,7 +17,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pydantic import Field
@@ -152,7 +152,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         if not args.waitForCompletion:
             return await self._run_in_background(args, ctx, cwd, prepared, log_path, mode)
         try:
-            return await self._run_to_completion(args, cwd, prepared, log_path, mode)
+            return await self._run_to_completion(args, cwd, prepared, log_path, mode, ctx.redact)
         finally:
             prepared.cleanup()
 
@@ -222,6 +222,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         prepared: PreparedCommand,
         log_path: Path,
         mode: RunMode,
+        redact: Callable[[str], str] | None = None,
     ) -> ToolOutput:
         capture = OutputCapture(log_path, OUTPUT_LIMIT_CHARS)
         process = await spawn_argv(prepared.argv, prepared.cwd, prepared.env)
@@ -245,7 +246,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             raise
         finally:
             capture.close()
-        output = _report(args, cwd, process.returncode, capture, timed_out, left_behind)
+        output = _report(args, cwd, process.returncode, capture, timed_out, left_behind, redact)
         return _with_sandbox_note(output, prepared, mode)
 
     async def _run_in_background(
@@ -301,8 +302,9 @@ def _report(
     capture: OutputCapture,
     timed_out: bool,
     left_behind: bool,
+    redact: Callable[[str], str] | None = None,
 ) -> ToolOutput:
-    output = capture.text().rstrip("\n")
+    output = capture.text(redact).rstrip("\n")
     lines = [output if output else "(no output)"]
     if timed_out:
         lines.append(

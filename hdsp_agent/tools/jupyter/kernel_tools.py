@@ -237,7 +237,8 @@ class GetCellOutputTool(NotebookTool[GetCellOutputArgs]):
         rendered = render_outputs(
             outputs, vision=vision_enabled(ctx), paging_hint="", per_output_chars=None, total_chars=None
         )
-        text = rendered.text
+        # Redacted before it is paged: offsets count the redacted text, so no page holds part of a secret.
+        text = ctx.redact(rendered.text)
         start = min(args.offset, len(text))
         end = min(len(text), start + args.limit)
         lines = [header]

@@ -163,7 +163,10 @@ class ReadCellTool(NotebookTool[ReadCellArgs]):
         details: dict[str, Any] = {"path": path, "cell_id": cell.get("id"), "index": index}
         if args.include_outputs and cell.get("outputs"):
             rendered = render_outputs(
-                cell.outputs, vision=vision_enabled(ctx), paging_hint=output_paging_hint(str(cell.get("id")))
+                cell.outputs,
+                vision=vision_enabled(ctx),
+                paging_hint=output_paging_hint(str(cell.get("id"))),
+                redact=ctx.redact,
             )
             parts += ["--- outputs ---", rendered.text]
             if rendered.images:

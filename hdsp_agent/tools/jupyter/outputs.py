@@ -265,13 +265,18 @@ def render_outputs(
     paging_hint: str,
     per_output_chars: int | None = 8_000,
     total_chars: int | None = 20_000,
+    redact: Callable[[str], str] | None = None,
 ) -> RenderedOutputs:
-    """All outputs of a cell as the model reads them; ``None`` budgets keep everything (for paging)."""
+    """All outputs of a cell as the model reads them; ``None`` budgets keep everything (for paging).
+    ``redact`` (the executor's redaction) is applied to each output before a budget cuts it: a secret at the
+    cut would otherwise leave a piece on each side."""
     images: list[ImagePart] = []
     texts = []
     for output in outputs:
         # One output per block of lines: a stream's final newline would otherwise show as an empty line.
         text = output_text(output, "attach" if vision else "placeholder", images).rstrip("\n")
+        if redact is not None:
+            text = redact(text)
         if per_output_chars is not None:
             text = apply_budget(text, OutputBudget(max_chars=per_output_chars), paging_hint).text
         texts.append(text)
