@@ -60,6 +60,8 @@ def secret_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", MODEL_KEY)
     monkeypatch.setenv("JUPYTER_TOKEN", JUPYTER_TOKEN)
     monkeypatch.setenv("HDSP_INNOCENT_LOOKING", MODEL_KEY)  # a key under a name no pattern knows
+    # A python3 that both layers can run (a pyenv shim under /root is hidden by the sandbox).
+    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
 
 
 @pytest.fixture
@@ -188,12 +190,17 @@ async def test_an_mcp_server_process_gets_no_key_or_token(tmp_path: Path, secret
 
 # Commands the analysis cannot see reading a secret: the name is computed inside a program.
 READERS = {
-    "python": "python3 -c \"print(open('.env').read())\"",
+    "python": "python3 -c \"print('reader-ran'); print(open('.env').read())\"",
     "script": "python3 out/reader.py",
-    "computed-in-python": "python3 -c \"import glob; [print(open(p).read()) for p in glob.glob('**/*', "
-    "recursive=True, include_hidden=True) if not p.startswith('.git')]\"",
+    "every-file": "python3 out/every.py",
 }
-READER_SCRIPT = "import os\nfor name in ('.en' + 'v', 'config/.env.lo' + 'cal', '.aws/credentials'):\n    print(open(name).read())\n"
+# Reads every file of the project, whatever its name, going on past the ones it cannot open.
+EVERY_FILE_SCRIPT = (
+    "import os\nprint('reader-ran')\nfor top, dirs, files in os.walk('.'):\n"
+    "    for name in files:\n        try:\n            print(open(os.path.join(top, name), errors='replace').read())\n"
+    "        except OSError:\n            pass\n"
+)
+READER_SCRIPT = "print('reader-ran')\nfor name in ('.en' + 'v', 'config/.env.lo' + 'cal', '.aws/credentials'):\n    print(open(name).read())\n"
 
 
 @pytest.mark.asyncio
@@ -202,11 +209,13 @@ async def test_a_command_allowed_without_asking_cannot_read_secret_files(
     sandbox: Sandbox, project: Path, secret_env: None, reader: str
 ) -> None:
     (project / "out" / "reader.py").write_text(READER_SCRIPT)
+    (project / "out" / "every.py").write_text(EVERY_FILE_SCRIPT)
     command = READERS[reader]
     result, approver = await call_terminal(
         sandbox, project, command + "; cat .env.example app.py", allow=("run_terminal_command(python3*)",)
     )
     assert approver.requests == [], "the rule lets it run without asking"
+    assert "reader-ran" in result.content, result.content
     assert DOTENV_VALUE not in result.content
     # Not secrets: still readable.
     assert "put-yours-here" in result.content and "print('hello')" in result.content
@@ -218,12 +227,14 @@ async def test_links_to_a_secret_file_do_not_reveal_it(
 ) -> None:
     os.link(project / ".env", project / "notes.txt")  # a hard link: the same file under an innocent name
     (project / "config" / "settings").symlink_to("../.env")
-    script = "for name in ('notes.txt', 'config/settings'):\n    print(open(name).read())\n"
+    script = (
+        "print('reader-ran')\nfor name in ('notes.txt', 'config/settings'):\n    print(open(name).read())\n"
+    )
     (project / "out" / "links.py").write_text(script)
     result, approver = await call_terminal(
         sandbox, project, "python3 out/links.py", allow=("run_terminal_command(python3*)",)
     )
-    assert approver.requests == []
+    assert approver.requests == [] and "reader-ran" in result.content
     assert DOTENV_VALUE not in result.content
 
 
@@ -471,3 +482,78 @@ def test_redaction_recognises_git_credentials_in_every_spelling() -> None:
     for fake in ("eC1hY2Nl", "FAKEbearer", "ghp_FAKEtoken", "FAKEpassw0rd", "ghs_FAKEinurl"):
         assert fake not in redacted, fake
     assert "git@github.com:x/y.git and ssh://git@github.com/x/y.git and user@example.com" in redacted
+
+
+# A known secret placed so that a page (or a line, or the head of a long output) ends six characters into it:
+# too short a piece for redaction by value to recognise on its own, so only redacting before the cut helps.
+SPLIT = 6
+
+
+def redacting_executor(*tools: Any, policy: Any = None) -> ToolExecutor:
+    settings = ExecutorSettings(redactor=SecretRedactor(lambda: [MODEL_KEY]))
+    return ToolExecutor(ToolRegistry(list(tools)), policy=policy, approver=Approver(), settings=settings)
+
+
+@pytest.mark.asyncio
+async def test_get_cell_output_redacts_before_it_pages(tmp_path: Path) -> None:
+    import nbformat
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+
+    from hdsp_agent.tools.jupyter import notebook_tools
+
+    cell = nbformat.v4.new_code_cell("print(key)", id="c1")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a" * 200 + MODEL_KEY + "b" * 200)]
+    (tmp_path / "nb.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook(cells=[cell])))
+    executor = redacting_executor(*notebook_tools())
+    ctx = ToolContext(root_dir=tmp_path, contents_manager=FileContentsManager(root_dir=str(tmp_path)))
+    pages = []
+    for offset in (0, 200 + SPLIT):
+        arguments = {"path": "nb.ipynb", "cell_id": "c1", "offset": offset, "limit": 200 + SPLIT}
+        result = await executor.execute(
+            ToolCall(id="c", name="get_cell_output", arguments=json.dumps(arguments)), ctx
+        )
+        assert result.status == "ok", result.content
+        pages.append(result.content)
+    assert MODEL_KEY[:SPLIT] not in pages[0] and MODEL_KEY[SPLIT:] not in pages[1]
+    assert not any(MODEL_KEY[i : i + 8] in page for page in pages for i in range(len(MODEL_KEY) - 8))
+
+
+@pytest.mark.asyncio
+async def test_read_file_redacts_a_long_line_before_it_cuts_it(tmp_path: Path) -> None:
+    from hdsp_agent.tools.builtin.files import ReadFileTool
+
+    (tmp_path / "log.txt").write_text("a" * (2000 - SPLIT) + MODEL_KEY + "\n")
+    result = await redacting_executor(ReadFileTool()).execute(
+        ToolCall(id="c", name="read_file", arguments=json.dumps({"filepath": "log.txt"})),
+        ToolContext(root_dir=tmp_path),
+    )
+    assert result.status == "ok" and "line cut" in result.content
+    assert MODEL_KEY[:SPLIT] not in result.content
+
+
+@pytest.mark.asyncio
+async def test_a_long_command_output_is_redacted_before_its_head_and_tail_are_cut(
+    project: Path, secret_env: None
+) -> None:
+    from hdsp_agent.tools.builtin.processes import OutputCapture
+
+    sandbox = make_sandbox("bubblewrap")
+    capture = OutputCapture(Path("unused"), 30_000)
+    # The head ends SPLIT characters into one key, the tail begins SPLIT characters before the end of another.
+    (project / "out" / "big.txt").write_text(
+        "a" * (capture.head_chars - SPLIT)
+        + MODEL_KEY
+        + "b" * 60_000
+        + MODEL_KEY
+        + "c" * (capture.tail_chars - SPLIT)
+    )
+    tool = RunTerminalCommandTool(sandbox=sandbox, startup_seconds=0.5)
+    policy = RulePolicy(AdminFloor(), None, project, sandbox.status)
+    ctx = ToolContext(
+        root_dir=project, session_id="s1", client_context={"session_dir": str(project.parent / "logs")}
+    )
+    result = await redacting_executor(tool, policy=policy).execute(
+        ToolCall(id="c", name=tool.name, arguments=json.dumps({"command": "cat out/big.txt"})), ctx
+    )
+    assert result.status == "ok" and "characters cut from the middle" in result.content
+    assert MODEL_KEY[:SPLIT] not in result.content and MODEL_KEY[-SPLIT:] not in result.content
