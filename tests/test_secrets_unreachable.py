@@ -1,7 +1,7 @@
-"""Secrets unreachable, not only redacted (issue #24, classes 3, 4 and 7): the model keys and the Jupyter token
-are in no environment a command, an MCP server or a tool's program gets; the project's secret files cannot be
-read by a command that runs without asking; the system prompt passes redaction and follows no link to a secret;
-git's credentials count as secrets; paging tools redact before they cut.
+"""Secrets unreachable, not only redacted (issue #24, classes 3, 4 and 7): the model keys and the Jupyter
+token are in no environment a command, an MCP server or a tool's program gets; the project's secret files
+cannot be read by a command that runs without asking; the system prompt passes redaction and follows no link
+to a secret; git's credentials count as secrets; paging tools redact before they cut.
 
 Real parts: real bubblewrap and Landlock, a real MCP server process, real files, a scratch HOME and a tmp
 project. SAFETY: every secret is fake (``sk-test-FAKE…``), every command only reads or prints, and command
@@ -186,7 +186,7 @@ async def test_an_mcp_server_process_gets_no_key_or_token(tmp_path: Path, secret
     assert MODEL_KEY not in environ and JUPYTER_TOKEN not in environ
 
 
-# -- 3. secret files are unreadable inside the sandbox --------------------------------------------------------
+# -- 3. secret files are unreadable inside the sandbox -------------------------------------------------------
 
 # Commands the analysis cannot see reading a secret: the name is computed inside a program.
 READERS = {
@@ -197,10 +197,15 @@ READERS = {
 # Reads every file of the project, whatever its name, going on past the ones it cannot open.
 EVERY_FILE_SCRIPT = (
     "import os\nprint('reader-ran')\nfor top, dirs, files in os.walk('.'):\n"
-    "    for name in files:\n        try:\n            print(open(os.path.join(top, name), errors='replace').read())\n"
+    "    for name in files:\n        try:\n"
+    "            print(open(os.path.join(top, name), errors='replace').read())\n"
     "        except OSError:\n            pass\n"
 )
-READER_SCRIPT = "print('reader-ran')\nfor name in ('.en' + 'v', 'config/.env.lo' + 'cal', '.aws/credentials'):\n    print(open(name).read())\n"
+READER_SCRIPT = (
+    "print('reader-ran')\n"
+    "for name in ('.en' + 'v', 'config/.env.lo' + 'cal', '.aws/credentials'):\n"
+    "    print(open(name).read())\n"
+)
 
 
 @pytest.mark.asyncio
@@ -275,7 +280,7 @@ def test_finding_the_secret_files_of_a_20000_file_project_is_fast(tmp_path: Path
     assert elapsed < 1.5, f"{elapsed:.2f} s"
 
 
-# -- 7. re-encodings of a known value --------------------------------------------------------------------------
+# -- 7. re-encodings of a known value ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -397,7 +402,7 @@ async def test_the_system_prompt_passes_the_same_redaction_as_tool_results(tmp_p
     assert MODEL_KEY not in prompt and "ghp_FAKEtoken0123456789abcdef" not in prompt
 
 
-# -- 5. git's credentials count as secrets ----------------------------------------------------------------------
+# -- 5. git's credentials count as secrets -------------------------------------------------------------------
 
 
 def policy_check(root: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -465,7 +470,7 @@ async def test_what_git_prints_of_its_credentials_is_redacted(
     )
 
 
-# -- 6. paging tools redact before they cut ---------------------------------------------------------------------
+# -- 6. paging tools redact before they cut ------------------------------------------------------------------
 
 
 def test_redaction_recognises_git_credentials_in_every_spelling() -> None:
