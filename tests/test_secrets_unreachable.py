@@ -186,6 +186,16 @@ async def test_an_mcp_server_process_gets_no_key_or_token(tmp_path: Path, secret
     assert MODEL_KEY not in environ and JUPYTER_TOKEN not in environ
 
 
+def test_git_and_ripgrep_get_no_key_or_token(secret_env: None) -> None:
+    """view_diff's git and the search tools' ripgrep run with short allowlists of the server's environment."""
+    from hdsp_agent.tools.builtin.git import _git_environment
+    from hdsp_agent.tools.builtin.search.ripgrep import ripgrep_environment
+
+    for environment in (_git_environment(os.environ), ripgrep_environment(os.environ)):
+        assert "PATH" in environment
+        assert MODEL_KEY not in environment.values() and JUPYTER_TOKEN not in environment.values()
+
+
 # -- 3. secret files are unreadable inside the sandbox -------------------------------------------------------
 
 # Commands the analysis cannot see reading a secret: the name is computed inside a program.

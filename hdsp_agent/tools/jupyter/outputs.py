@@ -287,14 +287,17 @@ def render_outputs(
     return RenderedOutputs(joined, images, full_length)
 
 
-def output_summary(outputs: Sequence[dict[str, Any]], width: int = 100) -> str:
-    """A one-line hint of a cell's outputs for the notebook overview."""
+def output_summary(
+    outputs: Sequence[dict[str, Any]], width: int = 100, redact: Callable[[str], str] | None = None
+) -> str:
+    """A one-line hint of a cell's outputs for the notebook overview (``redact`` applied before the cut)."""
     if not outputs:
         return ""
+    keep = redact or (lambda text: text)
     errors = [output for output in outputs if output.get("output_type") == "error"]
     if errors:
-        return f"error: {errors[-1].get('ename', '')}: {errors[-1].get('evalue', '')}"[:width]
-    text = output_text(outputs[0], "brief").strip()
+        return keep(f"error: {errors[-1].get('ename', '')}: {errors[-1].get('evalue', '')}")[:width]
+    text = keep(output_text(outputs[0], "brief").strip())
     first = text.splitlines()[0] if text else ""
     more = f" (+{len(outputs) - 1} more)" if len(outputs) > 1 else ""
     return (first[:width] + more) if first else f"{len(outputs)} output(s)"
