@@ -534,6 +534,24 @@ async def test_get_cell_output_redacts_before_it_pages(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_read_notebook_redacts_before_it_shortens_a_cell(tmp_path: Path) -> None:
+    import nbformat
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+
+    from hdsp_agent.tools.jupyter import notebook_tools
+
+    cell = nbformat.v4.new_code_cell("key = '" + "a" * (100 - 7 - SPLIT) + MODEL_KEY + "'", id="c1")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="b" * (100 - SPLIT) + MODEL_KEY)]
+    (tmp_path / "nb.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook(cells=[cell])))
+    executor = redacting_executor(*notebook_tools())
+    ctx = ToolContext(root_dir=tmp_path, contents_manager=FileContentsManager(root_dir=str(tmp_path)))
+    arguments = json.dumps({"path": "nb.ipynb"})
+    result = await executor.execute(ToolCall(id="c", name="read_notebook", arguments=arguments), ctx)
+    assert result.status == "ok" and "c1" in result.content
+    assert MODEL_KEY[:SPLIT] not in result.content
+
+
+@pytest.mark.asyncio
 async def test_read_file_redacts_a_long_line_before_it_cuts_it(tmp_path: Path) -> None:
     from hdsp_agent.tools.builtin.files import ReadFileTool
 
