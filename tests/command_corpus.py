@@ -1042,3 +1042,21 @@ ALLOW += [
     "tail -fn20 log.txt",
     "stat -f .",
 ]
+ASK += [
+    # issue #24, class 4: git's credentials (http.extraheader, tokens in remote URLs) and PuTTY keys are secrets
+    "cat .git/config",
+    "od -c .git/config",
+    "xxd .git/config",
+    "git config --get http.extraheader",
+    "git config --get-all http.https://github.com/.extraheader",
+    "git config --get-regexp http",
+    "git config --list",
+    "git config -l",
+    "git config --get credential.helper",
+    "cat keys/server.ppk",
+]
+ALLOW += [
+    # ... while git's everyday reads stay allowed (``git remote -v`` too: what they print of a token is redacted)
+    "git config --get remote.origin.url",
+    "git config --get-all user.email",
+]
