@@ -1043,7 +1043,7 @@ ALLOW += [
     "stat -f .",
 ]
 ASK += [
-    # issue #24, class 4: git's credentials (http.extraheader, tokens in remote URLs) and PuTTY keys are secrets
+    # issue #24, class 4: git credentials (http.extraheader, tokens in remote URLs) and PuTTY keys are secrets
     "cat .git/config",
     "od -c .git/config",
     "xxd .git/config",
@@ -1056,7 +1056,7 @@ ASK += [
     "cat keys/server.ppk",
 ]
 ALLOW += [
-    # ... while git's everyday reads stay allowed (``git remote -v`` too: what they print of a token is redacted)
+    # ... while everyday git reads stay allowed (``git remote -v`` too: tokens they print are redacted)
     "git config --get remote.origin.url",
     "git config --get-all user.email",
 ]
