@@ -590,3 +590,10 @@ async def test_a_long_command_output_is_redacted_before_its_head_and_tail_are_cu
     )
     assert result.status == "ok" and "characters cut from the middle" in result.content
     assert MODEL_KEY[:SPLIT] not in result.content and MODEL_KEY[-SPLIT:] not in result.content
+
+
+def test_values_that_are_not_key_like_are_redacted_whole_only() -> None:
+    """A secret-named variable may hold a path or a word: its pieces are everywhere and stay."""
+    redactor = SecretRedactor(lambda: ["/var/run/secrets/kubernetes.io/token", MODEL_KEY])
+    text = "see /var/run/secrets/other and /var/run/secrets/kubernetes.io/token"
+    assert redactor.redact(text) == "see /var/run/secrets/other and [redacted secret]"

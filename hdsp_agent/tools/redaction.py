@@ -7,7 +7,7 @@ token embedded in a git remote's URL that ``git remote -v`` prints, a log that q
 
 - the server's own secrets, by value: every configured model key (key files read now), the Jupyter token,
   the hub's API token, the saved model-setup key — whatever the ``secrets`` callable returns — and, because
-  read-only commands re-encode what they print, the same values as hex (``xxd``, ``od -x``), base64, spaced
+  read-only commands re-encode what they print, those that look like keys also as hex (``xxd``, ``od -x``), base64, spaced
   out one character at a time (``od -c``), reversed and rot13, and any run of ``_PIECE_CHARS`` characters of
   one (``cut -c``, ``grep -o``, a page boundary);
 - credentials written into URLs, whoever's (``https://user:password@host``, ``https://<token>@host``,
@@ -36,6 +36,10 @@ _MIN_SECRET_CHARS = 8
 # A run of this many characters of a known secret counts as the secret (pieces printed apart, a value cut at
 # a page or line boundary). Shorter pieces would match ordinary text (a key's "sk-proj-" prefix).
 _PIECE_CHARS = 10
+# Only values that look like keys are looked for re-encoded or in pieces: a secret-named variable can hold a
+# path or a word, whose pieces are everywhere.
+_TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-.+=~]{16,}")
+_MIXED = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])")
 # scheme://user:password@ — the password part; and scheme://TOKEN@ where the user part is token-like.
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*):(?P<secret>[^\s/@]+)@")
 _URL_TOKEN = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<secret>[A-Za-z0-9_\-]{20,})@")
@@ -77,8 +81,9 @@ class SecretRedactor:
         for secret in sorted(values, key=len, reverse=True):
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        if values:
-            encodings, pieces = _value_patterns(frozenset(values))
+        tokens = frozenset(value for value in values if _TOKEN_LIKE.fullmatch(value) and _MIXED.search(value))
+        if tokens:
+            encodings, pieces = _value_patterns(tokens)
             text = encodings.sub(REDACTED, text)
             text = _without_pieces(text, pieces)
         text = _URL_PASSWORD.sub(lambda m: f"{m['head']}:{REDACTED}@", text)
