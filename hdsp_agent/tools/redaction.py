@@ -7,9 +7,9 @@ token embedded in a git remote's URL that ``git remote -v`` prints, a log that q
 
 - the server's own secrets, by value: every configured model key (key files read now), the Jupyter token,
   the hub's API token, the saved model-setup key — whatever the ``secrets`` callable returns — and, because
-  read-only commands re-encode what they print, those that look like keys also as hex (``xxd``, ``od -x``), base64, spaced
-  out one character at a time (``od -c``), reversed and rot13, and any run of ``_PIECE_CHARS`` characters of
-  one (``cut -c``, ``grep -o``, a page boundary);
+  read-only commands re-encode what they print, those that look like keys also as hex (``xxd``, ``od -x``),
+  base64, spaced out one character at a time (``od -c``), reversed and rot13, and any run of ``_PIECE_CHARS``
+  characters of one (``cut -c``, ``grep -o``, a page boundary);
 - credentials written into URLs, whoever's (``https://user:password@host``, ``https://<token>@host``,
   ``<token>@github.com:org/repo`` and ``user:password@host`` without a scheme), and in authorization headers
   (git's ``http.extraheader = AUTHORIZATION: basic …``, ``Bearer …``).
