@@ -174,6 +174,7 @@ class FileStep:
             if self.content is None:
                 self.file.unlink(missing_ok=True)
             else:
+                self.file.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(self.file, self.content)
             self.store.record_prior(
                 self.session_id,
@@ -181,6 +182,7 @@ class FileStep:
                 current,
                 after_sha256=_sha256(self.content),
                 shown_as=self.path,
+                after_absent=self.content is None,
             )
             self.store.forget_read(self.session_id, self.file)
         return FileStep(
@@ -303,7 +305,7 @@ def file_step(store: FileStateStore, record: UndoRecord) -> FileStep:
         path,
         record.prior,
         record.after_sha256,
-        record.after_sha256 is not None,
+        record.after_sha256 is not None or record.after_absent,
         what,
         record=record,
     )

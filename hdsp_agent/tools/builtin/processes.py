@@ -239,6 +239,9 @@ class BackgroundProcess:
     first_output_seen: asyncio.Event = field(default_factory=asyncio.Event)
     # Called once the process has exited (the sandbox's scratch directories and mount points go away).
     on_exit: Callable[[], None] | None = None
+    # What became of its changes to the project once it exited (``change_capture``): details and text.
+    changes: dict[str, object] | None = None
+    changes_text: str = ""
 
     @property
     def pid(self) -> int:
@@ -261,6 +264,7 @@ class BackgroundProcess:
             "exit_code": self.returncode,
             "log_path": str(self.log_path),
             "started_at": self.started_at,
+            **({"changes": self.changes} if self.changes else {}),
         }
 
 

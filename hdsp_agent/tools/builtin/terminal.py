@@ -26,6 +26,8 @@ from ...permissions.paths import display_path, resolve_in_root
 from ...sandbox import PreparedCommand, RunMode, Sandbox, SandboxUnavailable
 from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .change_capture import ChangeCapture
+from .edit.filestate import FileStateStore
 from .processes import (
     KILL_GRACE_SECONDS,
     READ_CHUNK_BYTES,
@@ -38,6 +40,7 @@ from .processes import (
     terminate_group,
     wait_for_exit,
 )
+from .shell_changes import ChangeReport
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 MAX_TIMEOUT_SECONDS = 600.0
@@ -124,8 +127,11 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         *,
         sandbox: Sandbox | None = None,
         startup_seconds: float = BACKGROUND_STARTUP_SECONDS,
+        file_state: FileStateStore | None = None,
     ) -> None:
         self.tracker = tracker or ProcessTracker()
+        # Where the command's changes to the project are recorded, as the edit tools record theirs.
+        self.file_state = file_state if file_state is not None else FileStateStore()
         self.extra_secret_names = tuple(extra_secret_names)
         # None: no sandbox configured (a tool built by hand); the server and the CLI always pass theirs.
         self.sandbox = sandbox
@@ -147,14 +153,50 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             )
         cwd = self._working_directory(args, ctx)
         mode = self.run_mode(ctx)
+        output = await self._run_once(args, ctx, cwd, mode)
+        if output.details.pop("overlay_failed", None):
+            # The supervisor could not mount the overlay and did not run the command; the next preparation
+            # knows (``mark_broken``) and compares the project before and after instead.
+            output = await self._run_once(args, ctx, cwd, mode)
+        return output
+
+    async def _run_once(
+        self, args: RunTerminalCommandArgs, ctx: ToolContext, cwd: Path, mode: RunMode
+    ) -> ToolOutput:
         prepared = self._prepare(args.command, cwd, ctx.root_dir, mode, mask_secrets=not ctx.approved)
-        log_path = session_logs_dir(ctx) / f"{ctx.call_id or 'call'}-{uuid.uuid4().hex[:8]}.log"
-        if not args.waitForCompletion:
-            return await self._run_in_background(args, ctx, cwd, prepared, log_path, mode)
+        logs = session_logs_dir(ctx)
+        capture = ChangeCapture(
+            ctx.root_dir,
+            ctx.session_id,
+            self.file_state,
+            prepared,
+            mode,
+            server_dirs=(os.path.realpath(logs),),
+        )
+        log_path = logs / f"{ctx.call_id or 'call'}-{uuid.uuid4().hex[:8]}.log"
         try:
-            return await self._run_to_completion(args, cwd, prepared, log_path, mode, ctx.redact)
-        finally:
+            await capture.begin()
+        except BaseException:
             prepared.cleanup()
+            raise
+        if not args.waitForCompletion:
+            return await self._run_in_background(args, ctx, cwd, prepared, capture, log_path, mode)
+        finishing: asyncio.Future[ChangeReport] | None = None
+        try:
+            output = await self._run_to_completion(args, cwd, prepared, log_path, mode, ctx.redact)
+            finishing = asyncio.ensure_future(capture.finish_async())
+            return _with_changes(output, await asyncio.shield(finishing), capture)
+        except asyncio.CancelledError:
+            if finishing is None:
+                # Stopped (everything below the supervisor is gone by now): what it wrote reaches the project
+                # as it would have without the overlay, and the turn's undo covers it.
+                capture.finish()
+            raise
+        finally:
+            if finishing is None or finishing.done():
+                prepared.cleanup()
+            else:  # cancelled while its changes are applied: the scratch dirs go once that is done
+                finishing.add_done_callback(lambda _done: prepared.cleanup())
 
     def run_mode(self, ctx: ToolContext) -> RunMode:
         """The mode the policy decided for this call; without one (a tool called outside the executor's
@@ -190,7 +232,9 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             return PreparedCommand(["bash", "-c", command], self._environment(), cwd, "none")
         try:
             # Secret files are masked unless the user approved this very command (whose card named them).
-            return self.sandbox.prepare(command, cwd, root, mode, os.environ, mask_secrets=mask_secrets)
+            return self.sandbox.prepare(
+                command, cwd, root, mode, os.environ, overlay=True, mask_secrets=mask_secrets
+            )
         except SandboxUnavailable as error:
             raise ToolError(
                 "E_SANDBOX_UNAVAILABLE", user_text("no sandbox is available: %1", error)
@@ -255,19 +299,35 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         ctx: ToolContext,
         cwd: Path,
         prepared: PreparedCommand,
+        capture: ChangeCapture,
         log_path: Path,
         mode: RunMode,
     ) -> ToolOutput:
-        entry = await self.tracker.start(
-            args.command,
-            prepared.cwd,
-            prepared.env,
-            ctx.session_id,
-            log_path,
-            argv=prepared.argv,
-            on_exit=prepared.cleanup,
-        )
+        def on_exit() -> None:
+            """Everything below the supervisor has ended: apply its changes, then remove the scratch dirs."""
+            try:
+                report = capture.finish()
+                entry.changes = report.details()
+                entry.changes_text = report.text()
+            finally:
+                prepared.cleanup()
+
+        try:
+            entry = await self.tracker.start(
+                args.command,
+                prepared.cwd,
+                prepared.env,
+                ctx.session_id,
+                log_path,
+                argv=prepared.argv,
+                on_exit=on_exit,
+            )
+        except BaseException:
+            prepared.cleanup()
+            raise
         await _first_moments(entry, self.startup_seconds)
+        if not entry.running and capture.overlay_failed is not None:
+            return ToolOutput("", details={"overlay_failed": capture.overlay_failed})
         first_output = "".join(entry.first_output).rstrip("\n") or "(no output yet)"
         state = "is running in the background" if entry.running else f"exited with code {entry.returncode}"
         text = (
@@ -276,8 +336,27 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             f"Log file (read it with read_file_range): {entry.log_path}\n"
             f"First output:\n{first_output}"
         )
-        details = {**entry.summary(), "run_mode": mode, "sandbox": prepared.layer}
+        if entry.changes_text:
+            text += "\n" + entry.changes_text
+        details = {**entry.summary(), "run_mode": mode, "sandbox": prepared.layer, **(entry.changes or {})}
+        if entry.running and prepared.overlay is not None:
+            text += (
+                "\n[It writes into the sandbox's overlay: its changes reach the project (and the review) "
+                "when it exits.]"
+            )
         return ToolOutput(text, details=details)
+
+
+def _with_changes(output: ToolOutput, report: ChangeReport, capture: ChangeCapture) -> ToolOutput:
+    """Add what became of the command's changes to the project (applied, dropped, without undo)."""
+    if capture.overlay_failed is not None:
+        output.details["overlay_failed"] = capture.overlay_failed
+        return output
+    text = report.text()
+    if text:
+        output.content += "\n" + text
+    output.details.update(report.details())
+    return output
 
 
 def _with_sandbox_note(output: ToolOutput, prepared: PreparedCommand, mode: RunMode) -> ToolOutput:

@@ -51,6 +51,8 @@ class UndoRecord:
     # one path form the frontend finds open editors by.
     after_sha256: str | None = None
     shown_as: str | None = None
+    # The change deleted the file (a shell command's ``rm``): an undo checks that it is still absent.
+    after_absent: bool = False
 
 
 def fingerprint(path: Path) -> FileFingerprint:
@@ -130,9 +132,11 @@ class FileStateStore:
         *,
         after_sha256: str | None = None,
         shown_as: str | None = None,
+        after_absent: bool = False,
     ) -> UndoRecord:
         """Record ``path``'s content before a change (None: the file did not exist) and, when known, the hash
-        of what the change wrote and the path's contents-API form."""
+        of what the change wrote (``after_absent``: the change deleted it) and the path's contents-API
+        form."""
         record = UndoRecord(
             f"undo-{uuid.uuid4().hex[:12]}",
             session_id,
@@ -141,6 +145,7 @@ class FileStateStore:
             time.time(),
             after_sha256=after_sha256,
             shown_as=shown_as,
+            after_absent=after_absent,
         )
         self._undo.setdefault(session_id, []).append(record)
         return record
@@ -178,6 +183,8 @@ class FileStateStore:
         if record.prior is None:
             record.path.unlink(missing_ok=True)
         else:
+            # A shell command may have deleted the file's folder with it (``rm -r``): it comes back too.
+            record.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(record.path, record.prior)
         history = self._undo.get(record.session_id, [])
         if record in history:
