@@ -5,7 +5,7 @@
  */
 
 import type { AgentEvent } from './events';
-import type { IWithTexts } from './events';
+import type { IWithTexts, ServerTexts } from './events';
 
 /**
  * The URL namespace of every hdsp-agent route on the Jupyter server.
@@ -162,6 +162,11 @@ export interface IModelTestReply {
   ok: boolean;
   answer?: string;
   error?: string;
+  /**
+   * The server's environment holds a model key that every kernel inherits (points to `api_key_file`).
+   */
+  warning?: string;
+  texts?: ServerTexts;
 }
 
 export type SessionStatus = 'idle' | 'running';

@@ -1061,3 +1061,21 @@ ALLOW += [
     "tail -fn20 log.txt",
     "stat -f .",
 ]
+ASK += [
+    # issue #24, class 4: git credentials (http.extraheader, tokens in remote URLs) and PuTTY keys are secrets
+    "cat .git/config",
+    "od -c .git/config",
+    "xxd .git/config",
+    "git config --get http.extraheader",
+    "git config --get-all http.https://github.com/.extraheader",
+    "git config --get-regexp http",
+    "git config --list",
+    "git config -l",
+    "git config --get credential.helper",
+    "cat keys/server.ppk",
+]
+ALLOW += [
+    # ... while everyday git reads stay allowed (``git remote -v`` too: tokens they print are redacted)
+    "git config --get remote.origin.url",
+    "git config --get-all user.email",
+]

@@ -74,7 +74,8 @@ READ_CASES = [
     ("src//app.py", "allow"),
     ("src/./app.py", "allow"),
     ("does/not/exist.txt", "allow"),
-    (".git/config", "allow"),
+    (".git/config", "ask"),  # credentials: http.extraheader, tokens in remote URLs
+    (".git/description", "allow"),
     (".env.example", "allow"),
     ("src/up/README.md", "allow"),
     (".env", "ask"),
@@ -187,7 +188,8 @@ def test_inspect_path_resolves_links_and_classifies(layout: tuple[Path, Path]) -
     linked = inspect_path(root, "link_env")
     assert linked.inside and linked.sensitive and linked.resolved == (root / ".env").resolve()
     git = inspect_path(root, ".git/config")
-    assert git.inside and git.git_internal and not git.sensitive
+    assert git.inside and git.git_internal and git.sensitive  # it holds credentials
+    assert not inspect_path(root, ".git/description").sensitive
     assert inspect_path(root, "a\x00b").problem == "the path contains a NUL byte"
     assert inspect_path(root, "loop_a").problem is not None
     assert inspect_path(root, "app.py", cwd=root / "src").resolved == (root / "src" / "app.py").resolve()

@@ -25,6 +25,7 @@ from .environment import sandbox_environment
 from .landlock_rules import landlock_rules
 from .overlay_setup import OverlayDirs, make_overlay_dirs, overlay_works, scratch_base
 from .protect import GuardedPath, masked_paths, protected_paths
+from .secret_files import SecretListingFailed, secret_files
 from .status import RunMode, SandboxLimits, SandboxSettings, SandboxStatus
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
@@ -108,17 +109,27 @@ class Sandbox:
         extra_env: Mapping[str, str] | None = None,
         *,
         overlay: bool = False,
+        mask_secrets: bool = True,
     ) -> PreparedCommand:
         """``command`` (for ``bash -c``) ready to start in ``mode`` ("sandboxed" or "network"): the
         allowlisted part of ``base_env`` plus ``extra_env`` (the caller's own settings, never secrets).
         ``overlay``: the command writes into an overlay of the root (bubblewrap layer, where overlays work;
-        ``PreparedCommand.overlay``) whose changes the caller applies afterwards."""
+        ``PreparedCommand.overlay``) whose changes the caller applies afterwards.
+
+        With ``mask_secrets`` (what runs without the user's approval of that very call) the project's secret
+        files are unreadable (``secret_files.py``); without it (the user approved this command, or git
+        computing a diff whose secret lines the tool hides) they are as on disk."""
         status = self.status
         if not status.active:
             raise SandboxUnavailable(status.reason)
         root = root.resolve()
         guarded = protected_paths(root, self.settings.read_only_paths)
         masked = masked_paths(root, self.settings.masked_paths)
+        if mask_secrets:
+            try:
+                masked += secret_files(root)
+            except SecretListingFailed as error:
+                raise SandboxUnavailable(str(error)) from None
         limits = self.settings.limits
         spec: dict[str, object] = {
             "cwd": str(cwd),

@@ -17,7 +17,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pydantic import Field
@@ -163,7 +163,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
     async def _run_once(
         self, args: RunTerminalCommandArgs, ctx: ToolContext, cwd: Path, mode: RunMode
     ) -> ToolOutput:
-        prepared = self._prepare(args.command, cwd, ctx.root_dir, mode)
+        prepared = self._prepare(args.command, cwd, ctx.root_dir, mode, mask_secrets=not ctx.approved)
         logs = session_logs_dir(ctx)
         capture = ChangeCapture(
             ctx.root_dir,
@@ -183,7 +183,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             return await self._run_in_background(args, ctx, cwd, prepared, capture, log_path, mode)
         finishing: asyncio.Future[ChangeReport] | None = None
         try:
-            output = await self._run_to_completion(args, cwd, prepared, log_path, mode)
+            output = await self._run_to_completion(args, cwd, prepared, log_path, mode, ctx.redact)
             finishing = asyncio.ensure_future(capture.finish_async())
             return _with_changes(output, await asyncio.shield(finishing), capture)
         except asyncio.CancelledError:
@@ -225,11 +225,16 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             )
         return mode
 
-    def _prepare(self, command: str, cwd: Path, root: Path, mode: RunMode) -> PreparedCommand:
+    def _prepare(
+        self, command: str, cwd: Path, root: Path, mode: RunMode, *, mask_secrets: bool
+    ) -> PreparedCommand:
         if mode == "unsandboxed" or self.sandbox is None:
             return PreparedCommand(["bash", "-c", command], self._environment(), cwd, "none")
         try:
-            return self.sandbox.prepare(command, cwd, root, mode, os.environ, overlay=True)
+            # Secret files are masked unless the user approved this very command (whose card named them).
+            return self.sandbox.prepare(
+                command, cwd, root, mode, os.environ, overlay=True, mask_secrets=mask_secrets
+            )
         except SandboxUnavailable as error:
             raise ToolError(
                 "E_SANDBOX_UNAVAILABLE", user_text("no sandbox is available: %1", error)
@@ -261,6 +266,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         prepared: PreparedCommand,
         log_path: Path,
         mode: RunMode,
+        redact: Callable[[str], str] | None = None,
     ) -> ToolOutput:
         capture = OutputCapture(log_path, OUTPUT_LIMIT_CHARS)
         process = await spawn_argv(prepared.argv, prepared.cwd, prepared.env)
@@ -284,7 +290,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             raise
         finally:
             capture.close()
-        output = _report(args, cwd, process.returncode, capture, timed_out, left_behind)
+        output = _report(args, cwd, process.returncode, capture, timed_out, left_behind, redact)
         return _with_sandbox_note(output, prepared, mode)
 
     async def _run_in_background(
@@ -411,8 +417,9 @@ def _report(
     capture: OutputCapture,
     timed_out: bool,
     left_behind: bool,
+    redact: Callable[[str], str] | None = None,
 ) -> ToolOutput:
-    output = capture.text().rstrip("\n")
+    output = capture.text(redact).rstrip("\n")
     lines = [output if output else "(no output)"]
     if timed_out:
         lines.append(
