@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
 from .agent.conversations import ConversationManager
 from .agent.llm import ModelError
-from .agent.model_setup import UserModelFile
+from .agent.model_setup import UserModelFile, inherited_key_warning
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
 from .agent.runtime import AgentRuntime
@@ -101,8 +102,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = ConversationManager(self.store, self.runtime)
         self.mcp = McpServices.for_app(self, build_mcp_endpoint)
-        self.runtime.refresh_tools = self.mcp.manager.refresh
-        self.runtime.load_tools = self.mcp.manager.load
+        self.mcp.manager.attach(self.runtime)
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
         status = self.os_sandbox.status
@@ -192,11 +192,25 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     def model_setup_state(self) -> dict[str, Any]:
         """What the sidebar's model setup may show: whether the user may set a model, and what they saved."""
         saved = self.user_models.load() if self.allow_user_models else None
-        return {
+        state: dict[str, Any] = {
             "allowed": self.allow_user_models,
             "admin_contact": self.admin_contact,
             "saved": saved.public() if saved else None,
         }
+        warning = self.inherited_key_warning()
+        if warning:
+            state["warning"] = warning
+            state["texts"] = texts_for(warning)
+        return state
+
+    def inherited_key_warning(self) -> str | None:
+        """Whether the server's environment holds a model key that kernels inherit (see ``model_setup``)."""
+        keys: list[str] = []
+        for settings in [*self.runtime.models.models, self.runtime.models.endpoint]:
+            if settings is not None:
+                with contextlib.suppress(ModelError):
+                    keys.append(settings.resolved_api_key())
+        return inherited_key_warning(os.environ, keys)
 
     def reload_models(self) -> None:
         """The user saved a model: every session and the /v1 endpoint use the new list from now on."""

@@ -5,7 +5,7 @@
  */
 
 import type { AgentEvent } from './events';
-import type { IWithTexts } from './events';
+import type { IWithTexts, ServerTexts } from './events';
 
 /**
  * The URL namespace of every hdsp-agent route on the Jupyter server.
@@ -162,6 +162,11 @@ export interface IModelTestReply {
   ok: boolean;
   answer?: string;
   error?: string;
+  /**
+   * The server's environment holds a model key that every kernel inherits (points to `api_key_file`).
+   */
+  warning?: string;
+  texts?: ServerTexts;
 }
 
 export type SessionStatus = 'idle' | 'running';
@@ -281,6 +286,10 @@ export interface IMcpProjectFile {
   status: 'trusted' | 'untrusted' | 'changed' | 'invalid';
   /** Of the file's content as the server read it: trust is granted for exactly that content. */
   sha256: string | null;
+  /** Files inside the project its servers run, pinned with the file when it is trusted. */
+  pinned_files?: string[];
+  /** Pinned files that changed since it was trusted (the problems list names them too). */
+  changed_files?: string[];
 }
 
 export interface IMcpProblem {

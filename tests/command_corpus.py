@@ -1028,6 +1028,25 @@ ASK += [
     "cut -f1 --output-d=/ .env",
     "du --files0=.env",
 ]
+# Issue 24: ``rg -.`` is ``--hidden``; files named inside another file (``--files0-from``, ``-c``, ``-f``) are
+# read without the check seeing which; ``report.dat`` is a second hard link of ``.env`` (make_project).
+ASK += [
+    "rg -. API_KEY",
+    "rg -.n API_KEY",
+    "rg -n. API_KEY .",
+    "sort --files0-from=a.txt",
+    "sort --files0-from a.txt",
+    "sort --files0=a.txt",
+    "wc --files0-from=notes.txt",
+    "du --files0-from=a.txt",
+    "md5sum -c a.txt",
+    "sha256sum --check a.txt",
+    "file -f a.txt",
+    "cat report.dat",
+    "head -n 3 report.dat",
+    "grep KEY report.dat",
+    "cut -c1-3 report.dat",
+]
 ALLOW += [
     # ... while the everyday spellings stay allowed
     "date -Iseconds",
@@ -1074,4 +1093,23 @@ ALLOW += [
     "tee notebooks/results.csv < a.txt",
     "echo x > src/json.py",
     "echo x > docs/AGENTS.md",
+]
+
+ASK += [
+    # issue #24, class 4: git credentials (http.extraheader, tokens in remote URLs) and PuTTY keys are secrets
+    "cat .git/config",
+    "od -c .git/config",
+    "xxd .git/config",
+    "git config --get http.extraheader",
+    "git config --get-all http.https://github.com/.extraheader",
+    "git config --get-regexp http",
+    "git config --list",
+    "git config -l",
+    "git config --get credential.helper",
+    "cat keys/server.ppk",
+]
+ALLOW += [
+    # ... while everyday git reads stay allowed (``git remote -v`` too: tokens they print are redacted)
+    "git config --get remote.origin.url",
+    "git config --get-all user.email",
 ]

@@ -5,6 +5,7 @@ SAFETY: the corpus holds destructive commands. They go to ``analyze_command`` an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,8 @@ def make_project(root: Path) -> Path:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    # A second name of the secret file, which no check by name sees (issue 24: hard links).
+    os.link(root / ".env", root / "report.dat")
     return root
 
 

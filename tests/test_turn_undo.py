@@ -313,3 +313,70 @@ async def test_a_redo_never_writes_a_path_that_became_protected(tmp_path: Path) 
         assert (tmp_path / "scratch" / "json.py").read_text() == "import os\n"
         assert (tmp_path / "notes.txt").read_text() == "two\n"
         await manager.shutdown()
+
+
+# -- issue 24: undo re-resolves each path when it applies ----------------------------------------------------
+
+
+def _agent_wrote(state: ToolState, session_id: str, file: Path, prior: bytes | None, after: bytes) -> None:
+    """What an edit tool leaves: the prior bytes recorded under the resolved path, then the new ones."""
+    state.files.record_prior(
+        session_id,
+        file.resolve(),
+        prior,
+        after_sha256=hashlib.sha256(after).hexdigest(),
+        shown_as=file.name if file.parent.name != "src" else f"src/{file.name}",
+    )
+    file.write_bytes(after)
+
+
+def _swap_for_link(folder: Path, target: Path) -> None:
+    """The folder is moved aside and a link of the same name points at ``target`` (outside the root)."""
+    folder.rename(folder.with_name(folder.name + ".moved"))
+    folder.symlink_to(target, target_is_directory=True)
+
+
+@pytest.mark.parametrize("created", [False, True], ids=["changed", "created"])
+async def test_undo_does_not_follow_a_folder_swapped_for_a_link(tmp_path: Path, created: bool) -> None:
+    """After the turn wrote ``src/app.py``, ``src`` becomes a link to a folder outside the project holding an
+    ``app.py`` with the very bytes the agent wrote (so the content check passes). The undo is refused for
+    that path with a conflict naming it; nothing outside is written or deleted."""
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    (root / "src").mkdir(parents=True)
+    outside.mkdir()
+    app = root / "src" / "app.py"
+    prior = None if created else b"print('before')\n"
+    if prior is not None:
+        app.write_bytes(prior)
+    state = ToolState()
+    undo = TurnUndo(state)
+    undo.mark("s1", "t1")
+    _agent_wrote(state, "s1", app, prior, b"print('agent')\n")
+    (outside / "app.py").write_bytes(b"print('agent')\n")
+    _swap_for_link(root / "src", outside)
+    with pytest.raises(UndoConflicts) as refused:
+        await undo.undo_last("s1")
+    assert [conflict.path for conflict in refused.value.conflicts] == ["src/app.py"]
+    assert "link" in refused.value.conflicts[0].reason
+    assert (outside / "app.py").read_bytes() == b"print('agent')\n", "written or deleted outside the root"
+    assert sorted(p.name for p in outside.iterdir()) == ["app.py"]
+
+
+async def test_redo_does_not_follow_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    (root / "src").mkdir(parents=True)
+    outside.mkdir()
+    app = root / "src" / "app.py"
+    app.write_bytes(b"before\n")
+    state = ToolState()
+    undo = TurnUndo(state)
+    undo.mark("s1", "t1")
+    _agent_wrote(state, "s1", app, b"before\n", b"agent\n")
+    await undo.undo_last("s1")
+    assert app.read_bytes() == b"before\n"
+    (outside / "app.py").write_bytes(b"before\n")
+    _swap_for_link(root / "src", outside)
+    with pytest.raises(UndoConflicts) as refused:
+        await undo.redo("s1")
+    assert [conflict.path for conflict in refused.value.conflicts] == ["src/app.py"]
+    assert (outside / "app.py").read_bytes() == b"before\n"

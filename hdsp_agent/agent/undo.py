@@ -39,7 +39,13 @@ from typing import Any, Protocol
 
 from ..permissions.protected import write_protection
 from ..tools.base import ToolContext, ToolError
-from ..tools.builtin.edit.filestate import FileStateStore, UndoRecord, atomic_write
+from ..tools.builtin.edit.filestate import (
+    FileStateStore,
+    UndoRecord,
+    atomic_write,
+    ensure_unmoved,
+    moved_reason,
+)
 from ..tools.jupyter.edits import apply_edit
 from ..tools.jupyter.inverse import InverseEdit, inverse_of
 from ..tools.jupyter.notebook_runtime import NotebookRuntime
@@ -163,7 +169,11 @@ class FileStep:
     record: UndoRecord | None = None
 
     async def check(self, simulation: Simulation) -> None:
-        if self.checked and simulation.file_hash(self.file) != self.expected_sha256:
+        # Re-resolved now: a folder swapped for a link since the change was recorded is not followed.
+        moved = moved_reason(self.file)
+        if moved is not None:
+            simulation.conflict(self.path, moved)
+        elif self.checked and simulation.file_hash(self.file) != self.expected_sha256:
             simulation.conflict(self.path, "the file changed after the agent wrote it")
         elif self.path in simulation.unsaved:
             simulation.conflict(
@@ -172,6 +182,7 @@ class FileStep:
         simulation.files[self.file] = _sha256(self.content)
 
     async def apply(self) -> Step | None:
+        ensure_unmoved(self.file, self.path)  # again: the plan was checked a moment ago
         try:
             current: bytes | None = self.file.read_bytes()
         except FileNotFoundError:
@@ -182,6 +193,7 @@ class FileStep:
             if self.content is None:
                 self.file.unlink(missing_ok=True)
             else:
+                self.file.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(self.file, self.content)
             self.store.record_prior(
                 self.session_id,
@@ -189,6 +201,7 @@ class FileStep:
                 current,
                 after_sha256=_sha256(self.content),
                 shown_as=self.path,
+                after_absent=self.content is None,
             )
             self.store.forget_read(self.session_id, self.file)
         return FileStep(
@@ -311,7 +324,7 @@ def file_step(store: FileStateStore, record: UndoRecord) -> FileStep:
         path,
         record.prior,
         record.after_sha256,
-        record.after_sha256 is not None,
+        record.after_sha256 is not None or record.after_absent,
         what,
         record=record,
     )

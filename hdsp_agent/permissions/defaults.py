@@ -54,6 +54,7 @@ _ASK_REASONS: dict[str, str] = {
     "run_terminal_command": user_template("%1 runs shell commands"),
     "fetch_url_content": user_template("%1 fetches a URL from the network"),
     "create_rule_block": user_template("%1 writes a rule file into the project"),
+    "mcp_start_server": user_template("%1 starts an MCP server's program, outside the sandbox"),
 }
 DISABLED_BY_DEFAULT = frozenset({"request_rule"})
 # Every tool this table gives a level. The tool classes declare no level of their own: ``read_only`` on a

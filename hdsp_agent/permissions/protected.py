@@ -260,6 +260,8 @@ def write_protection(
             return Protection("deny", f"inside {why}; the agent never writes there")
     if _matches(places.deny_spec, places.deny_absolute, parts, text):
         return Protection("deny", "protected by the administrator; the agent never writes it")
+    if (run_later := _run_later_protection(text)) is not None:
+        return run_later
     inside = text != root_text and _inside(text, root_text)
     for candidate in (parts, given_parts):
         reason = _ask_reason(candidate, inside)
@@ -411,3 +413,33 @@ def protected_paths_under(root: Path) -> list[tuple[Path, Level]]:
     for inside_git in ("config", "hooks"):
         found.setdefault(os.path.join(root_text, ".git", inside_git), "ask")
     return [(Path(path), level) for path, level in found.items()]
+
+
+# -- files configured MCP servers run ------------------------------------------------------------------------
+# A configured (or trusted project) MCP server's command names files inside the project (``python
+# server.py``): they run later, outside the sandbox, with the user's rights. The MCP manager installs them
+# (``configure_run_later_files``) whenever it reads its configuration; writes to them always ask, and the
+# OS sandbox keeps them read-only (``sandbox/protect.py``).
+
+_run_later: dict[str, str] = {}
+
+
+def configure_run_later_files(files: dict[str, str]) -> None:
+    """Install the files MCP servers run: resolved absolute path → the server that runs it."""
+    _run_later.clear()
+    _run_later.update({str(Path(path)): server for path, server in files.items()})
+
+
+def run_later_files() -> dict[str, str]:
+    """The installed files (resolved path → server name), for the sandbox's read-only mounts."""
+    return dict(_run_later)
+
+
+def _run_later_protection(text: str) -> Protection | None:
+    server = _run_later.get(text)
+    if server is None:
+        return None
+    return Protection(
+        "ask",
+        user_text("the MCP server %1 runs it (outside the sandbox) when it starts", repr(server)),
+    )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..instruction_places import INSTRUCTION_FILES
-from ..permissions.protected import protected_paths_under
+from ..permissions.protected import protected_paths_under, run_later_files
 
 # Inside the project: what would change the agent's own behaviour (rules, instruction files, MCP servers,
 # editor tasks) or run code the next time someone uses git, opens a shell or starts a kernel there. Always
@@ -85,6 +85,8 @@ def protected_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:
     candidates += [root / name for name in HOME_FILES if root == home or (root / name).exists()]
     candidates += [_absolute(root, path) for path in extra]
     candidates += python_environments(root)
+    # Files a configured MCP server runs (outside the sandbox) when it starts: read-only here.
+    candidates += [Path(path) for path in run_later_files()]
     # The policy's own list (permissions/protected.py) too: every protected place that exists here, and all of
     # them when the project is the home directory (a shell rc file must not be created there either).
     # Jupyter's own dirs are left out: they are masked (masked_paths), and a read-only bind would show them.

@@ -13,6 +13,7 @@ from typing import Any
 import tornado.web
 
 from ..agent.model_setup import EndpointError, endpoint_models, normalize_base_url, try_model
+from ..user_text import texts_for
 from .routes import _AgentHandler, route
 
 
@@ -91,7 +92,12 @@ class TestModelHandler(_SetupHandler):
         except EndpointError as error:
             self.write_json({"ok": False, "error": str(error)})
             return
-        self.write_json({"ok": True, "answer": answer[:200]})
+        reply: dict[str, Any] = {"ok": True, "answer": answer[:200]}
+        # The model works; say so, and also when the server's environment hands its key to every kernel.
+        warning = self.agent.inherited_key_warning()
+        if warning:
+            reply.update(warning=warning, texts=texts_for(warning))
+        self.write_json(reply)
 
 
 def build_model_setup_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:

@@ -74,7 +74,12 @@ export function SetupScreen({
         reply.ok
           ? {
               kind: 'ok',
-              text: trans.__('The model answered: %1', reply.answer ?? '')
+              text: [
+                trans.__('The model answered: %1', reply.answer ?? ''),
+                reply.warning ? serverText(trans, reply.warning, reply.texts) : ''
+              ]
+                .filter(Boolean)
+                .join(' ')
             }
           : { kind: 'error', text: reply.error ?? trans.__('The test failed.') }
       );

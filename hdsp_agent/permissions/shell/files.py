@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...user_text import user_text
 from ..findings import Finding, allow, ask, caution, deny
-from ..paths import critical_path_reason, device_write_problem, inspect_path, is_sensitive
+from ..paths import critical_path_reason, device_write_problem, hard_link_reason, inspect_path, is_sensitive
 from ..protected import protected_write_finding
 from .options import long_options, positionals, short_flags
 from .tables import PRIVILEGED_OWNERS
@@ -179,6 +179,8 @@ def read_findings(word: Word, scope: ShellScope, verb: str = user_text("reads"))
             found.append(caution(user_text("%1 %2, outside the project", verb, text)))
         elif facts.sensitive:
             found.append(caution(user_text("%1 %2, which may hold secrets", verb, text)))
+        elif facts.hard_linked:
+            found.append(caution(hard_link_reason(verb, text)))
     return _unique(found)
 
 
@@ -219,6 +221,8 @@ def write_findings(word: Word, scope: ShellScope, verb: str = user_text("writes"
             found.append(caution(user_text("%1 %2, inside the repository's .git directory", verb, text)))
         elif facts.sensitive:
             found.append(caution(user_text("%1 %2, which may hold secrets", verb, text)))
+        elif facts.hard_linked:
+            found.append(caution(hard_link_reason(verb, text)))
     return _unique(found)
 
 
