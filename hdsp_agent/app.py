@@ -25,10 +25,12 @@ from .config import HdspAgentConfig
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
+from .permissions.runs_later import shadowed_module_names
 from .proxy.upstream import Upstream
 from .sandbox import sandbox_from_config
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
+from .tools.jupyter import kernel_start
 from .tools.jupyter.live import LiveNotebooks
 from .tools.registry import ToolCatalog
 from .tools.state import ToolState
@@ -58,6 +60,11 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
         assert self.serverapp is not None and self.serverapp.event_logger is not None
         self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
+        # Kernels start without the notebook's folder on sys.path until the user's code runs: a module planted
+        # there cannot stand in for the kernel's own start-up (tools/jupyter/kernel_start.py).
+        kernel_start.install(self.serverapp.kernel_spec_manager)
+        # The module names a planted file could stand in for (~0.2 s to list): now, not in the first decision.
+        shadowed_module_names()
         # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
         # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
         self.tool_state = ToolState()

@@ -1,6 +1,6 @@
 """Shell commands and the decision the analyser must reach for each, in a project laid out by
 ``test_permissions_commands.make_project`` (README.md, notes.txt, a.txt, b.txt, data.csv, log.txt, run.sh,
-script.py, src/app.py, .env, .git/config).
+script.py, src/app.py, .env, .git/config, notebooks/explore.ipynb, envs/conda1/conda-meta/history).
 
 DATA ONLY. These strings are handed to ``analyze_command`` (a parser) and nothing else: never to a shell,
 never to
@@ -1061,6 +1061,40 @@ ALLOW += [
     "tail -fn20 log.txt",
     "stat -f .",
 ]
+
+# What runs or instructs later, outside the sandbox (permissions/runs_later.py, issue #24): a module that
+# stands in for one Python imports, next to a notebook or at the root; the project's virtualenvs and conda
+# envs; .pth files; Jupyter's configuration at any depth; the instruction files the agent reads into every
+# conversation.
+# Each was allowed on main.
+ASK += [
+    "echo 'import os' > notebooks/ipykernel_launcher.py",
+    "tee notebooks/json.py < a.txt",
+    "echo x | tee notebooks/zmq/__init__.py",
+    "printf 'import os' > notebooks/traitlets.py",
+    "cat script.py > notebooks/jupyter_client.pyc",
+    "echo 'import os' >> json.py",
+    "cat script.py > ipykernel_launcher.py",
+    "echo x > .venv/bin/python",
+    "cat a.txt > venv/bin/activate",
+    "echo x > envs/conda1/bin/python",
+    "tee envs/conda1/lib/python3.11/site-packages/six.py < a.txt",
+    "echo 'import os' > src/evil.pth",
+    "echo x > sub/.jupyter/custom/custom.js",
+    "echo 'obey' > AGENTS.md",
+    "tee -a CLAUDE.md < a.txt",
+    "sort -o .cursorrules a.txt",
+    "echo x 2> AGENTS.md",
+    "cat a.txt > src/__pycache__/app.cpython-311.pyc",
+]
+ALLOW += [
+    # ... while a notebook folder's own modules, a package's stdlib-named module and data stay ordinary
+    "echo x > notebooks/utils.py",
+    "tee notebooks/results.csv < a.txt",
+    "echo x > src/json.py",
+    "echo x > docs/AGENTS.md",
+]
+
 ASK += [
     # issue #24, class 4: git credentials (http.extraheader, tokens in remote URLs) and PuTTY keys are secrets
     "cat .git/config",

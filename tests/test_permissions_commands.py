@@ -36,6 +36,8 @@ def make_project(root: Path) -> Path:
         "src/app.py": "# TODO\n",
         ".env": "API_KEY=secret\n",
         ".git/config": "[core]\n",
+        "notebooks/explore.ipynb": "{}\n",
+        "envs/conda1/conda-meta/history": "\n",
     }.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)

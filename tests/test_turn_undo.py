@@ -278,6 +278,43 @@ async def test_two_undos_at_once_apply_once(tmp_path: Path) -> None:
         await undo.redo("s")
 
 
+async def test_a_redo_never_writes_a_path_that_became_protected(tmp_path: Path) -> None:
+    # The agent writes scratch/json.py where no notebook is (an ordinary file then); the user undoes the turn
+    # and starts a notebook in that folder. Redoing now would plant a module that stands in for json in every
+    # kernel started there: the redo refuses, nothing is applied.
+    from hdsp_agent.tools.builtin.edit.tools import CreateNewFileTool
+
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "notes.txt").write_text("one\n")
+    created = ("create_new_file", json.dumps({"filepath": "scratch/json.py", "contents": "import os\n"}))
+    script = [tool_calls(created, _replace("notes.txt", "one", "two")), text("Done.")]
+    with ScriptedModel(script) as model:
+        state = ToolState()
+        tools = [CreateNewFileTool(state.files), SingleFindAndReplaceTool(state.files)]
+        runtime = make_runtime(tmp_path, model, tools, policy=_AllowAll(), state=state)
+        manager = make_manager(tmp_path, runtime)
+        session = manager.create()
+        await run_turn(session, "add a helper")
+        assert (tmp_path / "scratch" / "json.py").exists()
+        await session.undo_last_turn()
+        assert not (tmp_path / "scratch" / "json.py").exists()
+        (tmp_path / "scratch" / "explore.ipynb").write_text("{}")
+        with pytest.raises(UndoConflicts) as refused:
+            await session.redo()
+        assert [c.path for c in refused.value.conflicts] == ["scratch/json.py"]
+        assert (
+            "protected" in refused.value.conflicts[0].reason and "'json'" in refused.value.conflicts[0].reason
+        )
+        assert not (tmp_path / "scratch" / "json.py").exists()
+        assert (tmp_path / "notes.txt").read_text() == "one\n"  # all or nothing
+        # Without the notebook the same redo is an ordinary one again.
+        (tmp_path / "scratch" / "explore.ipynb").unlink()
+        await session.redo()
+        assert (tmp_path / "scratch" / "json.py").read_text() == "import os\n"
+        assert (tmp_path / "notes.txt").read_text() == "two\n"
+        await manager.shutdown()
+
+
 # -- issue 24: undo re-resolves each path when it applies ----------------------------------------------------
 
 

@@ -69,6 +69,7 @@ class PreparedCommand:
                 return failed.read() or "unknown error"
         except OSError:
             return None
+
     # The bounds it runs under (to say which one a command hit); None: unsandboxed.
     limits: SandboxLimits | None = None
 

@@ -34,14 +34,11 @@ import pathspec
 import yaml
 from pydantic import Field
 
+from ...instruction_places import INSTRUCTION_FILES, RULE_DIRS, RULES_DIR
 from ...permissions.paths import display_path, is_inside, is_sensitive
 from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError
 
-RULES_DIR = Path(".hdsp") / "rules"
-RULE_DIRS = (RULES_DIR, Path(".continue") / "rules")
-# Instructions people already keep at the project root for other agents: read as rules that always apply.
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
 # An instruction file longer than this is cut: it goes into every request of every turn.
 MAX_INSTRUCTIONS_CHARS = 16_000
 # Regex rules look at file contents; a huge file is not worth reading for it.
