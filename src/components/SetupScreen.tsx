@@ -76,7 +76,9 @@ export function SetupScreen({
               kind: 'ok',
               text: [
                 trans.__('The model answered: %1', reply.answer ?? ''),
-                reply.warning ? serverText(trans, reply.warning, reply.texts) : ''
+                reply.warning
+                  ? serverText(trans, reply.warning, reply.texts)
+                  : ''
               ]
                 .filter(Boolean)
                 .join(' ')
