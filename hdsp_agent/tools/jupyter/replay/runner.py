@@ -112,8 +112,11 @@ async def replay_in_fresh_kernel(
                 run.stopped = "time budget"
                 break
             except DeadKernelError:
+                # nbclient turns a cancellation of its wait into DeadKernelError: give it back as one.
+                _raise_if_cancel_requested()
                 run.stopped = "kernel died"
                 break
+            _raise_if_cancel_requested()
             outputs = list(cell.get("outputs", []))
             run.cells[index] = ReplayedCell(index, outputs, _error_text(outputs), time.monotonic() - cell_started)
     finally:
@@ -121,6 +124,15 @@ async def replay_in_fresh_kernel(
         await asyncio.shield(_shut_down(manager, kernel_client))
         run.seconds = time.monotonic() - started
     return run
+
+
+def _raise_if_cancel_requested() -> None:
+    """nbclient swallows a task cancellation while it waits on the kernel; the caller (the executor's
+    timeout or the turn's cancel) must still see the run stop as canceled."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    if cancelling is not None and cancelling():
+        raise asyncio.CancelledError
 
 
 async def _shut_down(manager: AsyncKernelManager, kernel_client: Any) -> None:
