@@ -256,6 +256,37 @@ export interface ISessionUpdatedEvent extends IEventEnvelope {
   status: SessionStatus;
 }
 
+/**
+ * Where a number of the final answer is shown: a tool call's result (`call_id`), or the user's message.
+ */
+export interface INumberSourceRef {
+  call_id?: string | null;
+  tool?: string | null;
+  line: string;
+  line_number: number;
+}
+
+/**
+ * One number of the final answer (`start`/`end`: offsets in its text) and the output it came from.
+ */
+export interface INumberMark {
+  text: string;
+  start: number;
+  end: number;
+  found: boolean;
+  source?: INumberSourceRef | null;
+}
+
+/**
+ * After a turn's final answer: its numbers tied to the turn's outputs, or marked as found in none.
+ */
+export interface IAnswerNumbersEvent extends IEventEnvelope {
+  type: 'answer.numbers';
+  turn_id: string;
+  message_id: string;
+  marks: INumberMark[];
+}
+
 export type AgentEvent =
   | IToolStatusEvent
   | IToolProgressEvent
@@ -271,4 +302,5 @@ export type AgentEvent =
   | IContextCompactedEvent
   | ISessionUpdatedEvent
   | ITurnUndoneEvent
-  | ITurnRedoneEvent;
+  | ITurnRedoneEvent
+  | IAnswerNumbersEvent;

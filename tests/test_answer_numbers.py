@@ -3,7 +3,12 @@ and the event a real turn sends after its final answer (scripted model, real exe
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from scripted_model import ScriptedModel, text, tool_calls
+from test_cli_run import run_cli
 
 from hdsp_agent.agent.answer_numbers import SourceText, check_numbers
 from tests.answer_corpus import answer_cases
@@ -68,3 +73,28 @@ def test_the_corpus_fabricated_numbers_are_marked_and_faithful_ones_are_not() ->
     assert marked >= 48, marked
     assert len(faithful_numbers) >= 150
     assert len(wrongly) <= 0.02 * len(faithful_numbers), wrongly
+
+
+def test_run_json_sends_the_marks_after_the_final_answer(tmp_path: Path) -> None:
+    (tmp_path / "summary.txt").write_text("rows: 48213\nmean_price: 312.774\nshare_returned: 0.0712\n")
+    answer = "The file has 48,213 rows, a mean price of 312.8 and 7.1% returns; the median is 290.5."
+    with ScriptedModel([tool_calls(("read_file", '{"filepath": "summary.txt"}')), text(answer)]) as model:
+        done = run_cli("-p", "summarize", "--root", str(tmp_path), "--json", "--model", "m", "--base-url", model.base_url)
+        text_run = run_cli("-p", "again", "--root", str(tmp_path), "--model", "m", "--base-url", model.base_url)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds.index("answer.numbers") == kinds.index("turn.end") - 1
+    (numbers,) = [e for e in events if e["type"] == "answer.numbers"]
+    (final,) = [e for e in events if e["type"] == "assistant.message" and not e["tool_calls"]]
+    assert numbers["message_id"] == final["message_id"]
+    read_call = next(e["call_id"] for e in events if e["type"] == "tool.status" and e["name"] == "read_file")
+    marks = {m["text"]: m for m in numbers["marks"]}
+    assert {text: m["found"] for text, m in marks.items()} == {
+        "48,213": True, "312.8": True, "7.1%": True, "290.5": False,
+    }
+    source = marks["312.8"]["source"]
+    assert (source["call_id"], source["tool"]) == (read_call, "read_file")
+    assert source["line"].endswith("mean_price: 312.774"), "the line as the tool result shows it"
+    assert answer[marks["290.5"]["start"] : marks["290.5"]["end"]] == "290.5"
+    assert "[not found in any output: 290.5]" in text_run.stderr
