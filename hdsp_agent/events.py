@@ -200,6 +200,26 @@ class AnswerNumbersEvent(BaseModel):
     marks: list[NumberMark]
 
 
+class VariableChangeInfo(BaseModel):
+    """A kernel variable the turn's runs created, changed or deleted: a summary, never the value."""
+
+    name: str
+    change: Literal["created", "changed", "deleted"]
+    type: str
+    shape: list[Any] | None = None
+    length: int | None = None
+    preview: str | None = None
+
+
+class KernelChangesEvent(BaseModel):
+    """After a turn that ran code: each notebook's kernel variables its runs created, changed or deleted
+    (``tools/jupyter/kernel_changes.py``), for the review bar."""
+
+    type: Literal["kernel.changes"] = "kernel.changes"
+    turn_id: str
+    notebooks: dict[str, list[VariableChangeInfo]]
+
+
 AgentEvent = Annotated[
     ToolStatusEvent
     | ToolProgressEvent
@@ -216,6 +236,7 @@ AgentEvent = Annotated[
     | ContextWarningEvent
     | ContextCompactedEvent
     | SessionUpdatedEvent
-    | AnswerNumbersEvent,
+    | AnswerNumbersEvent
+    | KernelChangesEvent,
     Field(discriminator="type"),
 ]

@@ -287,6 +287,27 @@ export interface IAnswerNumbersEvent extends IEventEnvelope {
   marks: INumberMark[];
 }
 
+/**
+ * A kernel variable the turn's runs created, changed or deleted: a summary, never the value.
+ */
+export interface IVariableChangeInfo {
+  name: string;
+  change: 'created' | 'changed' | 'deleted';
+  type: string;
+  shape?: unknown[] | null;
+  length?: number | null;
+  preview?: string | null;
+}
+
+/**
+ * After a turn that ran code: each notebook's kernel variables its runs changed, for the review bar.
+ */
+export interface IKernelChangesEvent extends IEventEnvelope {
+  type: 'kernel.changes';
+  turn_id: string;
+  notebooks: Record<string, IVariableChangeInfo[]>;
+}
+
 export type AgentEvent =
   | IToolStatusEvent
   | IToolProgressEvent
@@ -303,4 +324,5 @@ export type AgentEvent =
   | ISessionUpdatedEvent
   | ITurnUndoneEvent
   | ITurnRedoneEvent
-  | IAnswerNumbersEvent;
+  | IAnswerNumbersEvent
+  | IKernelChangesEvent;

@@ -78,7 +78,8 @@ def test_the_corpus_fabricated_numbers_are_marked_and_faithful_ones_are_not() ->
 def test_run_json_sends_the_marks_after_the_final_answer(tmp_path: Path) -> None:
     (tmp_path / "summary.txt").write_text("rows: 48213\nmean_price: 312.774\nshare_returned: 0.0712\n")
     answer = "The file has 48,213 rows, a mean price of 312.8 and 7.1% returns; the median is 290.5."
-    with ScriptedModel([tool_calls(("read_file", '{"filepath": "summary.txt"}')), text(answer)]) as model:
+    script = [tool_calls(("read_file", '{"filepath": "summary.txt"}')), text(answer)]
+    with ScriptedModel(script * 2) as model:
         done = run_cli("-p", "summarize", "--root", str(tmp_path), "--json", "--model", "m", "--base-url", model.base_url)
         text_run = run_cli("-p", "again", "--root", str(tmp_path), "--model", "m", "--base-url", model.base_url)
     assert done.returncode == 0, done.stderr
