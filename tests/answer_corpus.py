@@ -77,8 +77,14 @@ def answer_cases(count: int = 60, seed: int = 27) -> list[AnswerCase]:
         metrics, scores = _metrics(rng)
         sources = [
             SourceText("Let's look at the data.", None, None),
-            SourceText(f"Cell c{k} finished, execution count {k + 2} (0.4 s).\n--- output ---\n{described}", f"call-{k}-1", "run_cell"),
-            SourceText(f"The code finished (1.2 s).\n--- output ---\n{metrics}", f"call-{k}-2", "execute_code"),
+            SourceText(
+                f"Cell c{k} finished, execution count {k + 2} (0.4 s).\n--- output ---\n{described}",
+                f"call-{k}-1",
+                "run_cell",
+            ),
+            SourceText(
+                f"The code finished (1.2 s).\n--- output ---\n{metrics}", f"call-{k}-2", "execute_code"
+            ),
         ]
         shown = [*stats.values(), *scores.values(), *(v * 100 for v in scores.values())]
         chosen = rng.sample(["count", "mean", "std", "max"], 2)
@@ -87,7 +93,13 @@ def answer_cases(count: int = 60, seed: int = 27) -> list[AnswerCase]:
         parts = {name: _restate(rng, name, stats[name], kinds[name]) for name in chosen}
         metric_text = _restate(rng, metric, scores[metric], "fraction")
 
-        def sentence(parts: dict[str, str], metric_text: str) -> str:
+        def sentence(
+            parts: dict[str, str],
+            metric_text: str,
+            chosen: list[str] = chosen,
+            column: str = column,
+            metric: str = metric,
+        ) -> str:
             first, second = chosen
             return (
                 f"The `{column}` column has a {first} of {parts[first]} and a {second} of {parts[second]}. "

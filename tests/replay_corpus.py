@@ -1,4 +1,4 @@
-"""Notebooks with hidden state, built for the replay tests: each planted one has one cause, the clean ones none.
+"""Notebooks with hidden state, built for the replay tests: one cause planted in each, none in the clean ones.
 
 A notebook is its final cells plus the history of runs that produced its saved outputs: each run executes a
 source (the cell's source at that time, which an edit or a deletion may have changed since) in one shared
@@ -67,7 +67,9 @@ def _execute(source: str, namespace: dict[str, Any]) -> list[dict[str, Any]]:
     except Exception as error:  # the saved notebook shows the error, as Jupyter would
         if stdout.getvalue():
             outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout.getvalue()))
-        outputs.append(nbformat.v4.new_output("error", ename=type(error).__name__, evalue=str(error), traceback=[]))
+        outputs.append(
+            nbformat.v4.new_output("error", ename=type(error).__name__, evalue=str(error), traceback=[])
+        )
         return outputs
     if stdout.getvalue():
         outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout.getvalue()))
@@ -94,7 +96,9 @@ def build_notebook(case: Case, directory: Path) -> Path:
                         output["execution_count"] = count
     for name in case.transient_files:
         (directory / name).unlink(missing_ok=True)
-    notebook = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    notebook = new_notebook(
+        cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}}
+    )
     path = directory / f"{case.name}.ipynb"
     nbformat.write(notebook, path)
     return path
@@ -157,7 +161,10 @@ def planted_cases() -> list[Case]:
         )
         # Unseeded randomness (here in the cell, or in the cell it uses).
         if k % 2 == 0:
-            cells = ["import random", f"sample = [random.randint(0, 10**9) for _ in range({a})]\nprint(sum(sample))"]
+            cells = [
+                "import random",
+                f"sample = [random.randint(0, 10**9) for _ in range({a})]\nprint(sum(sample))",
+            ]
             planted = 2
         else:
             cells = ["import random", f"noise = random.random() * {b}", "print(round(noise, 6))"]
@@ -178,7 +185,7 @@ def planted_cases() -> list[Case]:
                 env={f"HDSP_CORPUS_MODE_{k}": "sample"},
             )
         )
-    # Edited after running: one of the five deleted-or-edited cases above swapped for an edit, so both kinds count.
+    # Edited after running: one of the five deleted-cell cases swapped for an edit, so both kinds count.
     cases = [c for c in cases if c.name != "deleted_4"]
     cases.append(
         Case(
@@ -197,7 +204,11 @@ def clean_cases() -> list[Case]:
     functions and classes, comprehensions, expression results, a caught error shown as output."""
     templates = [
         ["values = [3, 1, 4, 1, 5, 9, 2, 6]", "total = sum(values)\nprint(total)", "sorted(values)[:3]"],
-        ["import random\nrandom.seed(7)", "draws = [random.random() for _ in range(5)]", "print(round(sum(draws), 6))"],
+        [
+            "import random\nrandom.seed(7)",
+            "draws = [random.random() for _ in range(5)]",
+            "print(round(sum(draws), 6))",
+        ],
         [
             "def mean(xs):\n    return sum(xs) / len(xs)",
             "data = [1.5, 2.5, 3.25]\nprint(mean(data))",
@@ -208,12 +219,23 @@ def clean_cases() -> list[Case]:
             "with open('clean_out.txt') as f:\n    print(int(f.read()) * 2)",
         ],
         [
-            "class Counter:\n    def __init__(self):\n        self.n = 0\n    def add(self, k):\n        self.n += k\n        return self",
+            "class Counter:\n    def __init__(self):\n        self.n = 0\n"
+            "    def add(self, k):\n        self.n += k\n        return self",
             "c = Counter().add(3).add(4)\nprint(c.n)",
         ],
-        ["import math", "print(math.sqrt(2) * 1000)", "angles = [math.sin(x / 10) for x in range(4)]\nprint(angles)"],
-        ["text = 'the quick brown fox jumps over the lazy dog'", "words = text.split()\nprint(len(words), max(words, key=len))"],
-        ["try:\n    1 / 0\nexcept ZeroDivisionError as error:\n    print('caught', error)", "x = 10\nx += 5\nprint(x)"],
+        [
+            "import math",
+            "print(math.sqrt(2) * 1000)",
+            "angles = [math.sin(x / 10) for x in range(4)]\nprint(angles)",
+        ],
+        [
+            "text = 'the quick brown fox jumps over the lazy dog'",
+            "words = text.split()\nprint(len(words), max(words, key=len))",
+        ],
+        [
+            "try:\n    1 / 0\nexcept ZeroDivisionError as error:\n    print('caught', error)",
+            "x = 10\nx += 5\nprint(x)",
+        ],
         ["import json", "record = json.dumps({'a': 1, 'b': [1, 2]}, sort_keys=True)\nrecord"],
         ["import random\nrng = random.Random(123)", "print([rng.randint(1, 6) for _ in range(6)])"],
     ]

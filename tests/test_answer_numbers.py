@@ -55,7 +55,10 @@ def test_the_link_names_the_call_and_the_output_line() -> None:
     (mark,) = check_numbers("The median is 17.25 over the rows.", sources)
     assert mark.found and mark.source is not None
     assert (mark.source.call_id, mark.source.tool, mark.source.line, mark.source.line_number) == (
-        "call-a", "run_cell", "median: 17.25", 2,
+        "call-a",
+        "run_cell",
+        "median: 17.25",
+        2,
     )
 
 
@@ -80,8 +83,12 @@ def test_run_json_sends_the_marks_after_the_final_answer(tmp_path: Path) -> None
     answer = "The file has 48,213 rows, a mean price of 312.8 and 7.1% returns; the median is 290.5."
     script = [tool_calls(("read_file", '{"filepath": "summary.txt"}')), text(answer)]
     with ScriptedModel(script * 2) as model:
-        done = run_cli("-p", "summarize", "--root", str(tmp_path), "--json", "--model", "m", "--base-url", model.base_url)
-        text_run = run_cli("-p", "again", "--root", str(tmp_path), "--model", "m", "--base-url", model.base_url)
+        done = run_cli(
+            "-p", "summarize", "--root", str(tmp_path), "--json", "--model", "m", "--base-url", model.base_url
+        )
+        text_run = run_cli(
+            "-p", "again", "--root", str(tmp_path), "--model", "m", "--base-url", model.base_url
+        )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [e["type"] for e in events]
@@ -92,7 +99,10 @@ def test_run_json_sends_the_marks_after_the_final_answer(tmp_path: Path) -> None
     read_call = next(e["call_id"] for e in events if e["type"] == "tool.status" and e["name"] == "read_file")
     marks = {m["text"]: m for m in numbers["marks"]}
     assert {text: m["found"] for text, m in marks.items()} == {
-        "48,213": True, "312.8": True, "7.1%": True, "290.5": False,
+        "48,213": True,
+        "312.8": True,
+        "7.1%": True,
+        "290.5": False,
     }
     source = marks["312.8"]["source"]
     assert (source["call_id"], source["tool"]) == (read_call, "read_file")

@@ -19,17 +19,26 @@ async def test_a_turn_lists_created_changed_and_deleted_variables_and_leaves_no_
     agent = Agent(jp_serverapp, jp_root_dir)
     changes = agent.runtime.kernel_changes
     try:
-        ok(await agent.call("run_cell", path="nb.ipynb", code="rows = list(range(1000))\nlabel = 'a'\nkeep = 3"))
+        ok(
+            await agent.call(
+                "run_cell", path="nb.ipynb", code="rows = list(range(1000))\nlabel = 'a'\nkeep = 3"
+            )
+        )
         first = await changes.end_turn(SESSION)
         assert {(c["name"], c["change"]) for c in first["nb.ipynb"]} == {
-            ("rows", "created"), ("label", "created"), ("keep", "created"),
+            ("rows", "created"),
+            ("label", "created"),
+            ("keep", "created"),
         }
         # The next turn: an in-place change to a list, a deletion, a new name; `keep` is untouched.
         ok(await agent.call("run_cell", path="nb.ipynb", code="rows.append(-1)\ndel label\nratio = 0.25"))
         ok(await agent.call("execute_code", path="nb.ipynb", code="big = 'x' * 10_000_000"))
         second = {c["name"]: c for c in (await changes.end_turn(SESSION))["nb.ipynb"]}
         assert {name: c["change"] for name, c in second.items()} == {
-            "rows": "changed", "label": "deleted", "ratio": "created", "big": "created",
+            "rows": "changed",
+            "label": "deleted",
+            "ratio": "created",
+            "big": "created",
         }
         assert second["rows"]["length"] == 1001 and second["rows"]["type"] == "list"
         assert second["ratio"]["preview"] == "0.25"
@@ -46,19 +55,31 @@ async def test_a_turn_lists_created_changed_and_deleted_variables_and_leaves_no_
 def test_run_json_sends_the_kernel_changes_before_the_turn_ends(tmp_path: Path) -> None:
     write_notebook(tmp_path, "nb.ipynb")
     script = [
-        tool_calls(("run_cell", json.dumps({"path": "nb.ipynb", "code": "total = 41 + 1\nnames = ['a', 'b']"}))),
+        tool_calls(
+            ("run_cell", json.dumps({"path": "nb.ipynb", "code": "total = 41 + 1\nnames = ['a', 'b']"}))
+        ),
         text("Done: total is 42."),
     ]
     with ScriptedModel(script) as model:
         done = run_cli(
-            "-p", "compute", "--root", str(tmp_path), "--json", "--approve", "all",
-            "--model", "m", "--base-url", model.base_url,
+            "-p",
+            "compute",
+            "--root",
+            str(tmp_path),
+            "--json",
+            "--approve",
+            "all",
+            "--model",
+            "m",
+            "--base-url",
+            model.base_url,
         )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     (changes,) = [e for e in events if e["type"] == "kernel.changes"]
     assert {(c["name"], c["change"], c.get("preview")) for c in changes["notebooks"]["nb.ipynb"]} == {
-        ("total", "created", "42"), ("names", "created", "['a', 'b']"),
+        ("total", "created", "42"),
+        ("names", "created", "['a', 'b']"),
     }
     kinds = [e["type"] for e in events]
     assert kinds.index("kernel.changes") < kinds.index("turn.end")

@@ -1,4 +1,4 @@
-"""Replay against the corpus: every planted hidden-state cause is found at its cell, no clean notebook is flagged.
+"""Replay against the corpus: planted hidden-state causes are found at their cells, clean notebooks pass.
 
 Each notebook is replayed in a real ipykernel (a new kernel per notebook, as the tool does).
 """

@@ -52,13 +52,17 @@ async def test_replay_runs_in_a_new_kernel_and_leaves_the_users_kernel_alone(
         assert _kernel_processes() <= before, "the replay's kernel is shut down"
         still = ok(await agent.call("execute_code", path="nb.ipynb", code="hidden"))
         assert "41" in still.content, "the user's kernel keeps its state"
-        progress = [e.message for e in agent.events if isinstance(e, ToolProgressEvent) and "replaying" in e.message]
+        progress = [
+            e.message for e in agent.events if isinstance(e, ToolProgressEvent) and "replaying" in e.message
+        ]
         assert progress and "of" in progress[-1]
     finally:
         await agent.close()
 
 
-async def test_a_canceled_replay_stops_and_shuts_its_kernel_down(jp_serverapp: Any, jp_root_dir: Path) -> None:
+async def test_a_canceled_replay_stops_and_shuts_its_kernel_down(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
     sources = ["import time", *["time.sleep(1)\nprint('tick')" for _ in range(8)]]
     path = write_notebook(jp_root_dir, "slow.ipynb", *sources)
     notebook = nbformat.read(path, as_version=4)
@@ -72,7 +76,10 @@ async def test_a_canceled_replay_stops_and_shuts_its_kernel_down(jp_serverapp: A
     before = _kernel_processes()
     try:
         call = asyncio.ensure_future(agent.call("check_reproducibility", ctx=ctx, path="slow.ipynb"))
-        while not any(isinstance(e, ToolProgressEvent) and "of 9" in e.message and "(3 of" in e.message for e in agent.events):
+        while not any(
+            isinstance(e, ToolProgressEvent) and "of 9" in e.message and "(3 of" in e.message
+            for e in agent.events
+        ):
             await asyncio.sleep(0.1)
         token.cancel()
         result = await asyncio.wait_for(call, 30)
@@ -104,7 +111,9 @@ def test_replay_command_prints_findings_as_json(tmp_path: Path) -> None:
     clean = build_notebook(Case("ok", ["a = 2", "print(a * 21)"], [Run(0), Run(1)]), tmp_path / "ok")
     text = subprocess.run(
         [sys.executable, "-m", "hdsp_agent.cli", "replay", str(clean), "--quiet"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert text.returncode == 0 and "2 of 2 run cells reproduce" in text.stdout
 

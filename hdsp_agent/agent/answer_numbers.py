@@ -145,15 +145,26 @@ def check_numbers(answer: str, sources: list[SourceText]) -> list[NumberMark]:
         if matching:
             source, number, line, _ = matching[0]
             reference = NumberSourceRef(
-                call_id=source.call_id, tool=source.tool, line=line.strip()[:SOURCE_LINE_CHARS], line_number=number
+                call_id=source.call_id,
+                tool=source.tool,
+                line=line.strip()[:SOURCE_LINE_CHARS],
+                line_number=number,
             )
         marks.append(
-            NumberMark(text=claim.text, start=claim.start, end=claim.end, found=reference is not None, source=reference)
+            NumberMark(
+                text=claim.text,
+                start=claim.start,
+                end=claim.end,
+                found=reference is not None,
+                source=reference,
+            )
         )
     return marks
 
 
-def turn_sources(events: list[dict[str, Any]], turn_id: str) -> tuple[list[SourceText], dict[str, Any] | None]:
+def turn_sources(
+    events: list[dict[str, Any]], turn_id: str
+) -> tuple[list[SourceText], dict[str, Any] | None]:
     """The turn's sources (its user message, each finished tool call's result) and its final answer
     (the last assistant message without tool calls), from the conversation's event log."""
     sources: list[SourceText] = []

@@ -375,7 +375,9 @@ class Conversation:
             self.log.exception("hdsp-agent: summarizing the kernel changes of turn %s failed", turn_id)
             return
         if changed:
-            notebooks = {path: [VariableChangeInfo(**change) for change in rows] for path, rows in changed.items()}
+            notebooks = {
+                path: [VariableChangeInfo(**change) for change in rows] for path, rows in changed.items()
+            }
             self.emit(KernelChangesEvent(turn_id=turn_id, notebooks=notebooks))
 
     def _tie_answer_numbers(self, turn_id: str) -> None:

@@ -31,10 +31,15 @@ def summarize(user_ns, limit):
     short.maxstring, short.maxother, short.maxlist, short.maxdict = 60, 60, 6, 4
     small = (bool, int, float, complex, str, bytes, type(None))
     rows = {}
-    for name in sorted(n for n, v in user_ns.items() if not n.startswith("_") and n not in hidden and not isinstance(v, code))[:limit]:
+    names = sorted(
+        n for n, v in user_ns.items() if not n.startswith("_") and n not in hidden and not isinstance(v, code)
+    )
+    for name in names[:limit]:
         value = user_ns[name]
         kind = type(value)
-        row = {"type": kind.__qualname__ if kind.__module__ == "builtins" else kind.__module__.split(".")[0] + "." + kind.__qualname__}
+        module = kind.__module__
+        prefix = "" if module == "builtins" else module.split(".")[0] + "."
+        row = {"type": prefix + kind.__qualname__}
         fingerprint = [row["type"], id(value)]
         try:
             shape = getattr(value, "shape", None)
@@ -50,7 +55,8 @@ def summarize(user_ns, limit):
                 row["preview"] = short.repr(value)
                 fingerprint.append(hashlib.sha1(repr(value).encode()).hexdigest())
             elif isinstance(size, int) and size <= 200000 and hasattr(value, "to_numpy"):
-                fingerprint.append(hashlib.sha1(value.to_numpy().tobytes() + repr(list(getattr(value, "columns", []))).encode()).hexdigest())
+                columns = repr(list(getattr(value, "columns", []))).encode()
+                fingerprint.append(hashlib.sha1(value.to_numpy().tobytes() + columns).hexdigest())
             elif isinstance(size, int) and size <= 200000 and hasattr(value, "tobytes"):
                 fingerprint.append(hashlib.sha1(value.tobytes()).hexdigest())
             fingerprint.append(row.get("shape") or row.get("length"))
@@ -63,7 +69,10 @@ def summarize(user_ns, limit):
 
 
 def snapshot_expression() -> str:
-    return f"(lambda scratch: (exec({_SUMMARIZE!r}, scratch), scratch['summarize'](globals(), {MAX_VARIABLES}))[1])({{}})"
+    return (
+        f"(lambda scratch: (exec({_SUMMARIZE!r}, scratch), "
+        f"scratch['summarize'](globals(), {MAX_VARIABLES}))[1])({{}})"
+    )
 
 
 @dataclass
@@ -93,13 +102,24 @@ def diff_snapshots(before: dict[str, Any], after: dict[str, Any]) -> list[Variab
     return changes[:MAX_CHANGES]
 
 
-async def take_snapshot(executions: ExecutionRegistry, kernel_manager: Any, path: str, kernel_id: str) -> dict[str, Any] | None:
+async def take_snapshot(
+    executions: ExecutionRegistry, kernel_manager: Any, path: str, kernel_id: str
+) -> dict[str, Any] | None:
     """The kernel's variable summaries, or None when the kernel did not answer in time (busy, dead)."""
     record = ExecutionRecord(
-        handle=f"snapshot-{uuid.uuid4().hex[:8]}", path=path, kernel_id=kernel_id, code="", cell_id=None, reported=True
+        handle=f"snapshot-{uuid.uuid4().hex[:8]}",
+        path=path,
+        kernel_id=kernel_id,
+        code="",
+        cell_id=None,
+        reported=True,
     )
     executions.start(
-        record, kernel_manager, silent=True, store_history=False, user_expressions={"rows": snapshot_expression()}
+        record,
+        kernel_manager,
+        silent=True,
+        store_history=False,
+        user_expressions={"rows": snapshot_expression()},
     )
     if not await record.wait(SNAPSHOT_WAIT_SECONDS):
         return None

@@ -27,10 +27,10 @@ from .document import (
     ReadPurpose,
 )
 from .edits import SetCellOutputs, cell_index, cell_source
-from .kernel_changes import KernelChanges
 from .executions import ExecutionRecord, ExecutionRegistry
 from .inverse import InverseEdit, inverse_of
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
+from .kernel_changes import KernelChanges
 from .live_outputs import LiveOutputs
 from .undo import NotebookUndoStore, UndoEntry
 

@@ -68,7 +68,9 @@ def _name_cause(cell: CellFacts, name: str, facts: list[CellFacts]) -> Attributi
     if earlier and later and count is not None:
         ran_before = [c for c in later if c.execution_count is not None and c.execution_count < count]
         last_earlier = max((c.execution_count or 0) for c in earlier)
-        ran_between = [c for c in ran_before if c.execution_count is not None and c.execution_count > last_earlier]
+        ran_between = [
+            c for c in ran_before if c.execution_count is not None and c.execution_count > last_earlier
+        ]
         if ran_between:
             other = ran_between[-1]
             return Attribution(
@@ -98,7 +100,9 @@ def attribute(
     candidates = [named.group(1)] if named else sorted(cell.uses)
     for name in candidates:
         found = _name_cause(cell, name, facts)
-        if found is not None and (named or found.cause != "deleted_or_edited_cell" or _unresolved(name, facts)):
+        if found is not None and (
+            named or found.cause != "deleted_or_edited_cell" or _unresolved(name, facts)
+        ):
             return found
     for path in sorted(cell.reads_files):
         writers = [c for c in facts if path in c.writes_files]
@@ -108,7 +112,6 @@ def attribute(
                 f"reads `{path}`, which only a later cell ({writers[0].index}) writes",
                 writers[0].index,
             )
-    by_index = {c.index: c for c in facts}
     upstream = _upstream(cell, facts)
     for source in [cell, *upstream]:
         random_cell = _random_source(source, facts)
@@ -129,8 +132,17 @@ def attribute(
             )
     for source in upstream:
         if source.index in differing:
-            return Attribution("follows_from", f"uses a value from cell {source.index}, which differed", source.index)
-    del by_index
+            return Attribution(
+                "follows_from", f"uses a value from cell {source.index}, which differed", source.index
+            )
+    if upstream:
+        names = ", ".join(f"`{name}`" for name in sorted(upstream[0].defines & cell.uses)) or "its values"
+        return Attribution(
+            "deleted_or_edited_cell",
+            f"the saved outputs are not what the sources produce: this cell, or cell {upstream[0].index} "
+            f"that gives it {names}, was edited after it ran",
+            upstream[0].index,
+        )
     return Attribution(
         "deleted_or_edited_cell",
         "the saved outputs are not what this cell's source produces: it was edited after it ran",

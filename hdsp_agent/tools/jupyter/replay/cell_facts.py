@@ -39,14 +39,18 @@ ENVIRONMENT_CALLS = frozenset(
         "platform.machine", "socket.gethostname", "getpass.getuser", "sys.getrecursionlimit",
     }
 )  # fmt: skip
-ENVIRONMENT_ATTRIBUTES = frozenset({"os.environ", "sys.version", "sys.platform", "sys.executable", "sys.path"})
+ENVIRONMENT_ATTRIBUTES = frozenset(
+    {"os.environ", "sys.version", "sys.platform", "sys.executable", "sys.path"}
+)
 READ_CALLS = frozenset(
     {
         "pd.read_csv", "pd.read_parquet", "pd.read_json", "pd.read_excel", "pd.read_pickle",
         "pandas.read_csv", "np.load", "np.loadtxt", "numpy.load", "json.load", "pickle.load",
     }
 )  # fmt: skip
-WRITE_METHODS = frozenset({"to_csv", "to_parquet", "to_json", "to_excel", "to_pickle", "write_text", "savefig"})
+WRITE_METHODS = frozenset(
+    {"to_csv", "to_parquet", "to_json", "to_excel", "to_pickle", "write_text", "savefig"}
+)
 READ_METHODS = frozenset({"read_text", "read_bytes"})
 WRITE_CALLS = frozenset({"np.save", "np.savetxt", "numpy.save"})
 _IPYTHON_LINE = re.compile(r"^\s*[%!]")
@@ -148,7 +152,12 @@ class _Visitor(ast.NodeVisitor):
         scope = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
         scope |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
         body = node.body if isinstance(node.body, list) else [node.body]
-        scope |= {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        scope |= {
+            n.id
+            for stmt in body
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         self.local_scopes.append(scope)
         for stmt in body:
             self.visit(stmt)
@@ -245,7 +254,9 @@ class _Visitor(ast.NodeVisitor):
 def cell_facts(index: int, cell: Any) -> CellFacts:
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
-    facts = CellFacts(index=index, cell_id=str(cell.get("id") or index), execution_count=cell.get("execution_count"))
+    facts = CellFacts(
+        index=index, cell_id=str(cell.get("id") or index), execution_count=cell.get("execution_count")
+    )
     try:
         tree = ast.parse(python_source(source))
     except SyntaxError:

@@ -50,7 +50,11 @@ def _text(value: Any) -> str:
 def comparable(outputs: list[Any]) -> list[tuple[str, str]]:
     """The outputs as (kind, value) pairs: stdout text joined, results by their richest comparable form."""
     parts: list[tuple[str, str]] = []
-    stdout = "".join(_text(o.get("text")) for o in outputs if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    stdout = "".join(
+        _text(o.get("text"))
+        for o in outputs
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+    )
     if stdout.strip():
         parts.append(("text", stdout))
     for output in outputs:
@@ -92,9 +96,14 @@ def _short(text: str, limit: int = 160) -> str:
 def compare_outputs(saved: list[Any], replayed: list[Any]) -> OutputDifference | None:
     """None when the outputs agree; else the first difference."""
     saved_parts, replayed_parts = comparable(saved), comparable(replayed)
-    for (saved_kind, saved_value), (replayed_kind, replayed_value) in zip(saved_parts, replayed_parts):
+    # The shorter list's length first; a missing or extra output is reported after.
+    for (saved_kind, saved_value), (replayed_kind, replayed_value) in zip(  # noqa: B905
+        saved_parts, replayed_parts
+    ):
         if saved_kind != replayed_kind:
-            return OutputDifference(f"{saved_kind} became {replayed_kind}", _short(saved_value), _short(replayed_value))
+            return OutputDifference(
+                f"{saved_kind} became {replayed_kind}", _short(saved_value), _short(replayed_value)
+            )
         if saved_kind == "image":
             if not same_picture(saved_value, replayed_value):
                 return OutputDifference("picture", "(saved picture)", "(a different picture)")

@@ -98,7 +98,9 @@ def build_report(path: str, notebook: Any, run: ReplayRun) -> ReplayReport:
         report.verdicts[fact.index] = "different"
         attribution = attribute(fact, facts, replayed.error, differing)
         differing.add(fact.index)
-        related = facts_by_index.get(attribution.related_index) if attribution.related_index is not None else None
+        related = (
+            facts_by_index.get(attribution.related_index) if attribution.related_index is not None else None
+        )
         report.findings.append(
             Finding(
                 index=fact.index,

@@ -73,7 +73,8 @@ async def replay_in_fresh_kernel(
     progress: ReplayProgress | None = None,
     canceled: Callable[[], bool] = lambda: False,
 ) -> ReplayRun:
-    """Run every code cell of a copy of ``notebook`` in order; the user's notebook and kernels are untouched."""
+    """Run every code cell of a copy of ``notebook`` in order; the user's notebook and kernels stay as
+    they were."""
     started = time.monotonic()
     copy_of_notebook = nbformat.from_dict(copy.deepcopy(dict(notebook)))
     run = ReplayRun(kernel_name=kernel_name_for(copy_of_notebook))
@@ -118,7 +119,9 @@ async def replay_in_fresh_kernel(
                 break
             _raise_if_cancel_requested()
             outputs = list(cell.get("outputs", []))
-            run.cells[index] = ReplayedCell(index, outputs, _error_text(outputs), time.monotonic() - cell_started)
+            run.cells[index] = ReplayedCell(
+                index, outputs, _error_text(outputs), time.monotonic() - cell_started
+            )
     finally:
         # Shielded: a canceled turn must still leave no kernel process behind.
         await asyncio.shield(_shut_down(manager, kernel_client))

@@ -66,5 +66,7 @@ class CheckReproducibilityTool(NotebookTool[CheckReproducibilityArgs]):
                 path, notebook, working_dir, args.timeout, progress, lambda: ctx.cancel.cancelled
             )
         except (OSError, RuntimeError) as error:
-            raise ToolError(E_REPLAY_FAILED, user_text("the replay could not start a kernel: %1", str(error))) from error
+            raise ToolError(
+                E_REPLAY_FAILED, user_text("the replay could not start a kernel: %1", str(error))
+            ) from error
         return ToolOutput(report.compact_text(), {"replay": report.as_dict()})
