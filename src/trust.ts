@@ -89,6 +89,7 @@ export function addTrustActions(
           path: panel.context.path
         })
     });
-    panel.toolbar.insertItem(10, 'hdspReplay', button);
+    // Before the cell-type selector: a narrow toolbar moves its last items into "More commands" first.
+    panel.toolbar.insertItem(9, 'hdspReplay', button);
   });
 }

@@ -112,10 +112,13 @@ export function ReplayReport({
               <button
                 type="button"
                 className="jp-hdsp-Replay-cell"
-                title={trans.__('Show cell %1 in the notebook', finding.index)}
+                title={trans.__(
+                  'Show cell %1 in the notebook',
+                  finding.index + 1
+                )}
                 onClick={() => reveal(finding.index)}
               >
-                {trans.__('Cell %1', finding.index)}
+                {trans.__('Cell %1', finding.index + 1)}
               </button>{' '}
               <strong>{causes[finding.cause] ?? finding.cause_title}</strong>
               <div className="jp-hdsp-Replay-explanation">

@@ -60,16 +60,22 @@ test.describe('can I trust this result?', () => {
         tool_calls: [['check_reproducibility', JSON.stringify({ path })]]
       },
       {
-        text: 'The saved **21** in cell 1 only came from running cell 2 first; a fresh kernel raises NameError. The average of 63.5 is not from any output.'
+        text: 'The saved **21** in the second cell only came from running the third first; a fresh kernel raises NameError. The average of 63.5 is not from any output.'
       }
     ]);
     await page.notebook.openByPath(path);
     const panel = await openPanel(page);
 
     // The notebook's toolbar button asks the agent; the replay runs code, so it asks first.
-    await page
-      .locator('.jp-NotebookPanel:visible .jp-hdsp-ReplayButton')
-      .click();
+    const toolbar = page
+      .locator('.jp-NotebookPanel:visible .jp-Toolbar')
+      .first();
+    const button = page.locator('.jp-hdsp-ReplayButton:visible');
+    if (!(await button.isVisible())) {
+      // A narrow toolbar keeps its last items under "More commands".
+      await toolbar.getByRole('button', { name: 'More commands' }).click();
+    }
+    await button.click();
     await panel
       .getByRole('dialog')
       .getByRole('button', { name: 'Allow once' })
@@ -86,7 +92,8 @@ test.describe('can I trust this result?', () => {
     await screenshot(page, testInfo, 'replay-card.png');
 
     // The finding shows its cell in the notebook.
-    await finding.getByRole('button', { name: 'Cell 1' }).click();
+    // Numbered as JupyterLab numbers cells (from 1): index 1 is "Cell 2".
+    await finding.getByRole('button', { name: 'Cell 2' }).click();
     const cells = page.locator('.jp-NotebookPanel:visible .jp-Cell');
     await expect(cells.nth(1)).toHaveClass(/jp-mod-active/);
 

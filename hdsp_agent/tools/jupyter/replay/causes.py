@@ -55,8 +55,8 @@ def _name_cause(cell: CellFacts, name: str, facts: list[CellFacts]) -> Attributi
     if not earlier and later:
         return Attribution(
             "used_before_defined",
-            f"`{name}` is used here but first defined by a later cell ({later[0].index}); it only worked "
-            "because that cell had run before",
+            f"`{name}` is used here but first defined by a later cell (index {later[0].index}); "
+            "it only worked because that cell had run before",
             later[0].index,
         )
     if not earlier and not later:
@@ -75,7 +75,7 @@ def _name_cause(cell: CellFacts, name: str, facts: list[CellFacts]) -> Attributi
             other = ran_between[-1]
             return Attribution(
                 "out_of_order",
-                f"`{name}` was redefined by a later cell ({other.index}, execution count "
+                f"`{name}` was redefined by a later cell (index {other.index}, execution count "
                 f"{other.execution_count}) that ran before this one (count {count})",
                 other.index,
             )
@@ -109,14 +109,18 @@ def attribute(
         if writers and all(w.index > cell.index for w in writers):
             return Attribution(
                 "file_read_before_written",
-                f"reads `{path}`, which only a later cell ({writers[0].index}) writes",
+                f"reads `{path}`, which only a later cell (index {writers[0].index}) writes",
                 writers[0].index,
             )
     upstream = _upstream(cell, facts)
     for source in [cell, *upstream]:
         random_cell = _random_source(source, facts)
         if random_cell is not None:
-            where = "here" if random_cell is cell else f"in cell {random_cell.index}, which this cell uses"
+            where = (
+                "here"
+                if random_cell is cell
+                else f"in the cell at index {random_cell.index}, which this cell uses"
+            )
             return Attribution(
                 "unseeded_random",
                 f"`{random_cell.random_calls[0]}` is called {where} with no seed set before it",
@@ -124,7 +128,7 @@ def attribute(
             )
     for source in [cell, *upstream]:
         if source.environment:
-            where = "here" if source is cell else f"in cell {source.index}, which this cell uses"
+            where = "here" if source is cell else f"in the cell at index {source.index}, which this cell uses"
             return Attribution(
                 "environment",
                 f"depends on the environment (`{source.environment[0]}`) {where}",
@@ -133,14 +137,16 @@ def attribute(
     for source in upstream:
         if source.index in differing:
             return Attribution(
-                "follows_from", f"uses a value from cell {source.index}, which differed", source.index
+                "follows_from",
+                f"uses a value from the cell at index {source.index}, which differed",
+                source.index,
             )
     if upstream:
         names = ", ".join(f"`{name}`" for name in sorted(upstream[0].defines & cell.uses)) or "its values"
         return Attribution(
             "deleted_or_edited_cell",
-            f"the saved outputs are not what the sources produce: this cell, or cell {upstream[0].index} "
-            f"that gives it {names}, was edited after it ran",
+            "the saved outputs are not what the sources produce: this cell, or the cell at index "
+            f"{upstream[0].index} that gives it {names}, was edited after it ran",
             upstream[0].index,
         )
     return Attribution(

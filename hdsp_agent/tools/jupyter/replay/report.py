@@ -63,8 +63,8 @@ class ReplayReport:
             lines.append("No differences." if not self.stopped else "No differences before it stopped.")
         for finding in self.findings:
             lines.append(
-                f"- cell {finding.index} ({finding.cell_id}): {finding.cause_title} — {finding.explanation}. "
-                f"{finding.what}: saved {finding.saved!r}, replay {finding.replayed!r}"
+                f"- cell index {finding.index} (id {finding.cell_id}): {finding.cause_title} — "
+                f"{finding.explanation}. {finding.what}: saved {finding.saved!r}, replay {finding.replayed!r}"
             )
         return "\n".join(lines)
 
