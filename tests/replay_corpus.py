@@ -115,21 +115,23 @@ def planted_cases() -> list[Case]:
     for k in range(5):
         a, b = 3 + k, 7 + 2 * k
         # A name used before the cell that defines it: cell 2 ran before cell 1.
-        cases.append(
-            Case(
-                f"used_before_{k}",
-                [f"base_{k} = {a}", f"print(base_{k} * scale_{k})", f"scale_{k} = {b}"],
-                [Run(0), Run(2), Run(1)],
-                "used_before_defined",
-                2,
-            )
-        )
+        if k % 2 == 0:
+            used_cells = [f"base_{k} = {a}", f"print(base_{k} * scale_{k})", f"scale_{k} = {b}"]
+        else:  # a helper function defined below its first use
+            used_cells = [
+                f"data = [{a}, {b}, {a + b}]",
+                "print(summarize(data))",
+                "def summarize(xs):\n    return round(sum(xs) / len(xs), 3)",
+            ]
+        cases.append(Case(f"used_before_{k}", used_cells, [Run(0), Run(2), Run(1)], "used_before_defined", 2))
         # A variable from a deleted cell.
         cases.append(
             Case(
                 f"deleted_{k}",
-                [f"items_{k} = list(range({a + 5}))", f"print(len(items_{k}) + offset_{k})"],
-                [Run(0), Run(-1, f"offset_{k} = {b}"), Run(1)],
+                [f"items_{k} = list(range({a + 5}))", f"print(len(items_{k}) + offset_{k})"]
+                if k != 3
+                else ["items = [4, 8, 15, 16, 23, 42]", "print(st.mean(items))"],
+                [Run(0), Run(-1, f"offset_{k} = {b}" if k != 3 else "import statistics as st"), Run(1)],
                 "deleted_or_edited_cell",
                 2,
             )
@@ -138,43 +140,62 @@ def planted_cases() -> list[Case]:
         cases.append(
             Case(
                 f"out_of_order_{k}",
-                [f"rate_{k} = {a}", f"print('rate', rate_{k} * 10)", f"rate_{k} = {b}\nprint('updated')"],
+                [f"rate_{k} = {a}", f"print('rate', rate_{k} * 10)", f"rate_{k} = {b}\nprint('updated')"]
+                if k % 2 == 0
+                else ["weights = [1, 2, 3]", "print(sum(weights))", "weights = [w * 10 for w in weights]"],
                 [Run(0), Run(2), Run(1)],
                 "out_of_order",
                 2,
             )
         )
         # A file read before the cell that writes it.
+        if k % 2 == 0:
+            file_cells = [
+                "import json",
+                f"with open('params_{k}.json') as f:\n    params = json.load(f)\nprint(params['n'])",
+                f"with open('params_{k}.json', 'w') as f:\n    json.dump({{'n': {b}}}, f)",
+            ]
+            written = f"params_{k}.json"
+        else:  # pathlib
+            file_cells = [
+                "from pathlib import Path",
+                f"print(Path('notes_{k}.txt').read_text().strip().upper())",
+                f"Path('notes_{k}.txt').write_text('ready {b}')",
+            ]
+            written = f"notes_{k}.txt"
         cases.append(
             Case(
                 f"file_order_{k}",
-                [
-                    "import json",
-                    f"with open('params_{k}.json') as f:\n    params = json.load(f)\nprint(params['n'])",
-                    f"with open('params_{k}.json', 'w') as f:\n    json.dump({{'n': {b}}}, f)",
-                ],
+                file_cells,
                 [Run(0), Run(2), Run(1)],
                 "file_read_before_written",
                 2,
-                transient_files=[f"params_{k}.json"],
+                transient_files=[written],
             )
         )
         # Unseeded randomness (here in the cell, or in the cell it uses).
-        if k % 2 == 0:
+        if k in (0, 2):
             cells = [
                 "import random",
                 f"sample = [random.randint(0, 10**9) for _ in range({a})]\nprint(sum(sample))",
             ]
+            planted = 2
+        elif k == 4:
+            cells = ["import uuid", "run_id = uuid.uuid4().hex[:8]\nprint('run', run_id)"]
+            planted = 2
+        elif k == 3:
+            cells = ["import random", "deck = list(range(40))\nrandom.shuffle(deck)\nprint(deck[:6])"]
             planted = 2
         else:
             cells = ["import random", f"noise = random.random() * {b}", "print(round(noise, 6))"]
             planted = 3
         cases.append(Case(f"random_{k}", cells, in_order(len(cells)), "unseeded_random", planted))
         # Environment dependence.
-        env_cells = [
-            "import os",
-            f"mode = os.environ.get('HDSP_CORPUS_MODE_{k}', 'full')\nprint('mode:', mode)",
-        ]
+        reads = {
+            2: f"os.getenv('HDSP_CORPUS_MODE_{k}', 'full')",
+            3: f"os.environ['HDSP_CORPUS_MODE_{k}']",  # a KeyError where the variable is not set
+        }.get(k, f"os.environ.get('HDSP_CORPUS_MODE_{k}', 'full')")
+        env_cells = ["import os", f"mode = {reads}\nprint('mode:', mode)"]
         cases.append(
             Case(
                 f"environment_{k}",
