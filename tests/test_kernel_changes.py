@@ -4,6 +4,7 @@ snapshots of a real ipykernel before the turn's first run and at its end."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,23 @@ def test_run_json_sends_the_kernel_changes_before_the_turn_ends(tmp_path: Path) 
     }
     kinds = [e["type"] for e in events]
     assert kinds.index("kernel.changes") < kinds.index("turn.end")
+
+
+async def test_a_cell_still_running_at_the_end_of_the_turn_does_not_hold_the_turn(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    write_notebook(jp_root_dir, "nb.ipynb")
+    agent = Agent(jp_serverapp, jp_root_dir)
+    try:
+        ok(await agent.call("run_cell", path="nb.ipynb", code="ready = True"))
+        await agent.runtime.kernel_changes.end_turn(SESSION)
+        slow = ok(
+            await agent.call("run_cell", path="nb.ipynb", code="import time\ntime.sleep(4)", timeout=0.5)
+        )
+        assert slow.details["status"] == "running"
+        started = time.monotonic()
+        assert await agent.runtime.kernel_changes.end_turn(SESSION) == {}
+        assert time.monotonic() - started < 1.0
+        ok(await agent.call("get_cell_output", path="nb.ipynb", cell_id=slow.details["cell_id"], timeout=30))
+    finally:
+        await agent.close()

@@ -142,7 +142,8 @@ class KernelChanges:
 
     async def before_run(self, session_id: str, path: str, kernel_id: str, kernel_manager: Any) -> None:
         kernels = self._before.setdefault(session_id, {})
-        if kernel_id in kernels:
+        # A kernel still busy with an earlier run would hold the first run of this turn behind the snapshot.
+        if kernel_id in kernels or self.executions.active_on(kernel_id):
             return
         snapshot = await take_snapshot(self.executions, kernel_manager, path, kernel_id)
         if snapshot is not None:
@@ -152,6 +153,8 @@ class KernelChanges:
         """Each notebook's variable changes since the turn's first run on its kernel (nothing: {})."""
         changed: dict[str, list[dict[str, Any]]] = {}
         for kernel_id, (path, kernel_manager, before) in self._before.pop(session_id, {}).items():
+            if self.executions.active_on(kernel_id):
+                continue  # a cell still running: its changes are not done, and the turn must not wait on it
             try:
                 after = await take_snapshot(self.executions, kernel_manager, path, kernel_id)
             except Exception:  # the kernel went away (shut down, restarted): nothing to compare with
