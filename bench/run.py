@@ -18,6 +18,7 @@ from figures_lean import lean_figures
 from figures_server import startup, stream_relay
 from figures_shell import shell_figures
 from figures_tools import edit_figures, run_cell_figures, search_figures
+from figures_trust import trust_figures
 from figures_ttft import ttft_small_model
 from harness import Figure, report
 
@@ -49,6 +50,7 @@ GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "startup": _startup,
     "lean": lean_figures,  # prompt tokens: first request per profile (vs the Continue CLI; with MCP); a task
     "ttft": _ttft,  # a new chat's first token over the session WebSocket on a 4k model
+    "trust": trust_figures,  # replay vs nbconvert --execute; replay and numbers-check detection rates
 }
 
 

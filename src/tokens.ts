@@ -39,6 +39,8 @@ export namespace CommandIDs {
   export const fixError = 'hdsp-agent:fix-error';
   export const explainCell = 'hdsp-agent:explain-cell';
   export const editCell = 'hdsp-agent:edit-cell';
+  export const checkReproducibility = 'hdsp-agent:check-reproducibility';
+  export const revealCell = 'hdsp-agent:reveal-cell';
 }
 
 // -- REST replies ------------------------------------------------------------------------------------

@@ -143,6 +143,10 @@ class _TextPrinter:
             sys.stderr.write(f"\n[{event['name']} {event['status']}{detail}]\n")
         elif kind == "error":
             sys.stderr.write(f"\nerror {event['code']}: {event['message']}\n")
+        elif kind == "answer.numbers":
+            unfound = [mark["text"] for mark in event["marks"] if not mark["found"]]
+            if unfound:
+                sys.stderr.write(f"\n[not found in any output: {', '.join(unfound)}]\n")
         elif kind == "turn.end":
             self.end_reason = event["reason"]
             if event["reason"] != "completed" and event.get("message"):

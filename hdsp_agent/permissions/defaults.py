@@ -40,7 +40,9 @@ FILE_EDIT_TOOLS = frozenset(
     }
 )
 CELL_EDIT_TOOLS = frozenset({"insert_cell", "edit_cell", "delete_cell", "move_cell"})
-KERNEL_TOOLS = frozenset({"run_cell", "execute_code", "interrupt_kernel", "restart_kernel"})
+KERNEL_TOOLS = frozenset(
+    {"run_cell", "execute_code", "interrupt_kernel", "restart_kernel", "check_reproducibility"}
+)
 # The edits accept-edits mode lets through (inside the root, away from .git and secrets).
 EDIT_TOOLS = FILE_EDIT_TOOLS | CELL_EDIT_TOOLS
 # Templates (``user_template``): %1 is the tool's name.

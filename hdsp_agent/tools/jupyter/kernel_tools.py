@@ -128,6 +128,7 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             cell_id, code = cell.id, args.code
         kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
         assert kernel_id is not None
+        await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)
         record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
         stream = self.runtime.show_live(document, record, before=notebook)
         self.runtime.executions.start(
@@ -184,6 +185,7 @@ class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
         kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
         assert kernel_id is not None
         handle = f"exec-{uuid.uuid4().hex[:8]}"
+        await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)
         record = ExecutionRecord(handle=handle, path=path, kernel_id=kernel_id, code=args.code, cell_id=None)
         self.runtime.executions.start(record, ctx.kernel_manager, cancel=ctx.cancel, store_history=False)
         finished = await record.wait(args.timeout, progress_reporter(ctx))
