@@ -16,7 +16,9 @@ from pathlib import Path
 from figures_core import loop_overhead, pipeline_overhead
 from figures_lean import lean_figures
 from figures_server import startup, stream_relay
+from figures_shell import shell_figures
 from figures_tools import edit_figures, run_cell_figures, search_figures
+from figures_trust import trust_figures
 from figures_ttft import ttft_small_model
 from harness import Figure, report
 
@@ -42,11 +44,13 @@ GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "loop": lambda workdir: _one(loop_overhead, workdir),
     "search": search_figures,  # grep, glob, codebase query (one 20,000-file tree)
     "edit": edit_figures,
+    "shell": shell_figures,  # a small command on a 20,000-file project with its change capture vs without
     "run_cell": run_cell_figures,
     "stream": _stream,
     "startup": _startup,
     "lean": lean_figures,  # prompt tokens: first request per profile (vs the Continue CLI; with MCP); a task
     "ttft": _ttft,  # a new chat's first token over the session WebSocket on a 4k model
+    "trust": trust_figures,  # replay vs nbconvert --execute; replay and numbers-check detection rates
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
 from .agent.conversations import ConversationManager
 from .agent.llm import ModelError
-from .agent.model_setup import UserModelFile
+from .agent.model_setup import UserModelFile, inherited_key_warning
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
 from .agent.readiness import ReadinessStore
@@ -25,10 +26,12 @@ from .config import HdspAgentConfig
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
+from .permissions.runs_later import shadowed_module_names
 from .proxy.upstream import Upstream
 from .sandbox import sandbox_from_config
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
+from .tools.jupyter import kernel_start
 from .tools.jupyter.live import LiveNotebooks
 from .tools.profiles import resolve_profile
 from .tools.registry import ToolCatalog
@@ -59,6 +62,11 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
         assert self.serverapp is not None and self.serverapp.event_logger is not None
         self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
+        # Kernels start without the notebook's folder on sys.path until the user's code runs: a module planted
+        # there cannot stand in for the kernel's own start-up (tools/jupyter/kernel_start.py).
+        kernel_start.install(self.serverapp.kernel_spec_manager)
+        # The module names a planted file could stand in for (~0.2 s to list): now, not in the first decision.
+        shadowed_module_names()
         # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
         # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
         self.tool_state = ToolState()
@@ -97,8 +105,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = ConversationManager(self.store, self.runtime)
         self.mcp = McpServices.for_app(self, build_mcp_endpoint)
-        self.runtime.refresh_tools = self.mcp.manager.refresh
-        self.runtime.load_tools = self.mcp.manager.load
+        self.mcp.manager.attach(self.runtime)
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
         status = self.os_sandbox.status
@@ -192,11 +199,25 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
     def model_setup_state(self) -> dict[str, Any]:
         """What the sidebar's model setup may show: whether the user may set a model, and what they saved."""
         saved = self.user_models.load() if self.allow_user_models else None
-        return {
+        state: dict[str, Any] = {
             "allowed": self.allow_user_models,
             "admin_contact": self.admin_contact,
             "saved": saved.public() if saved else None,
         }
+        warning = self.inherited_key_warning()
+        if warning:
+            state["warning"] = warning
+            state["texts"] = texts_for(warning)
+        return state
+
+    def inherited_key_warning(self) -> str | None:
+        """Whether the server's environment holds a model key that kernels inherit (see ``model_setup``)."""
+        keys: list[str] = []
+        for settings in [*self.runtime.models.models, self.runtime.models.endpoint]:
+            if settings is not None:
+                with contextlib.suppress(ModelError):
+                    keys.append(settings.resolved_api_key())
+        return inherited_key_warning(os.environ, keys)
 
     def _with_readiness(self, entry: dict[str, Any]) -> dict[str, Any]:
         """A model as the picker lists it, with the verdicts of its latest readiness check (if any)."""

@@ -119,7 +119,8 @@ class HdspAgentConfig(Configurable):
         default_value=[],
         config=True,
         help="More paths a sandboxed command may read but never write or create (relative to the project "
-        "root, or absolute), besides .hdsp, .continue, .vscode, .git/config and .git/hooks.",
+        "root, or absolute), besides .hdsp, .continue, .vscode, .jupyter, .ipython, AGENTS.md, CLAUDE.md, "
+        ".cursorrules, .git/config, .git/hooks and the project's virtualenvs.",
     )
     sandbox_masked_paths = List(
         Unicode(),

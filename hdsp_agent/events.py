@@ -174,6 +174,55 @@ class SessionUpdatedEvent(BaseModel):
     status: Literal["idle", "running"]
 
 
+class NumberSourceRef(BaseModel):
+    """Where a number of the answer is shown: a tool call's result (``call_id``), or the user's message."""
+
+    call_id: str | None = None
+    tool: str | None = None
+    line: str
+    line_number: int
+
+
+class NumberMark(BaseModel):
+    """One number of the final answer (``start``/``end``: character offsets in its text) and its source."""
+
+    text: str
+    start: int
+    end: int
+    found: bool
+    source: NumberSourceRef | None = None
+
+
+class AnswerNumbersEvent(BaseModel):
+    """Sent after a turn's final answer: its numbers tied to the turn's outputs, or marked as found in none
+    (``agent/answer_numbers.py``)."""
+
+    type: Literal["answer.numbers"] = "answer.numbers"
+    turn_id: str
+    message_id: str
+    marks: list[NumberMark]
+
+
+class VariableChangeInfo(BaseModel):
+    """A kernel variable the turn's runs created, changed or deleted: a summary, never the value."""
+
+    name: str
+    change: Literal["created", "changed", "deleted"]
+    type: str
+    shape: list[Any] | None = None
+    length: int | None = None
+    preview: str | None = None
+
+
+class KernelChangesEvent(BaseModel):
+    """After a turn that ran code: each notebook's kernel variables its runs created, changed or deleted
+    (``tools/jupyter/kernel_changes.py``), for the review bar."""
+
+    type: Literal["kernel.changes"] = "kernel.changes"
+    turn_id: str
+    notebooks: dict[str, list[VariableChangeInfo]]
+
+
 AgentEvent = Annotated[
     ToolStatusEvent
     | ToolProgressEvent
@@ -189,6 +238,8 @@ AgentEvent = Annotated[
     | ErrorEvent
     | ContextWarningEvent
     | ContextCompactedEvent
-    | SessionUpdatedEvent,
+    | SessionUpdatedEvent
+    | AnswerNumbersEvent
+    | KernelChangesEvent,
     Field(discriminator="type"),
 ]

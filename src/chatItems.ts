@@ -10,7 +10,7 @@ import {
   ToolStatus,
   TurnEndReason
 } from './tokens';
-import type { ServerTexts } from './events';
+import type { INumberMark, ServerTexts } from './events';
 
 /**
  * One tool call as the sidebar shows it, folded from its `tool.status`, `tool.progress` and
@@ -61,6 +61,11 @@ export interface IAssistantItem {
    * False while deltas are still streaming in.
    */
   complete: boolean;
+  /**
+   * The final answer's numbers, each tied to the output it came from or marked as found in none
+   * (`answer.numbers`, sent before the turn ends).
+   */
+  numbers?: INumberMark[];
 }
 
 export interface IToolItem {

@@ -6,7 +6,7 @@ import {
   TERMINAL_STATUSES
 } from './chatItems';
 import { AgentEvent, IToolStatusEvent, TurnEndReason } from './tokens';
-import type { IStepUsage, ServerTexts } from './events';
+import type { IStepUsage, IVariableChangeInfo, ServerTexts } from './events';
 
 export * from './chatItems';
 
@@ -71,6 +71,20 @@ export class Conversation {
    */
   get redoKey(): string | null {
     return this._running ? null : this._redoKey;
+  }
+
+  /**
+   * The kernel variables the last turn's runs created, changed or deleted, per notebook path.
+   */
+  get kernelChanges(): Record<string, IVariableChangeInfo[]> {
+    return this._kernelChanges;
+  }
+
+  /**
+   * The user has seen the kernel changes (the review's Keep all): the review bar stops listing them.
+   */
+  dismissKernelChanges(): void {
+    this._kernelChanges = {};
   }
 
   /**
@@ -139,6 +153,7 @@ export class Conversation {
       case 'message.user':
         this._running = true;
         this._lastTurnId = event.turn_id;
+        this._kernelChanges = {};
         // A new turn ends what could be redone (the server drops it too).
         this._redoKey = null;
         this._put({
@@ -283,6 +298,15 @@ export class Conversation {
         });
         break;
       }
+      case 'answer.numbers':
+        this._updateAssistant(event.message_id, item => ({
+          ...item,
+          numbers: event.marks
+        }));
+        break;
+      case 'kernel.changes':
+        this._kernelChanges = event.notebooks;
+        break;
       case 'session.updated':
         this._title = event.title;
         this._running = event.status === 'running';
@@ -375,6 +399,7 @@ export class Conversation {
   private _buffered = new Map<number, AgentEvent>();
   private _running = false;
   private _title = '';
+  private _kernelChanges: Record<string, IVariableChangeInfo[]> = {};
   private _lastTurnId: string | null = null;
   private _undone = new Set<string>();
   private _ended = new Set<string>();

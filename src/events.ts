@@ -258,6 +258,58 @@ export interface ISessionUpdatedEvent extends IEventEnvelope {
   status: SessionStatus;
 }
 
+/**
+ * Where a number of the final answer is shown: a tool call's result (`call_id`), or the user's message.
+ */
+export interface INumberSourceRef {
+  call_id?: string | null;
+  tool?: string | null;
+  line: string;
+  line_number: number;
+}
+
+/**
+ * One number of the final answer (`start`/`end`: offsets in its text) and the output it came from.
+ */
+export interface INumberMark {
+  text: string;
+  start: number;
+  end: number;
+  found: boolean;
+  source?: INumberSourceRef | null;
+}
+
+/**
+ * After a turn's final answer: its numbers tied to the turn's outputs, or marked as found in none.
+ */
+export interface IAnswerNumbersEvent extends IEventEnvelope {
+  type: 'answer.numbers';
+  turn_id: string;
+  message_id: string;
+  marks: INumberMark[];
+}
+
+/**
+ * A kernel variable the turn's runs created, changed or deleted: a summary, never the value.
+ */
+export interface IVariableChangeInfo {
+  name: string;
+  change: 'created' | 'changed' | 'deleted';
+  type: string;
+  shape?: unknown[] | null;
+  length?: number | null;
+  preview?: string | null;
+}
+
+/**
+ * After a turn that ran code: each notebook's kernel variables its runs changed, for the review bar.
+ */
+export interface IKernelChangesEvent extends IEventEnvelope {
+  type: 'kernel.changes';
+  turn_id: string;
+  notebooks: Record<string, IVariableChangeInfo[]>;
+}
+
 export type AgentEvent =
   | IToolStatusEvent
   | IToolProgressEvent
@@ -273,4 +325,6 @@ export type AgentEvent =
   | IContextCompactedEvent
   | ISessionUpdatedEvent
   | ITurnUndoneEvent
-  | ITurnRedoneEvent;
+  | ITurnRedoneEvent
+  | IAnswerNumbersEvent
+  | IKernelChangesEvent;

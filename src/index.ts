@@ -32,6 +32,9 @@ import { notifyHiddenApprovals } from './approvalNotice';
 // The cell actions and review marks attach to notebooks as they open: needed at activation.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { addCellActions } from './cellActions';
+// The replay button goes on each notebook's toolbar as it opens: needed at activation.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
+import { addTrustActions } from './trust';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { showReviewMarks } from './reviewMarks';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
@@ -178,6 +181,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.runCode, codeCommand(true));
     if (notebooks) {
       addCellActions(app, model, notebooks, trans);
+      addTrustActions(app, model, notebooks, trans);
       showReviewMarks(model, notebooks, trans);
     }
     for (const command of [
@@ -185,7 +189,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       CommandIDs.newChat,
       CommandIDs.stop,
       ...(notebooks
-        ? [CommandIDs.fixError, CommandIDs.explainCell, CommandIDs.editCell]
+        ? [
+            CommandIDs.fixError,
+            CommandIDs.explainCell,
+            CommandIDs.editCell,
+            CommandIDs.checkReproducibility
+          ]
         : [])
     ]) {
       palette?.addItem({ command, category: trans.__('hdsp-agent') });

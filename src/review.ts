@@ -46,6 +46,20 @@ export class ReviewState {
     if (event.type === 'turn.start' || event.type === 'turn.undone') {
       this.clear();
     } else if (event.type === 'tool.status' && event.status === 'done') {
+      // A shell command's result lists every file it changed that has an undo record
+      // (tools/builtin/shell_changes.py).
+      const shellChanges = event.details?.changed_files;
+      if (Array.isArray(shellChanges)) {
+        for (const change of shellChanges) {
+          if (
+            typeof change?.path === 'string' &&
+            typeof change?.undo_id === 'string'
+          ) {
+            this._fileChanged(change.path);
+          }
+        }
+        return;
+      }
       // The file tools' results carry the undo record of the change (edit/pipeline.py's write_edit).
       const filePath = event.details?.path;
       if (

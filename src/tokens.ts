@@ -5,7 +5,7 @@
  */
 
 import type { AgentEvent } from './events';
-import type { IWithTexts } from './events';
+import type { IWithTexts, ServerTexts } from './events';
 
 /**
  * The URL namespace of every hdsp-agent route on the Jupyter server.
@@ -39,6 +39,8 @@ export namespace CommandIDs {
   export const fixError = 'hdsp-agent:fix-error';
   export const explainCell = 'hdsp-agent:explain-cell';
   export const editCell = 'hdsp-agent:edit-cell';
+  export const checkReproducibility = 'hdsp-agent:check-reproducibility';
+  export const revealCell = 'hdsp-agent:reveal-cell';
 }
 
 // -- REST replies ------------------------------------------------------------------------------------
@@ -202,6 +204,11 @@ export interface IModelTestReply extends IWithTexts {
   ok: boolean;
   readiness: IReadinessReport;
   error?: string;
+  /**
+   * The server's environment holds a model key that every kernel inherits (points to `api_key_file`).
+   */
+  warning?: string;
+  texts?: ServerTexts;
 }
 
 export type SessionStatus = 'idle' | 'running';
@@ -321,6 +328,10 @@ export interface IMcpProjectFile {
   status: 'trusted' | 'untrusted' | 'changed' | 'invalid';
   /** Of the file's content as the server read it: trust is granted for exactly that content. */
   sha256: string | null;
+  /** Files inside the project its servers run, pinned with the file when it is trusted. */
+  pinned_files?: string[];
+  /** Pinned files that changed since it was trusted (the problems list names them too). */
+  changed_files?: string[];
 }
 
 export interface IMcpProblem {

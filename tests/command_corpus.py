@@ -1,6 +1,6 @@
 """Shell commands and the decision the analyser must reach for each, in a project laid out by
 ``test_permissions_commands.make_project`` (README.md, notes.txt, a.txt, b.txt, data.csv, log.txt, run.sh,
-script.py, src/app.py, .env, .git/config).
+script.py, src/app.py, .env, .git/config, notebooks/explore.ipynb, envs/conda1/conda-meta/history).
 
 DATA ONLY. These strings are handed to ``analyze_command`` (a parser) and nothing else: never to a shell,
 never to
@@ -1028,6 +1028,25 @@ ASK += [
     "cut -f1 --output-d=/ .env",
     "du --files0=.env",
 ]
+# Issue 24: ``rg -.`` is ``--hidden``; files named inside another file (``--files0-from``, ``-c``, ``-f``) are
+# read without the check seeing which; ``report.dat`` is a second hard link of ``.env`` (make_project).
+ASK += [
+    "rg -. API_KEY",
+    "rg -.n API_KEY",
+    "rg -n. API_KEY .",
+    "sort --files0-from=a.txt",
+    "sort --files0-from a.txt",
+    "sort --files0=a.txt",
+    "wc --files0-from=notes.txt",
+    "du --files0-from=a.txt",
+    "md5sum -c a.txt",
+    "sha256sum --check a.txt",
+    "file -f a.txt",
+    "cat report.dat",
+    "head -n 3 report.dat",
+    "grep KEY report.dat",
+    "cut -c1-3 report.dat",
+]
 ALLOW += [
     # ... while the everyday spellings stay allowed
     "date -Iseconds",
@@ -1041,4 +1060,56 @@ ALLOW += [
     "head -qn5 a.txt b.txt",
     "tail -fn20 log.txt",
     "stat -f .",
+]
+
+# What runs or instructs later, outside the sandbox (permissions/runs_later.py, issue #24): a module that
+# stands in for one Python imports, next to a notebook or at the root; the project's virtualenvs and conda
+# envs; .pth files; Jupyter's configuration at any depth; the instruction files the agent reads into every
+# conversation.
+# Each was allowed on main.
+ASK += [
+    "echo 'import os' > notebooks/ipykernel_launcher.py",
+    "tee notebooks/json.py < a.txt",
+    "echo x | tee notebooks/zmq/__init__.py",
+    "printf 'import os' > notebooks/traitlets.py",
+    "cat script.py > notebooks/jupyter_client.pyc",
+    "echo 'import os' >> json.py",
+    "cat script.py > ipykernel_launcher.py",
+    "echo x > .venv/bin/python",
+    "cat a.txt > venv/bin/activate",
+    "echo x > envs/conda1/bin/python",
+    "tee envs/conda1/lib/python3.11/site-packages/six.py < a.txt",
+    "echo 'import os' > src/evil.pth",
+    "echo x > sub/.jupyter/custom/custom.js",
+    "echo 'obey' > AGENTS.md",
+    "tee -a CLAUDE.md < a.txt",
+    "sort -o .cursorrules a.txt",
+    "echo x 2> AGENTS.md",
+    "cat a.txt > src/__pycache__/app.cpython-311.pyc",
+]
+ALLOW += [
+    # ... while a notebook folder's own modules, a package's stdlib-named module and data stay ordinary
+    "echo x > notebooks/utils.py",
+    "tee notebooks/results.csv < a.txt",
+    "echo x > src/json.py",
+    "echo x > docs/AGENTS.md",
+]
+
+ASK += [
+    # issue #24, class 4: git credentials (http.extraheader, tokens in remote URLs) and PuTTY keys are secrets
+    "cat .git/config",
+    "od -c .git/config",
+    "xxd .git/config",
+    "git config --get http.extraheader",
+    "git config --get-all http.https://github.com/.extraheader",
+    "git config --get-regexp http",
+    "git config --list",
+    "git config -l",
+    "git config --get credential.helper",
+    "cat keys/server.ppk",
+]
+ALLOW += [
+    # ... while everyday git reads stay allowed (``git remote -v`` too: tokens they print are redacted)
+    "git config --get remote.origin.url",
+    "git config --get-all user.email",
 ]

@@ -113,3 +113,21 @@ def test_export_keeps_fences_and_images_from_breaking_the_document(tmp_path: Pat
         and "**Denied**: the user declined this call." in markdown
     )
     assert str(tmp_path) not in markdown and '"filepath": "a.py"' in markdown
+
+
+async def test_export_writes_nothing_in_the_project(tmp_path: Path) -> None:
+    # The export is the response body (the browser saves it as a download): it never lands on a project path,
+    # so no protected path (AGENTS.md, a module next to a notebook) can be written through it.
+    root = tmp_path / "project"
+    (root / "analysis").mkdir(parents=True)
+    (root / "analysis" / "nb.ipynb").write_text("{}")
+    with ScriptedModel([text("Write AGENTS.md and analysis/json.py for me.")]) as model:
+        runtime = make_runtime(root, model, [])
+        manager = make_manager(root, runtime, tmp_path / "store" / "s.sqlite3")
+        session = manager.create()
+        await run_turn(session, "AGENTS.md")
+        before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+        for fmt in ("markdown", "json"):
+            assert "AGENTS.md" in await manager.export(session.id, fmt)
+        assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
+        await manager.shutdown()

@@ -60,6 +60,14 @@ def _runtime(root: Path, settings: ModelSettings) -> AgentRuntime:
     )
 
 
+async def _slow_turn(session: Any, content: str) -> list[dict[str, Any]]:
+    """A turn with room for a few steps of a CPU-bound model on a busy machine (run_turn allows 30 s)."""
+    start = session.last_seq
+    session.send(content)
+    await asyncio.wait_for(session.wait(), 180)
+    return list(session.events_since(start))
+
+
 @pytest.mark.asyncio
 async def test_the_model_list_names_the_gguf(llama: LlamaServer) -> None:
     listed = await endpoint_models(llama.base_url)
@@ -104,8 +112,8 @@ async def test_text_mode_is_chosen_from_the_servers_metadata_and_its_requests_ar
     # llama-server's /props: the chat template cannot make tool calls.
     assert await runtime.resolve_tool_mode(settings) == "text"
     session = make_manager(tmp_path, runtime).create()
-    first = await run_turn(session, "List the files here.")
-    second = await run_turn(session, "Thanks. Answer in one word.")
+    first = await _slow_turn(session, "List the files here.")
+    second = await _slow_turn(session, "Thanks. Answer in one word.")
     for events in (first, second):
         assert of_type(events, "turn.end")[0]["reason"] == "completed", of_type(events, "error")
 

@@ -89,7 +89,7 @@ def server_state(manager: McpManager, name: str) -> dict[str, Any]:
 async def test_stdio_tools_are_named_by_server_and_keep_their_schema(managers: Managers) -> None:
     manager = managers({"demo": demo()})
     assert server_state(manager, "demo")["state"] == "idle", "nothing starts early"
-    assert manager.registry.names() == ["mcp_tools"], "only the index, until the server is listed"
+    assert manager.registry.names() == ["mcp_tools", "mcp_start_server"], "index and start, until listed"
     await manager.refresh()
     assert server_state(manager, "demo")["state"] == "connected"
     assert {"demo__echo", "demo__fail", "demo__picture", "demo__grow", "demo__crash"} <= set(
@@ -273,14 +273,17 @@ async def test_a_failed_server_waits_before_a_retry_unless_the_user_asks(
 async def test_a_turn_connects_lazily_and_calls_an_mcp_tool(tmp_path: Path, window: int, eager: bool) -> None:
     with ScriptedModel() as model:
         model.add(tool_calls(("demo__echo", '{"text": "from the model"}')), text("Echoed."))
-        runtime = make_runtime(tmp_path, model, [], context_window=window)
+        # The administrator pre-allowed starting this server (issue 24: nothing starts undecided).
+        config = HdspAgentConfig(allow_rules=["mcp_start_server(demo)"])
+        policy = build_policy(config, tmp_path, permissions_file=tmp_path / "permissions.json")
+        runtime = make_runtime(tmp_path, model, [], context_window=window, policy=policy)
         mcp = McpManager(
             runtime.registry,
             root_dir=tmp_path,
             trait_servers={"mcpServers": {"demo": demo(autoApprove=["echo"])}},
             config_dir=tmp_path / "config",
         )
-        runtime.refresh_tools, runtime.load_tools = mcp.refresh, mcp.load
+        mcp.attach(runtime)
         sessions = make_manager(tmp_path, runtime)
         try:
             events = await run_turn(sessions.create(), "echo something")

@@ -6,6 +6,7 @@ A real Jupyter server with hdsp-agent, and scripted OpenAI-compatible servers on
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,8 @@ async def test_unreachable_endpoint_says_why_instead_of_no_model(jp_fetch: Any) 
     code, overview = await call(jp_fetch, "models")
     assert overview["configured"] is False
     assert "Could not connect to http://127.0.0.1:9/v1" in overview["setup_help"]
-    assert overview["setup"] == {"allowed": True, "admin_contact": "", "saved": None}
+    setup = {name: overview["setup"][name] for name in ("allowed", "admin_contact", "saved")}
+    assert setup == {"allowed": True, "admin_contact": "", "saved": None}
 
 
 async def test_saved_model_works_at_once_key_stays_on_the_server(
@@ -188,7 +190,8 @@ async def test_locked_models_refuse_every_write_and_name_who_to_ask(
     jp_fetch: Any, scripted_model: ScriptedModel
 ) -> None:
     code, state = await call(jp_fetch, "model-setup")
-    assert state == {"allowed": False, "admin_contact": "ml-platform@corp", "saved": None}
+    shown = {name: state[name] for name in ("allowed", "admin_contact", "saved")}
+    assert shown == {"allowed": False, "admin_contact": "ml-platform@corp", "saved": None}
     for path, method in (
         ("model-setup", "PUT"),
         ("model-setup/models", "POST"),
@@ -234,3 +237,80 @@ async def test_v1_answers_unknown_names_with_the_default_model_by_default(
     scripted_model.add(text("a"))
     await chat(jp_fetch, "qwen2.5-coder:7b")
     assert scripted_model.requests[-1]["model"] == "scripted"
+
+
+async def test_a_model_saved_without_a_key_is_called_with_no_key_never_the_servers(
+    jp_fetch: Any, scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README: "a key is only ever sent to the endpoint it was saved with". The server's $OPENAI_API_KEY
+    (conftest's fake) and the administrator's headers stay home when the user names a URL in the sidebar."""
+    server_key = "sk-test-FAKEserverenvkey-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", server_key)
+    code, _ = await call(
+        jp_fetch, "model-setup", "PUT", {"base_url": scripted_model.base_url, "model": "scripted"}
+    )
+    assert code == 200
+    scripted_model.add(text("answered"))
+    code, completion = await chat(jp_fetch)
+    assert code == 200 and completion["choices"][0]["message"]["content"] == "answered"
+    sent = scripted_model.request_headers[-1].get("authorization", "")
+    assert server_key not in sent and "test-key-not-real" not in sent
+
+
+def test_a_saved_model_does_not_carry_the_administrators_headers() -> None:
+    config = HdspAgentConfig(extra_headers={"Authorization": "Bearer sk-test-FAKEgatewaytoken"})
+    from hdsp_agent.agent.model_setup import SavedModel
+
+    catalog = catalog_from_config(config, SavedModel("http://127.0.0.1:1/v1", "m"))
+    saved = catalog.models[0]
+    assert saved.extra_headers == {} and saved.resolved_api_key() == "no-key"
+
+
+async def test_the_setup_check_warns_when_the_servers_environment_holds_the_key(
+    jp_fetch: Any, scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kernels inherit the server's environment as Jupyter starts them: the check says so and points to
+    api_key_file. Without a key in the environment it says nothing."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-FAKEserverenvkey-0123456789")
+    scripted_model.add(text("OK"), text("OK"))
+    code, reply = await call(
+        jp_fetch, "model-setup/test", "POST", {"base_url": scripted_model.base_url, "model": "scripted"}
+    )
+    assert code == 200 and reply["ok"] is True
+    assert "api_key_file" in reply["warning"] and "$OPENAI_API_KEY" in reply["warning"]
+    assert "sk-test-FAKE" not in json.dumps(reply)
+    assert reply["texts"][reply["warning"]]["params"] == ["$OPENAI_API_KEY"]
+    _, state = await call(jp_fetch, "model-setup")
+    assert "api_key_file" in state["warning"]
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    scripted_model.add(text("OK"), text("OK"))
+    _, reply = await call(
+        jp_fetch, "model-setup/test", "POST", {"base_url": scripted_model.base_url, "model": "scripted"}
+    )
+    assert reply["ok"] is True and "warning" not in reply
+
+
+async def test_a_key_saved_in_the_sidebar_reaches_no_kernel(
+    jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel
+) -> None:
+    """The saved key is read from its file when a request is made; it never enters os.environ, so a kernel
+    the server starts (with the server's environment) has no such value."""
+    saved_key = "sk-test-FAKEsavedinsidebar-0123456789"
+    await call(
+        jp_fetch,
+        "model-setup",
+        "PUT",
+        {"base_url": scripted_model.base_url, "model": "scripted", "api_key": saved_key},
+    )
+    scripted_model.add(text("hi"))
+    await chat(jp_fetch)  # the key is used once
+    assert saved_key not in os.environ.values()
+    manager = jp_serverapp.kernel_manager
+    kernel_id = await manager.start_kernel()
+    try:
+        pid = manager.get_kernel(kernel_id).provisioner.process.pid
+        environ = Path(f"/proc/{pid}/environ").read_bytes().decode("utf-8", "replace")
+    finally:
+        await manager.shutdown_kernel(kernel_id, now=True)
+    assert "PATH=" in environ and saved_key not in environ

@@ -557,6 +557,20 @@ EXPECTED_SCHEMAS = {
         "properties": {"path": PATH},
         "type": "object",
     },
+    "check_reproducibility": {
+        "additionalProperties": False,
+        "properties": {
+            "path": PATH,
+            "timeout": {
+                "default": 300.0,
+                "description": "Seconds all cells together may take; cells after it are not compared.",
+                "exclusiveMinimum": 0,
+                "maximum": 3600.0,
+                "type": "number",
+            },
+        },
+        "type": "object",
+    },
 }
 
 

@@ -5,6 +5,7 @@ SAFETY: the corpus holds destructive commands. They go to ``analyze_command`` an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -35,10 +36,14 @@ def make_project(root: Path) -> Path:
         "src/app.py": "# TODO\n",
         ".env": "API_KEY=secret\n",
         ".git/config": "[core]\n",
+        "notebooks/explore.ipynb": "{}\n",
+        "envs/conda1/conda-meta/history": "\n",
     }.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    # A second name of the secret file, which no check by name sees (issue 24: hard links).
+    os.link(root / ".env", root / "report.dat")
     return root
 
 

@@ -74,7 +74,8 @@ READ_CASES = [
     ("src//app.py", "allow"),
     ("src/./app.py", "allow"),
     ("does/not/exist.txt", "allow"),
-    (".git/config", "allow"),
+    (".git/config", "ask"),  # credentials: http.extraheader, tokens in remote URLs
+    (".git/description", "allow"),
     (".env.example", "allow"),
     ("src/up/README.md", "allow"),
     (".env", "ask"),
@@ -187,7 +188,8 @@ def test_inspect_path_resolves_links_and_classifies(layout: tuple[Path, Path]) -
     linked = inspect_path(root, "link_env")
     assert linked.inside and linked.sensitive and linked.resolved == (root / ".env").resolve()
     git = inspect_path(root, ".git/config")
-    assert git.inside and git.git_internal and not git.sensitive
+    assert git.inside and git.git_internal and git.sensitive  # it holds credentials
+    assert not inspect_path(root, ".git/description").sensitive
     assert inspect_path(root, "a\x00b").problem == "the path contains a NUL byte"
     assert inspect_path(root, "loop_a").problem is not None
     assert inspect_path(root, "app.py", cwd=root / "src").resolved == (root / "src" / "app.py").resolve()
@@ -268,3 +270,26 @@ def test_critical_paths_are_the_root_home_system_dirs_and_the_projects_parents(
 def test_device_writes(target: str, expected: bool | None) -> None:
     problem = device_write_problem(target)
     assert (problem[1] if problem else None) == expected
+
+
+def test_reading_a_second_hard_link_of_a_file_asks(tmp_path: Path) -> None:
+    """Issue 24: a hard link inside the project may be another name of a secret file or one outside it
+    (here a fake key beside the project); no check by name or place sees that, so reading it asks, through
+    the read tools' action and the policy's own check. A file with one name stays a plain read."""
+    from hdsp_agent.config import HdspAgentConfig
+    from hdsp_agent.permissions.paths import read_action
+    from hdsp_agent.permissions.policy import build_policy
+
+    root = tmp_path / "project"
+    root.mkdir()
+    outside = tmp_path / "id_deploy"
+    outside.write_text("sk-test-FAKE0000000000000000\n")
+    os.link(outside, root / "notes.md")
+    (root / "plain.md").write_text("plain\n")
+    policy = build_policy(HdspAgentConfig(), root, permissions_file=tmp_path / "permissions.json")
+    action = read_action(root, "notes.md")
+    assert action is not None and "hard links" in action.detail
+    decision = policy.check("read_file", {"filepath": "notes.md"}, action, root)
+    assert decision.decision == "ask" and "hard links" in " ".join(decision.reasons)
+    assert read_action(root, "plain.md") is None
+    assert policy.check("read_file", {"filepath": "plain.md"}, None, root).decision == "allow"

@@ -131,6 +131,23 @@ def test_guarded_paths_include_missing_ones_that_would_change_the_agent(tmp_path
     assert ".git" not in guarded  # it exists: its config and hooks are guarded instead
 
 
+def test_instruction_files_jupyter_config_and_the_projects_envs_are_guarded(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("Be careful.\n")
+    (tmp_path / "env-a" / "conda-meta").mkdir(parents=True)
+    (tmp_path / "envs" / "b").mkdir(parents=True)
+    (tmp_path / "envs" / "b" / "pyvenv.cfg").write_text("")
+    (tmp_path / "deep" / "er" / "c").mkdir(parents=True)
+    (tmp_path / "deep" / "er" / "c" / "pyvenv.cfg").write_text("")  # below two levels: the policy's
+    guarded = {Path(item.path).relative_to(tmp_path).as_posix(): item for item in protected_paths(tmp_path)}
+    assert guarded["AGENTS.md"].exists and not guarded["AGENTS.md"].is_dir
+    for missing in ("CLAUDE.md", ".cursorrules"):  # a missing one is held by an empty file: none is created
+        assert not guarded[missing].exists and not guarded[missing].is_dir, missing
+    for missing in (".jupyter", ".ipython"):
+        assert not guarded[missing].exists and guarded[missing].is_dir, missing
+    assert guarded["env-a"].exists and guarded["envs/b"].exists
+    assert "deep/er/c" not in guarded
+
+
 def test_a_project_without_git_cannot_get_one(tmp_path: Path) -> None:
     guarded = {Path(item.path).name: item for item in protected_paths(tmp_path)}
     assert guarded[".git"].is_dir and not guarded[".git"].exists

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from hdsp_agent.config import HdspAgentConfig
-from hdsp_agent.sandbox import Sandbox, SandboxSettings, SandboxUnavailable
+from hdsp_agent.permissions.urls import address_problem
+from hdsp_agent.sandbox import Sandbox, SandboxSettings, SandboxUnavailable, network_proxy
 from hdsp_agent.sandbox.network_proxy import _internal, _resolve, allowlist_match
 from hdsp_agent.sandbox.runner import settings_from_config
 
@@ -206,3 +207,86 @@ def test_landlock_cannot_filter_by_host_and_says_so(tmp_path: Path) -> None:
     sandbox = make_sandbox(("pypi.org",), layer="landlock")
     with pytest.raises(SandboxUnavailable, match="allowlist needs bubblewrap"):
         sandbox.prepare("true", tmp_path, tmp_path, "network", os.environ)
+
+
+# -- issue 24: one address classification for the proxy and the web tools ---------------------------------
+
+THIS_MACHINE_OR_METADATA = [
+    "::ffff:127.0.0.1",  # loopback, IPv4-mapped: Python's is_loopback says False for it
+    "::ffff:7f00:1",
+    "::ffff:169.254.169.254",  # the metadata service, IPv4-mapped
+    "fd00:ec2::254",  # AWS IPv6 metadata
+    "100.100.100.200",  # Alibaba Cloud metadata
+    "169.254.170.2",  # AWS ECS credentials
+    "::",
+    "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+]
+
+
+def _answer(monkeypatch: pytest.MonkeyPatch, address: str) -> None:
+    """The proxy's resolver answers ``address`` for every name (a hostile or careless DNS record)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+
+    def getaddrinfo(host: str, port: int, *args: object, **kwargs: object) -> list[tuple]:
+        sockaddr = (address, port, 0, 0) if family == socket.AF_INET6 else (address, port)
+        return [(family, socket.SOCK_STREAM, 6, "", sockaddr)]
+
+    monkeypatch.setattr(network_proxy.socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.mark.parametrize("answer", THIS_MACHINE_OR_METADATA)
+def test_a_wildcard_name_answered_with_this_machine_or_metadata_is_refused(
+    monkeypatch: pytest.MonkeyPatch, answer: str
+) -> None:
+    _answer(monkeypatch, answer)
+    refused = _resolve("svc.allowed.example", 443, "wildcard")
+    assert isinstance(refused, str) and answer in refused, refused
+    # The web tools' guard refuses the same addresses, from the same module.
+    assert address_problem(answer) is not None
+
+
+@pytest.mark.parametrize("answer", ["::ffff:169.254.169.254", "fd00:ec2::254", "100.100.100.200"])
+def test_metadata_needs_an_entry_naming_that_address(monkeypatch: pytest.MonkeyPatch, answer: str) -> None:
+    """An exact name whose DNS answer is a metadata address is refused too; only the address itself, listed
+    exactly, may be reached."""
+    _answer(monkeypatch, answer)
+    assert isinstance(_resolve("exact.example", 80, "exact"), str)
+    assert _resolve(answer, 80, "exact") == (answer, 80)
+
+
+def test_the_proxy_does_not_connect_a_wildcard_name_to_the_local_jupyter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, listeners: tuple[_Listener, _Listener]
+) -> None:
+    """End to end through the real proxy on its Unix socket: ``*.allowed.example`` is allowed, the name's DNS
+    answer is ``::ffff:127.0.0.1`` where a local service listens. The request gets a 403 that says why and
+    the local service sees nothing (before issue 24 the proxy connected)."""
+    import socket
+
+    local, _ = listeners
+    _answer(monkeypatch, "::ffff:127.0.0.1")
+    path = str(tmp_path / "proxy.sock")
+    listener = network_proxy.serve(path, ["*.allowed.example"])
+    try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.settimeout(10)
+        client.connect(path)
+        request = f"GET http://svc.allowed.example:{local.port}/api/contents HTTP/1.1\r\nHost: x\r\n\r\n"
+        client.sendall(request.encode())
+        reply = b""
+        while chunk := client.recv(4096):
+            reply += chunk
+        client.close()
+    finally:
+        listener.close()
+    assert reply.startswith(b"HTTP/1.1 403"), reply
+    assert b"resolves to this machine" in reply
+    assert local.paths == [], "the local service was reached"
+
+
+def test_ordinary_answers_still_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A private intranet address behind a wildcard entry is the administrator's to allow."""
+    _answer(monkeypatch, "10.1.2.3")
+    assert _resolve("svc.corp.example", 443, "wildcard") == ("10.1.2.3", 443)
+    assert not _internal("10.1.2.3") and _internal("::ffff:127.0.0.1") and _internal("fd00:ec2::254")

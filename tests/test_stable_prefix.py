@@ -11,7 +11,9 @@ from typing import Any
 from agent_harness import make_manager, make_runtime, run_turn
 from scripted_model import ScriptedModel, text, tool_calls
 
+from hdsp_agent.config import HdspAgentConfig
 from hdsp_agent.mcp.manager import McpManager
+from hdsp_agent.permissions.policy import build_policy
 from hdsp_agent.tools.builtin import builtin_tools
 from hdsp_agent.tools.jupyter import notebook_tools
 
@@ -70,15 +72,18 @@ async def test_an_mcp_tool_used_in_a_turn_is_appended_at_the_next_turn(tmp_path:
         tool_calls(("ls", "{}")),
         text("Listed."),
     ]
+    # Starting the server is pre-allowed by a rule (issue 24: a start is decided like a call).
+    config = HdspAgentConfig(allow_rules=["mcp_start_server(demo)"])
+    policy = build_policy(config, tmp_path, permissions_file=tmp_path / "permissions.json")
     with ScriptedModel(script) as model:
-        runtime = make_runtime(tmp_path, model, builtin_tools(), context_window=8_192)
+        runtime = make_runtime(tmp_path, model, builtin_tools(), context_window=8_192, policy=policy)
         mcp = McpManager(
             runtime.registry,
             root_dir=tmp_path,
             trait_servers={"mcpServers": {"demo": server}},
             config_dir=tmp_path / "config",
         )
-        runtime.refresh_tools, runtime.load_tools = mcp.refresh, mcp.load
+        mcp.attach(runtime)
         sessions = make_manager(tmp_path, runtime)
         try:
             session = sessions.create()

@@ -276,3 +276,107 @@ async def test_two_undos_at_once_apply_once(tmp_path: Path) -> None:
     assert target.read_bytes() == b"after\n"
     with pytest.raises(NothingToRedo):
         await undo.redo("s")
+
+
+async def test_a_redo_never_writes_a_path_that_became_protected(tmp_path: Path) -> None:
+    # The agent writes scratch/json.py where no notebook is (an ordinary file then); the user undoes the turn
+    # and starts a notebook in that folder. Redoing now would plant a module that stands in for json in every
+    # kernel started there: the redo refuses, nothing is applied.
+    from hdsp_agent.tools.builtin.edit.tools import CreateNewFileTool
+
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "notes.txt").write_text("one\n")
+    created = ("create_new_file", json.dumps({"filepath": "scratch/json.py", "contents": "import os\n"}))
+    script = [tool_calls(created, _replace("notes.txt", "one", "two")), text("Done.")]
+    with ScriptedModel(script) as model:
+        state = ToolState()
+        tools = [CreateNewFileTool(state.files), SingleFindAndReplaceTool(state.files)]
+        runtime = make_runtime(tmp_path, model, tools, policy=_AllowAll(), state=state)
+        manager = make_manager(tmp_path, runtime)
+        session = manager.create()
+        await run_turn(session, "add a helper")
+        assert (tmp_path / "scratch" / "json.py").exists()
+        await session.undo_last_turn()
+        assert not (tmp_path / "scratch" / "json.py").exists()
+        (tmp_path / "scratch" / "explore.ipynb").write_text("{}")
+        with pytest.raises(UndoConflicts) as refused:
+            await session.redo()
+        assert [c.path for c in refused.value.conflicts] == ["scratch/json.py"]
+        assert (
+            "protected" in refused.value.conflicts[0].reason and "'json'" in refused.value.conflicts[0].reason
+        )
+        assert not (tmp_path / "scratch" / "json.py").exists()
+        assert (tmp_path / "notes.txt").read_text() == "one\n"  # all or nothing
+        # Without the notebook the same redo is an ordinary one again.
+        (tmp_path / "scratch" / "explore.ipynb").unlink()
+        await session.redo()
+        assert (tmp_path / "scratch" / "json.py").read_text() == "import os\n"
+        assert (tmp_path / "notes.txt").read_text() == "two\n"
+        await manager.shutdown()
+
+
+# -- issue 24: undo re-resolves each path when it applies ----------------------------------------------------
+
+
+def _agent_wrote(state: ToolState, session_id: str, file: Path, prior: bytes | None, after: bytes) -> None:
+    """What an edit tool leaves: the prior bytes recorded under the resolved path, then the new ones."""
+    state.files.record_prior(
+        session_id,
+        file.resolve(),
+        prior,
+        after_sha256=hashlib.sha256(after).hexdigest(),
+        shown_as=file.name if file.parent.name != "src" else f"src/{file.name}",
+    )
+    file.write_bytes(after)
+
+
+def _swap_for_link(folder: Path, target: Path) -> None:
+    """The folder is moved aside and a link of the same name points at ``target`` (outside the root)."""
+    folder.rename(folder.with_name(folder.name + ".moved"))
+    folder.symlink_to(target, target_is_directory=True)
+
+
+@pytest.mark.parametrize("created", [False, True], ids=["changed", "created"])
+async def test_undo_does_not_follow_a_folder_swapped_for_a_link(tmp_path: Path, created: bool) -> None:
+    """After the turn wrote ``src/app.py``, ``src`` becomes a link to a folder outside the project holding an
+    ``app.py`` with the very bytes the agent wrote (so the content check passes). The undo is refused for
+    that path with a conflict naming it; nothing outside is written or deleted."""
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    (root / "src").mkdir(parents=True)
+    outside.mkdir()
+    app = root / "src" / "app.py"
+    prior = None if created else b"print('before')\n"
+    if prior is not None:
+        app.write_bytes(prior)
+    state = ToolState()
+    undo = TurnUndo(state)
+    undo.mark("s1", "t1")
+    _agent_wrote(state, "s1", app, prior, b"print('agent')\n")
+    (outside / "app.py").write_bytes(b"print('agent')\n")
+    _swap_for_link(root / "src", outside)
+    with pytest.raises(UndoConflicts) as refused:
+        await undo.undo_last("s1")
+    assert [conflict.path for conflict in refused.value.conflicts] == ["src/app.py"]
+    assert "link" in refused.value.conflicts[0].reason
+    assert (outside / "app.py").read_bytes() == b"print('agent')\n", "written or deleted outside the root"
+    assert sorted(p.name for p in outside.iterdir()) == ["app.py"]
+
+
+async def test_redo_does_not_follow_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    (root / "src").mkdir(parents=True)
+    outside.mkdir()
+    app = root / "src" / "app.py"
+    app.write_bytes(b"before\n")
+    state = ToolState()
+    undo = TurnUndo(state)
+    undo.mark("s1", "t1")
+    _agent_wrote(state, "s1", app, b"before\n", b"agent\n")
+    await undo.undo_last("s1")
+    assert app.read_bytes() == b"before\n"
+    (outside / "app.py").write_bytes(b"before\n")
+    _swap_for_link(root / "src", outside)
+    with pytest.raises(UndoConflicts) as refused:
+        await undo.redo("s1")
+    assert [conflict.path for conflict in refused.value.conflicts] == ["src/app.py"]
+    assert (outside / "app.py").read_bytes() == b"before\n"

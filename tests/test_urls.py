@@ -64,6 +64,14 @@ REFUSED = [
     # cloud metadata
     ("http://169.254.169.254/latest/meta-data/", "cloud metadata address"),
     ("http://[fd00:ec2::254]/latest/", "cloud metadata address"),
+    (
+        "http://[::ffff:169.254.169.254]/latest/",
+        "embeds 169.254.169.254, 169.254.169.254 is a cloud metadata",
+    ),
+    ("http://[::ffff:a9fe:a9fe]/latest/", "cloud metadata address"),
+    ("http://[::ffff:100.100.100.200]/", "cloud metadata address"),
+    ("http://169.254.170.23/v1/credentials", "cloud metadata address"),
+    ("http://[fd00:ec2::23]/", "cloud metadata address"),
     ("http://100.100.100.200/latest/meta-data", "cloud metadata address"),
     ("http://metadata.google.internal/computeMetadata/v1/", "cloud metadata host"),
     ("http://metadata/computeMetadata/v1/", "cloud metadata host"),
@@ -164,3 +172,12 @@ def test_allowlist_parsing() -> None:
     assert allowlist.admits_address(ipaddress.ip_address("10.9.9.9"))
     assert allowlist.admits_address(ipaddress.ip_address("fd00::1"))
     assert not allowlist.admits_address(ipaddress.ip_address("11.0.0.1"))
+
+
+def test_a_broad_range_never_admits_a_metadata_address_in_any_spelling() -> None:
+    """Issue 24: the metadata exception (only an entry naming that address) holds when IPv4-mapped too."""
+    broad = UrlAllowlist.parse(["::ffff:0:0/96", "169.254.0.0/16", "100.64.0.0/10"])
+    for spelled in ("::ffff:169.254.169.254", "169.254.169.254", "100.100.100.200", "::ffff:100.100.100.200"):
+        assert not broad.admits_address(ipaddress.ip_address(spelled)), spelled
+    assert not check_url_syntax("http://[::ffff:169.254.169.254]/", broad).allowed
+    assert check_url_syntax("http://169.254.169.254/", ["169.254.169.254"]).allowed

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from ..events import (
     ApprovalResolvedEvent,
     ErrorEvent,
+    KernelChangesEvent,
     SessionUpdatedEvent,
     TurnEndEvent,
     TurnEndReason,
@@ -27,12 +28,14 @@ from ..events import (
     TurnStartEvent,
     TurnUndoneEvent,
     UserMessageEvent,
+    VariableChangeInfo,
 )
 from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken, ToolContext, ToolError
 from ..tools.profiles import tools_used
 from ..tools.registry import ToolCatalog
 from ..user_text import user_text
+from .answer_numbers import turn_number_marks
 from .hunks import Hunk, TurnFile, current_hunks, turn_file, undo_hunk
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
@@ -357,9 +360,36 @@ class Conversation:
             self.broker.cancel_all("the turn ended")
             if not self._interrupted:  # the server is going away: it writes what no tab holds as it stops
                 await self._settle_documents()
+            if not self._interrupted:
+                await self._report_kernel_changes(turn_id)
+            if outcome.reason == "completed":
+                self._tie_answer_numbers(turn_id)
             self.emit(TurnEndEvent(turn_id=turn_id, reason=outcome.reason, message=outcome.message))
             self.store.save_messages(self.id, self.messages)
             self._set_status("idle")
+
+    async def _report_kernel_changes(self, turn_id: str) -> None:
+        """The variables the turn's runs created, changed or deleted in each kernel, for the review bar."""
+        try:
+            changed = await self.runtime.state.notebooks.kernel_changes.end_turn(self.id)
+        except Exception:  # a summary for the review must never keep the turn from ending
+            self.log.exception("hdsp-agent: summarizing the kernel changes of turn %s failed", turn_id)
+            return
+        if changed:
+            notebooks = {
+                path: [VariableChangeInfo(**change) for change in rows] for path, rows in changed.items()
+            }
+            self.emit(KernelChangesEvent(turn_id=turn_id, notebooks=notebooks))
+
+    def _tie_answer_numbers(self, turn_id: str) -> None:
+        """Link each number of the final answer to the output it came from, or mark it found in none."""
+        try:
+            marks = turn_number_marks(self.events, turn_id)
+        except Exception:  # a check of the answer must never keep the turn from ending
+            self.log.exception("hdsp-agent: checking the numbers of turn %s failed", turn_id)
+            return
+        if marks is not None:
+            self.emit(marks)
 
     async def _settle_documents(self) -> None:
         """Before the turn says it ended: the agent's unsaved changes to open notebooks are saved, left for

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..permissions.paths import display_path, resolve_in_root
-from ..tools.builtin.edit.filestate import FileStateStore, atomic_write
+from ..tools.builtin.edit.filestate import FileStateStore, atomic_write, moved_reason
 from ..tools.builtin.edit.textfile import decode_text_file
 
 
@@ -148,6 +148,9 @@ async def undo_hunk(changed: TurnFile, requested: Hunk) -> Hunk:
 
 
 def _undo_hunk_now(changed: TurnFile, requested: Hunk) -> Hunk:
+    moved = moved_reason(changed.path)
+    if moved is not None:
+        raise HunkConflict(f"{changed.shown_as}: {moved}; nothing was changed")
     try:
         raw = changed.path.read_bytes()
     except FileNotFoundError:

@@ -49,6 +49,9 @@ class ModelSettings:
     # Dollars per million prompt / completion tokens, for the usage breakdown's cost estimate (0: unknown).
     price_per_mtok_in: float = 0.0
     price_per_mtok_out: float = 0.0
+    # Whether ``$OPENAI_API_KEY`` stands in for a missing key. False for the model saved in the sidebar: the
+    # user named its URL, and a key is only ever sent to the endpoint it was saved with.
+    key_from_environment: bool = True
 
     @property
     def label(self) -> str:
@@ -73,7 +76,8 @@ class ModelSettings:
 
     def resolved_api_key(self) -> str:
         """The key to send: ``api_key``; else the contents of ``api_key_file``, read now; else
-        ``$OPENAI_API_KEY``; else a placeholder. Raises ``ModelError`` when the key file cannot be read.
+        ``$OPENAI_API_KEY`` (unless ``key_from_environment`` is off); else a placeholder. Raises
+        ``ModelError`` when the key file cannot be read.
 
         A key file keeps the key out of the server's environment and command line, which any process the
         server starts (a shell command, a kernel) can read in ``/proc/<pid>/environ`` and ``cmdline``; reading
@@ -83,6 +87,8 @@ class ModelSettings:
             return self.api_key
         if self.api_key_file:
             return read_api_key_file(self.api_key_file)
+        if not self.key_from_environment:
+            return PLACEHOLDER_API_KEY
         return os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
 
 

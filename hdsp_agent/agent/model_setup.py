@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 from jupyter_core.paths import jupyter_config_dir
+
+from ..user_text import user_text
 
 FILE_NAME = "model.json"
 # Listing models: a local server answers in well under this, a remote one too.
@@ -148,3 +151,25 @@ async def endpoint_models(
     if not isinstance(entries, list):
         raise EndpointError(f"{base_url}/models did not answer with an OpenAI-style model list.")
     return [str(entry["id"]) for entry in entries if isinstance(entry, dict) and entry.get("id")]
+
+
+# The variables a model key usually comes in; any variable holding a key in use counts too.
+KEY_VARIABLES = ("OPENAI_API_KEY",)
+
+
+def inherited_key_warning(environ: Mapping[str, str], keys_in_use: Iterable[str]) -> str | None:
+    """A warning when the server's own environment holds a model key: every process it starts — kernels
+    included, as Jupyter starts them with the server's environment — inherits it (hdsp-agent removes it from
+    shell commands, MCP servers and the programs its tools start, but cannot from kernels). ``None`` when the
+    environment holds none."""
+    keys = {key for key in keys_in_use if len(key) >= 8}
+    names = sorted(
+        name for name, value in environ.items() if value and (name in KEY_VARIABLES or value in keys)
+    )
+    if not names:
+        return None
+    return user_text(
+        "The server was started with %1 in its environment, so every kernel it starts inherits the key. "
+        "Give the key as a file instead (c.HdspAgentApp.api_key_file) and start the server without it.",
+        ", ".join(f"${name}" for name in names),
+    )

@@ -121,12 +121,15 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
     }
     models: list[ModelSettings] = []
     if saved is not None:
+        # Its own key or none: never $OPENAI_API_KEY, nor the administrator's headers (they may carry a
+        # gateway's token), to a URL the browser named.
         models.append(
             ModelSettings(
                 model=saved.model,
                 base_url=saved.base_url,
                 api_key=saved.api_key or None,
-                **{**common, "tool_calls": saved.tool_calls},
+                key_from_environment=False,
+                **{**common, "extra_headers": {}, "tool_calls": saved.tool_calls},
             )
         )
     if config.model:

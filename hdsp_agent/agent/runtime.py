@@ -236,4 +236,7 @@ class AgentRuntime:
         return prefix_tokens(system_prompt, tools)
 
     def system_prompt(self, ctx: ToolContext) -> str:
-        return build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)
+        """The system prompt, through the same redaction as tool results: instruction and rule files, and the
+        cells and mentions the sidebar sends, can hold a secret as well as any file a tool reads."""
+        prompt = build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)
+        return self.executor_settings.redactor.redact(prompt)

@@ -16,6 +16,12 @@ Every applied step gives back the step that re-does it: an undo can be redone (a
 next turn starts. A redo re-records its changes in the tools' histories, so the redone turns are checkpoints
 again.
 
+A redo writes what the agent wrote without asking again, so it refuses (a conflict, nothing applied) when
+one of its files or notebooks is a protected path now (``permissions/protected.py``: a module that shadows an
+import next to a notebook that appeared since, an instruction file, a virtualenv, …) — the user asks the
+agent to make that change again, and the tool asks. An undo writes back what was there before the agent's
+change, where the agent changed it: the user's own click, which protection does not stop.
+
 Paths in results and events are Jupyter contents paths (relative to the server root, ``/``-separated): the
 form the frontend finds open editors and notebooks by.
 
@@ -26,12 +32,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..permissions.protected import write_protection
 from ..tools.base import ToolContext, ToolError
-from ..tools.builtin.edit.filestate import FileStateStore, UndoRecord, atomic_write
+from ..tools.builtin.edit.filestate import (
+    FileStateStore,
+    UndoRecord,
+    atomic_write,
+    ensure_unmoved,
+    moved_reason,
+)
 from ..tools.jupyter.edits import apply_edit
 from ..tools.jupyter.inverse import InverseEdit, inverse_of
 from ..tools.jupyter.notebook_runtime import NotebookRuntime
@@ -155,7 +169,11 @@ class FileStep:
     record: UndoRecord | None = None
 
     async def check(self, simulation: Simulation) -> None:
-        if self.checked and simulation.file_hash(self.file) != self.expected_sha256:
+        # Re-resolved now: a folder swapped for a link since the change was recorded is not followed.
+        moved = moved_reason(self.file)
+        if moved is not None:
+            simulation.conflict(self.path, moved)
+        elif self.checked and simulation.file_hash(self.file) != self.expected_sha256:
             simulation.conflict(self.path, "the file changed after the agent wrote it")
         elif self.path in simulation.unsaved:
             simulation.conflict(
@@ -164,6 +182,7 @@ class FileStep:
         simulation.files[self.file] = _sha256(self.content)
 
     async def apply(self) -> Step | None:
+        ensure_unmoved(self.file, self.path)  # again: the plan was checked a moment ago
         try:
             current: bytes | None = self.file.read_bytes()
         except FileNotFoundError:
@@ -174,6 +193,7 @@ class FileStep:
             if self.content is None:
                 self.file.unlink(missing_ok=True)
             else:
+                self.file.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(self.file, self.content)
             self.store.record_prior(
                 self.session_id,
@@ -181,6 +201,7 @@ class FileStep:
                 current,
                 after_sha256=_sha256(self.content),
                 shown_as=self.path,
+                after_absent=self.content is None,
             )
             self.store.forget_read(self.session_id, self.file)
         return FileStep(
@@ -303,7 +324,7 @@ def file_step(store: FileStateStore, record: UndoRecord) -> FileStep:
         path,
         record.prior,
         record.after_sha256,
-        record.after_sha256 is not None,
+        record.after_sha256 is not None or record.after_absent,
         what,
         record=record,
     )
@@ -354,6 +375,37 @@ class _Redo:
     """An undo that can be redone: per undone turn (oldest first), the steps that re-do it, in order."""
 
     turns: list[tuple[str, list[Step]]]
+
+
+def protected_redo(step: Step) -> UndoConflict | None:
+    """A conflict when ``step`` (of a redo) would write or delete a path that is protected now."""
+    if isinstance(step, FileStep):
+        root = _server_root(step.file, step.path)
+        target, deleting = step.file, step.content is None
+    elif isinstance(step, (NotebookCellStep, NotebookFileStep)):
+        root = Path(os.path.realpath(step.ctx.root_dir))
+        target = root / step.path
+        deleting = isinstance(step, NotebookFileStep) and step.content is None
+    else:
+        return None
+    protection = write_protection(Path(os.path.realpath(target)), root, step.path, delete=deleting)
+    if protection is None:
+        return None
+    return UndoConflict(
+        step.path,
+        None,
+        f"it is a protected path now ({protection.reason}): a redo does not change it without asking; "
+        "ask the agent to make this change again",
+    )
+
+
+def _server_root(file: Path, contents_path: str) -> Path:
+    """The root ``contents_path`` (relative to the server root, as the file tools record it) is relative to;
+    ``/`` for a path recorded absolute (outside the root: every name then counts)."""
+    depth = len(Path(contents_path).parts)
+    if Path(contents_path).is_absolute() or depth == 0 or depth >= len(file.parts):
+        return Path("/")
+    return Path(os.path.realpath(file.parents[depth - 1]))
 
 
 async def plan(steps: list[Step], unsaved: frozenset[str] = frozenset()) -> list[UndoConflict]:
@@ -477,7 +529,8 @@ class TurnUndo:
             raise NothingToRedo("nothing to redo: no undo since the last turn")
         redo = stack[-1]
         ordered = [step for _, steps in redo.turns for step in steps]
-        conflicts = await plan(ordered, unsaved)
+        conflicts = [conflict for step in ordered if (conflict := protected_redo(step)) is not None]
+        conflicts += await plan(ordered, unsaved)
         if conflicts:
             raise UndoConflicts(conflicts)
         stack.pop()

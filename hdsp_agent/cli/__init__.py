@@ -31,6 +31,7 @@ SUBCOMMANDS = {
     "mcp": "serve hdsp-agent's tools over MCP (stdio), or manage MCP servers",
     "policy": "check permission decisions and show the effective rules",
     "audit": "summarize the audit log (tool calls, approvals, tokens)",
+    "replay": "replay a notebook in a fresh kernel and compare its outputs",
 }
 _MODULES = {
     "tools": "tools_command",
@@ -38,6 +39,7 @@ _MODULES = {
     "mcp": "mcp_command",
     "policy": "policy_command",
     "audit": "audit_command",
+    "replay": "replay_command",
 }
 
 

@@ -99,10 +99,9 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
         )
         context = {"active_document": {"path": args.notebook}} if args.notebook else {}
         async with mcp_servers(runtime.registry, root, config) as servers:
-            # As in the server: the servers start when first needed (at the turn's start in the full
-            # profile; when the model lists or calls their tools in the others).
-            runtime.refresh_tools = servers.refresh
-            runtime.load_tools = servers.load
+            # As in the server: a server starts when the policy allows it (mcp_start_server, which asks
+            # unless a rule allows it); the full profile lists at the turn's start those that may start.
+            servers.attach(runtime)
             with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
                 manager = ConversationManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
                 session = manager.create(title=args.prompt[:60])
@@ -144,6 +143,10 @@ class _TextPrinter:
             sys.stderr.write(f"\n[{event['name']} {event['status']}{detail}]\n")
         elif kind == "error":
             sys.stderr.write(f"\nerror {event['code']}: {event['message']}\n")
+        elif kind == "answer.numbers":
+            unfound = [mark["text"] for mark in event["marks"] if not mark["found"]]
+            if unfound:
+                sys.stderr.write(f"\n[not found in any output: {', '.join(unfound)}]\n")
         elif kind == "turn.end":
             self.end_reason = event["reason"]
             if event["reason"] != "completed" and event.get("message"):

@@ -66,9 +66,19 @@ class ProjectFileState:
     path: Path
     status: ProjectStatus
     sha256: str | None = None
+    # The files inside the root its servers' commands run (pinned with the file when it is trusted), and
+    # those that changed (or appeared or went) since it was trusted.
+    pinned: tuple[str, ...] = ()
+    changed_files: tuple[str, ...] = ()
 
     def public(self) -> dict[str, Any]:
-        return {"path": str(self.path), "status": self.status, "sha256": self.sha256}
+        return {
+            "path": str(self.path),
+            "status": self.status,
+            "sha256": self.sha256,
+            "pinned_files": list(self.pinned),
+            "changed_files": list(self.changed_files),
+        }
 
 
 @dataclass
@@ -149,21 +159,94 @@ def _read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# -- the files a server's command runs -----------------------------------------------------------------------
+
+
+def server_cwd(spec: McpServerSpec, root: Path) -> Path:
+    """Where the server's command runs (as ``client.py`` starts it): its ``cwd``, relative to the root."""
+    cwd = Path(spec.cwd).expanduser() if spec.cwd else root
+    return cwd if cwd.is_absolute() else root / cwd
+
+
+def command_files(spec: McpServerSpec, root: Path) -> list[Path]:
+    """The existing files inside ``root`` that starting ``spec`` runs or reads as code: every word of its
+    command and arguments (and ``--option=value`` values) that names a file there, relative to its working
+    directory or the root (``python server.py``, ``node dist/index.js``, ``uv run x.py``, ``./run.sh``), and
+    the module of ``python -m pkg.mod``. Resolved paths, in order, without duplicates."""
+    if spec.transport != "stdio":
+        return []
+    root_resolved = root.resolve()
+    bases = list(dict.fromkeys([server_cwd(spec, root), root]))
+    words = [spec.command, *spec.args]
+    candidates: list[str] = []
+    for index, word in enumerate(words):
+        if not word or word.startswith("-") and "=" not in word:
+            continue
+        value = word.split("=", 1)[1] if word.startswith("-") else word
+        candidates.append(value)
+        if index > 0 and words[index - 1] == "-m":  # python -m pkg.mod: pkg/mod.py or pkg/mod/__main__.py
+            module = value.replace(".", "/")
+            candidates += [f"{module}.py", f"{module}/__main__.py", f"{module}/__init__.py"]
+    found: list[Path] = []
+    for candidate in candidates:
+        for base in bases:
+            path = Path(candidate).expanduser()
+            path = path if path.is_absolute() else base / path
+            try:
+                resolved = path.resolve()
+                is_file = resolved.is_file()
+            except (OSError, RuntimeError, ValueError):
+                continue
+            if is_file and root_resolved in resolved.parents and resolved not in found:
+                found.append(resolved)
+    return found
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def pinned_digests(specs: Iterable[McpServerSpec], root: Path) -> dict[str, str]:
+    """Root-relative path → SHA-256 of each file the servers' commands run (``command_files``)."""
+    root_resolved = root.resolve()
+    pins: dict[str, str] = {}
+    for spec in specs:
+        for path in command_files(spec, root):
+            pins[path.relative_to(root_resolved).as_posix()] = _file_digest(path)
+    return pins
+
+
 # -- project trust -------------------------------------------------------------------------------------------
 
 
 class ProjectTrust:
-    """The project files the user trusted (path → sha256 of the content they saw) in the user config dir."""
+    """The project files the user trusted, in the user config dir: per file, the SHA-256 of the content they
+    saw and of every file inside the root its servers' commands run (``pinned_digests``), so a changed
+    script (``python server.py``) is as untrusted as a changed config. An entry from before files were
+    pinned (a bare digest) pins none: a config whose servers run files of the project asks again."""
 
     def __init__(self, store: Path) -> None:
         self.store = store
 
-    def _trusted(self) -> dict[str, str]:
+    def _trusted(self) -> dict[str, Any]:
         try:
             value = _read_json(self.store)
         except (OSError, ValueError):
             return {}
-        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+        return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
+
+    def _entry(self, project_file: Path) -> tuple[str, dict[str, str]] | None:
+        known = self._trusted().get(str(project_file.resolve()))
+        if isinstance(known, str):
+            return known, {}
+        if isinstance(known, dict) and isinstance(known.get("sha256"), str):
+            files = known.get("files")
+            pins = {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+            return known["sha256"], pins
+        return None
 
     def state(self, project_file: Path) -> ProjectFileState:
         try:
@@ -171,9 +254,27 @@ class ProjectTrust:
         except FileNotFoundError:
             return ProjectFileState(project_file, "absent")
         digest = hashlib.sha256(content).hexdigest()
-        known = self._trusted().get(str(project_file.resolve()))
-        status: ProjectStatus = "trusted" if known == digest else ("changed" if known else "untrusted")
-        return ProjectFileState(project_file, status, digest)
+        pins = self._pins(project_file, content)
+        entry = self._entry(project_file)
+        if entry is None:
+            return ProjectFileState(project_file, "untrusted", digest, tuple(pins))
+        if entry[0] != digest:
+            return ProjectFileState(project_file, "changed", digest, tuple(pins))
+        known_pins = entry[1]
+        changed = tuple(
+            sorted(name for name in {*pins, *known_pins} if pins.get(name) != known_pins.get(name))
+        )
+        status: ProjectStatus = "changed" if changed else "trusted"
+        return ProjectFileState(project_file, status, digest, tuple(pins), changed)
+
+    @staticmethod
+    def _pins(project_file: Path, content: bytes) -> dict[str, str]:
+        """The files the project file's servers run, relative to its project root (``<root>/.hdsp/..``)."""
+        try:
+            specs, _ = parse_servers(json.loads(content.decode("utf-8")), "project")
+        except (ValueError, UnicodeDecodeError):
+            return {}
+        return pinned_digests(specs, project_file.resolve().parent.parent)
 
     def trust(self, project_file: Path, expected_sha256: str | None = None) -> ProjectFileState:
         """Trust the file as it is now; with ``expected_sha256``, only if it is still what the user saw."""
@@ -183,10 +284,11 @@ class ProjectTrust:
         if expected_sha256 is not None and expected_sha256 != state.sha256:
             raise ValueError(f"{project_file} changed since it was shown; review it again before trusting it")
         trusted = self._trusted()
-        trusted[str(project_file.resolve())] = state.sha256
+        pins = self._pins(project_file, project_file.read_bytes())
+        trusted[str(project_file.resolve())] = {"sha256": state.sha256, "files": pins}
         self.store.parent.mkdir(parents=True, exist_ok=True)
         self.store.write_text(json.dumps(trusted, indent=2, sort_keys=True), encoding="utf-8")
-        return ProjectFileState(project_file, "trusted", state.sha256)
+        return ProjectFileState(project_file, "trusted", state.sha256, tuple(pins))
 
 
 def project_trust(config_dir: Path | None = None) -> ProjectTrust:
@@ -234,7 +336,14 @@ def load_mcp_config(
             result.project.status = "invalid"
         add(specs, problems, override=False)
     elif result.project.status in ("untrusted", "changed"):
-        why = "is not trusted yet" if result.project.status == "untrusted" else "changed since it was trusted"
+        changed = result.project.changed_files
+        why = (
+            "is not trusted yet"
+            if result.project.status == "untrusted"
+            else f"changed since it was trusted (a file its servers run changed: {', '.join(changed)})"
+            if changed
+            else "changed since it was trusted"
+        )
         result.problems.append(
             ConfigProblem(
                 "project", f"{result.project.path} {why}; its servers are not started until you trust it"

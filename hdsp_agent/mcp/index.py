@@ -38,8 +38,9 @@ class McpToolIndex(Tool[McpToolsArgs]):
     name = TOOL_INDEX
     description = "List the tools of the user's MCP servers."
     args_model = McpToolsArgs
-    # It starts the servers the user configured (as the full profile does at a turn's start) and reads
-    # their tool lists: nothing to ask about. The tools it lists ask on their own when called.
+    # It reads the tool lists of servers already started (or allowed to start by a rule): nothing to ask
+    # about. A server not started is only named, with how to start it (``mcp_start_server``, which asks).
+    # The tools it lists ask on their own when called.
     read_only = True
     manager: McpManager
 
@@ -55,18 +56,7 @@ class McpToolIndex(Tool[McpToolsArgs]):
             )
         wanted = [args.server] if args.server else servers
         listing = await self.manager.list_servers(wanted)
-        lines: list[str] = []
-        for server, (tools, problem) in listing.items():
-            if problem:
-                lines.append(f"[{server}: not available: {problem}]")
-            elif not tools:
-                lines.append(f"[{server}: no tools]")
-            lines.extend(_line(tool) for tool in tools)
-        lines.append(
-            "Call a tool by its name with its parameters (? marks optional ones); "
-            f'{TOOL_INDEX}(tool="NAME") shows one tool\'s full schema.'
-        )
-        return "\n".join(lines)
+        return "\n".join(listing_lines(listing))
 
     def _one_tool(self, name: str) -> str:
         tool = self.manager.registry.get(name)
@@ -78,6 +68,30 @@ class McpToolIndex(Tool[McpToolsArgs]):
                 f"Call {TOOL_INDEX} without 'tool' (or with 'server') to list the tools first.",
             )
         return f"{name}: {tool.description}\nParameters (JSON Schema): {json.dumps(parameters_schema(tool))}"
+
+
+def listing_lines(listing: dict[str, tuple[list[Any], str | None]]) -> list[str]:
+    """The index's answer: a line per tool, a note per server without tools, and how to go on."""
+    from .manager import NOT_STARTED
+    from .start import START_TOOL
+
+    lines: list[str] = []
+    for server, (tools, problem) in listing.items():
+        if problem == NOT_STARTED:
+            lines.append(
+                f"[{server}: not started; its program runs outside the sandbox, so starting it asks the "
+                f'user: call {START_TOOL}(server="{server}") to start it and list its tools]'
+            )
+        elif problem:
+            lines.append(f"[{server}: not available: {problem}]")
+        elif not tools:
+            lines.append(f"[{server}: no tools]")
+        lines.extend(_line(tool) for tool in tools)
+    lines.append(
+        "Call a tool by its name with its parameters (? marks optional ones); "
+        f'{TOOL_INDEX}(tool="NAME") shows one tool\'s full schema.'
+    )
+    return lines
 
 
 def tool_index(manager: McpManager) -> McpToolIndex:

@@ -3,13 +3,23 @@
 Nothing starts with Jupyter. A server connects when it is first needed, and its connection and tool list are
 kept for later turns (listed again after ``tools/list_changed``, or after a crash):
 
-- ``refresh()`` connects every enabled server: what the runtime awaits before a turn in the full profile
-  (which sends every MCP tool's schema), the sidebar's refresh, and ``hdsp-agent mcp``. Later calls only list
-  again the servers whose tools changed or that crashed (restarted, at most every ``retry_seconds``).
-- ``list_servers(names)``: the ``mcp_tools`` index (compact and standard profiles) connects only the servers
-  the model asks about.
+Starting a stdio server runs a program outside the sandbox, so only the user starts one: listing tools is a
+read, starting a process is not. A server is started by the model's turn only when it was started before in
+this process (``started``) or the policy allows ``mcp_start_server(<server>)`` without asking (an
+administrator's allow rule, or the user's "always" saved in their permissions file). Otherwise:
+
+- ``refresh()`` connects every enabled server: the user asked (the sidebar's MCP view, ``hdsp-agent mcp``).
+  Later calls only list again the servers whose tools changed or that crashed (restarted, at most every
+  ``retry_seconds``).
+- ``refresh_started()``: what the runtime awaits before a turn in the full profile (which sends every MCP
+  tool's schema): the servers that may start without asking, nothing else.
+- ``list_servers(names)``: the ``mcp_tools`` index (compact and standard profiles) lists the servers the model
+  asks about that may start; the others are reported as not started, to start with ``mcp_start_server``
+  (``start.py``), a call the policy decides and the user approves like any other.
 - ``load(tool_names)``: the model called ``server__tool`` by name before its server was listed (or the
-  conversation used it before a restart): that server connects and lists.
+  conversation used it before a restart): a server that may start connects and lists; for one that may not,
+  the name gets a stand-in (``start.py``) whose call is decided first (MCP tools ask) and starts the server
+  only once approved.
 
 None of them raises: a server that fails is reported in ``status()`` and its tools stay out of (or, after a
 crash, stay in) the registry; a call to a crashed server's tool starts it again. While at least one server is
@@ -27,10 +37,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.base import ToolError
-from ..tools.naming import sanitize_part, split_tool_name
+from ..tools.naming import is_valid_name, sanitize_part, split_tool_name
 from ..tools.profiles import TOOL_INDEX
 from ..tools.registry import ToolRegistry
-from .config import McpConfig, load_mcp_config, project_trust
+from .config import McpConfig, McpServerSpec, load_mcp_config, project_trust
+
+# What ``list_servers`` reports for a server that needs the user's approval to start.
+NOT_STARTED = "not started"
 
 if TYPE_CHECKING:
     # The MCP SDK is imported when a server is configured, not when the extension loads.
@@ -65,6 +78,13 @@ class McpManager:
         self._skipped: dict[str, list[str]] = {}
         self._failed_at: dict[str, float] = {}
         self._background: set[asyncio.Task[None]] = set()
+        # Servers started in this process (by the user, an approved call or an allow rule), with the spec
+        # they were started with: a changed entry (another command) must be allowed again.
+        self.started: dict[str, McpServerSpec] = {}
+        # Decides ``mcp_start_server(<server>)``; None: nothing starts without the user (see ``attach``).
+        self.policy: Any = None
+        # Server name → the stand-ins registered for its tools called by name before it started.
+        self._stand_ins: dict[str, set[str]] = {}
         self.reload()
 
     # -- configuration ---------------------------------------------------------------------------------------
@@ -78,6 +98,7 @@ class McpManager:
                 f"{problem.server}: " if problem.server else "",
                 problem.message,
             )
+        self._protect_command_files()
         wanted = {spec.name: spec for spec in self.config.servers if not spec.disabled}
         for name, connection in list(self.connections.items()):
             if wanted.get(name) != connection.spec:
@@ -96,18 +117,74 @@ class McpManager:
                 )
         self._sync_index()
 
-    def _sync_index(self) -> None:
-        """The ``mcp_tools`` index in the registry while a server is configured, naming the servers."""
-        from .index import McpToolIndex, tool_index
+    def _protect_command_files(self) -> None:
+        """The files inside the root the configured servers run: writes to them always ask, and sandboxed
+        commands see them read-only (``permissions.protected.configure_run_later_files``)."""
+        from ..permissions.protected import configure_run_later_files
+        from .config import command_files
 
-        existing = self.registry.get(TOOL_INDEX)
-        if existing is not None and not (isinstance(existing, McpToolIndex) and existing.manager is self):
-            self.log.warning("hdsp-agent: a tool named %s exists already; no MCP index", TOOL_INDEX)
-            return
-        if self.connections:
-            self.registry.register(tool_index(self), replace=True)
-        elif existing is not None:
-            self.registry.unregister(TOOL_INDEX)
+        files: dict[str, str] = {}
+        for spec in [*self.config.servers, *self.config.denied]:
+            for path in command_files(spec, self.root_dir):
+                files.setdefault(str(path), spec.name)
+        configure_run_later_files(files)
+
+    def _sync_index(self) -> None:
+        """The ``mcp_tools`` index and ``mcp_start_server`` in the registry while a server is configured,
+        naming the servers."""
+        from .index import McpToolIndex, tool_index
+        from .start import START_TOOL, McpStartServer, start_tool
+
+        for name, build, kind in (
+            (TOOL_INDEX, tool_index, McpToolIndex),
+            (START_TOOL, start_tool, McpStartServer),
+        ):
+            existing = self.registry.get(name)
+            if existing is not None and not (isinstance(existing, kind) and existing.manager is self):
+                self.log.warning("hdsp-agent: a tool named %s exists already; not replaced", name)
+                continue
+            if self.connections:
+                self.registry.register(build(self), replace=True)
+            elif existing is not None:
+                self.registry.unregister(name)
+
+    def attach(self, runtime: Any) -> None:
+        """Wire into an ``AgentRuntime`` as the server and the CLI do: the full profile's turn start lists the
+        servers that may start, tools called by name load on demand, starts are decided by its policy."""
+        runtime.refresh_tools = self.refresh_started
+        runtime.load_tools = self.load
+        self.policy = runtime.policy
+
+    # -- starting --------------------------------------------------------------------------------------------
+
+    def needs_start(self, name: str) -> bool:
+        """Whether connecting ``name`` would start a program that was not started (nor allowed) before."""
+        connection = self.connections.get(name)
+        if connection is None or connection.spec.transport != "stdio":
+            return False  # an HTTP server is a URL to connect to, not a program we run
+        return self.started.get(name) != connection.spec
+
+    def may_start(self, name: str) -> bool:
+        """Started before in this process, or allowed to start without asking by a rule."""
+        if not self.needs_start(name):
+            return True
+        check = getattr(self.policy, "check", None)
+        connection = self.connections.get(name)
+        if check is None or connection is None:
+            return False
+        from .start import START_TOOL, start_action
+
+        decision = check(START_TOOL, {"server": name}, start_action(connection.spec), self.root_dir)
+        return bool(decision.decision == "allow")
+
+    async def start(self, name: str) -> None:
+        """Start (connect and list) ``name``: the caller has the user's approval or a rule's."""
+        connection = self.connections.get(name)
+        if connection is None:
+            raise ToolError("E_TOOL_NOT_FOUND", f"no MCP server named {name!r}")
+        self.started[name] = connection.spec
+        self._failed_at.pop(name, None)
+        await self._refresh(connection)
 
     def server_names(self) -> list[str]:
         """The enabled servers (the ones that may be connected), in configuration order."""
@@ -131,17 +208,34 @@ class McpManager:
         """
         if retry_failed:
             self._failed_at.clear()
+        for name, connection in self.connections.items():
+            self.started[name] = connection.spec
         await asyncio.gather(*(self._refresh(connection) for connection in list(self.connections.values())))
 
+    async def refresh_started(self) -> None:
+        """Before a turn in the full profile: list again the servers that may start without asking (started
+        before, or allowed by a rule); the others stay down until ``mcp_start_server`` is approved."""
+        wanted = [connection for name, connection in self.connections.items() if self.may_start(name)]
+        for connection in wanted:
+            self.started.setdefault(connection.name, connection.spec)
+        await asyncio.gather(*(self._refresh(connection) for connection in wanted))
+
     async def list_servers(self, names: Sequence[str]) -> dict[str, tuple[list[Any], str | None]]:
-        """Connect and list the named servers where needed; per server, its tools in the registry (in the
-        server's order) and, when it has none because it failed, why (first line of the failure)."""
+        """Connect and list the named servers that may start; per server, its tools in the registry (in the
+        server's order) and, when it has none because it failed, why (first line of the failure), or
+        ``NOT_STARTED`` for a server that needs the user's approval to start."""
         from .tools import McpTool
 
         connections = [self.connections[name] for name in names if name in self.connections]
-        await asyncio.gather(*(self._refresh(connection) for connection in connections))
+        startable = [connection for connection in connections if self.may_start(connection.name)]
+        for connection in startable:
+            self.started.setdefault(connection.name, connection.spec)
+        await asyncio.gather(*(self._refresh(connection) for connection in startable))
         listing: dict[str, tuple[list[Any], str | None]] = {}
         for connection in connections:
+            if connection not in startable:
+                listing[connection.name] = ([], NOT_STARTED)
+                continue
             registered = self._registered.get(connection.name, set())
             tools = [
                 tool
@@ -166,8 +260,26 @@ class McpManager:
         if not wanted:
             return False
         before = set(self.registry.names())
-        await asyncio.gather(*(self._refresh(connection) for connection in wanted))
+        startable = [connection for connection in wanted if self.may_start(connection.name)]
+        for connection in startable:
+            self.started.setdefault(connection.name, connection.spec)
+        await asyncio.gather(*(self._refresh(connection) for connection in startable))
+        for connection in wanted:
+            if connection not in startable:
+                self._stand_in(connection, [n for n in tool_names if n not in self.registry])
         return set(self.registry.names()) != before
+
+    def _stand_in(self, connection: McpConnection, names: Sequence[str]) -> None:
+        """Register a stand-in for each name of ``connection``'s group: its call is decided first, and only
+        once approved starts the server (``start.McpUnstartedTool``)."""
+        from .start import unstarted_tool
+
+        group = sanitize_part(connection.name)
+        for name in names:
+            # A name no tool could have (the model's typo) stays unknown: the executor says so.
+            if is_valid_name(name) and split_tool_name(name)[0] == group:
+                self.registry.register(unstarted_tool(self, connection.spec, name), replace=True)
+                self._stand_ins.setdefault(connection.name, set()).add(name)
 
     async def _refresh(self, connection: McpConnection) -> None:
         if not connection.tools_stale and connection.tools is not None and connection.state == "connected":
@@ -190,6 +302,8 @@ class McpManager:
     def _sync(self, connection: McpConnection) -> None:
         from .tools import McpTool, mcp_tool
 
+        for name in self._stand_ins.pop(connection.name, set()):
+            self.registry.unregister(name)
         tools: dict[str, McpTool] = {}
         skipped: list[str] = []
         for remote in connection.tools or []:
@@ -221,8 +335,11 @@ class McpManager:
     def _forget(self, name: str) -> None:
         for tool_name in self._registered.pop(name, set()):
             self.registry.unregister(tool_name)
+        for stand_in in self._stand_ins.pop(name, set()):
+            self.registry.unregister(stand_in)
         self.connections.pop(name, None)
         self._failed_at.pop(name, None)
+        self.started.pop(name, None)
 
     def _spawn(self, work: Any) -> None:
         try:

@@ -40,7 +40,9 @@ FILE_EDIT_TOOLS = frozenset(
     }
 )
 CELL_EDIT_TOOLS = frozenset({"insert_cell", "edit_cell", "delete_cell", "move_cell"})
-KERNEL_TOOLS = frozenset({"run_cell", "execute_code", "interrupt_kernel", "restart_kernel"})
+KERNEL_TOOLS = frozenset(
+    {"run_cell", "execute_code", "interrupt_kernel", "restart_kernel", "check_reproducibility"}
+)
 # The edits accept-edits mode lets through (inside the root, away from .git and secrets).
 EDIT_TOOLS = FILE_EDIT_TOOLS | CELL_EDIT_TOOLS
 # Templates (``user_template``): %1 is the tool's name.
@@ -54,6 +56,7 @@ _ASK_REASONS: dict[str, str] = {
     "run_terminal_command": user_template("%1 runs shell commands"),
     "fetch_url_content": user_template("%1 fetches a URL from the network"),
     "create_rule_block": user_template("%1 writes a rule file into the project"),
+    "mcp_start_server": user_template("%1 starts an MCP server's program, outside the sandbox"),
 }
 DISABLED_BY_DEFAULT = frozenset({"request_rule"})
 # Every tool this table gives a level. The tool classes declare no level of their own: ``read_only`` on a

@@ -141,7 +141,32 @@ def read_action(root: Path, user_path: str, memo: dict[str, Path] | None = None)
     # The name as given counts too: a link called ``.env`` is treated like the file it pretends to be.
     if is_sensitive(resolved) or is_sensitive(user_path):
         return PermissionAction(PermissionKind.FILE_READ_SENSITIVE, user_path, "may contain secrets")
+    if has_other_names(resolved):
+        return PermissionAction(PermissionKind.FILE_READ_SENSITIVE, user_path, HARD_LINK_DETAIL)
     return None
+
+
+HARD_LINK_DETAIL = "has other hard links: it may be another name of a secret file or one outside the project"
+
+
+def hard_link_reason(verb: str, path: str) -> str:
+    return user_text(
+        "%1 %2, which has other hard links (it may be another name of a secret file or one outside the "
+        "project)",
+        verb,
+        path,
+    )
+
+
+def has_other_names(path: Path) -> bool:
+    """A regular file with more than one hard link: its other names may be anywhere on the same filesystem
+    (``~/.ssh/id_ed25519``, ``.git/config``), where the checks by name and place cannot see them. Unlike a
+    symlink, a hard link cannot be resolved to "the real file", so reading one asks."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_nlink > 1
 
 
 def write_action(root: Path, user_path: str, detail: str = "", *, delete: bool = False) -> PermissionAction:
@@ -164,6 +189,8 @@ class PathFacts:
     sensitive: bool = False
     git_internal: bool = False
     problem: str | None = None
+    # A regular file inside the root with other hard links (``has_other_names``): reading it asks.
+    hard_linked: bool = False
 
 
 def inspect_path(root: Path, user_path: str, cwd: Path | None = None) -> PathFacts:
@@ -183,7 +210,9 @@ def inspect_path(root: Path, user_path: str, cwd: Path | None = None) -> PathFac
         return PathFacts(user_path, None, problem=f"the path cannot be resolved ({error})")
     inside = is_inside(resolved, root_resolved)
     sensitive = is_sensitive(resolved) or is_sensitive(user_path)
-    return PathFacts(user_path, resolved, inside, sensitive, inside and _in_git_dir(resolved, root_resolved))
+    git_internal = inside and _in_git_dir(resolved, root_resolved)
+    hard_linked = inside and has_other_names(resolved)
+    return PathFacts(user_path, resolved, inside, sensitive, git_internal, hard_linked=hard_linked)
 
 
 def _in_git_dir(path: Path, root: Path) -> bool:

@@ -44,7 +44,7 @@ from .defaults import (
 from .findings import Finding, allow, caution, deny, strictest
 from .grants import GrantStore, PermissionsFile, UserPermissions, default_permissions_path
 from .modes import MODES, PermissionMode, mode_filter  # re-exported: callers import them from here
-from .paths import inspect_path, resolved_root
+from .paths import hard_link_reason, inspect_path, resolved_root
 from .protected import admin_paths_from_config, write_protection
 from .protected import configure as configure_protection
 from .rules import Rule, RuleError, Subject, SubjectKind, parse_rules
@@ -306,6 +306,8 @@ class RulePolicy:
                 return [caution(user_text("reads %1, outside the project", subject_raw))]
             if facts.sensitive:
                 return [caution(user_text("reads %1, which may hold secrets", subject_raw))]
+            if facts.hard_linked:
+                return [caution(hard_link_reason(user_text("reads"), subject_raw))]
         return []
 
     def _settle(

@@ -11,8 +11,12 @@ Two levels:
   program at the next launch, or run code in the server.
 - **always ask**: files that change what runs later or what the agent is told — rules loaded into every
   future system prompt (``.hdsp/``, ``.continue/``), git's ``config``, ``hooks`` and the ``.git`` pointer
-  file, shell start-up files, ``~/.ssh``, editor tasks (``.vscode/``, ``.devcontainer/``), IPython start-up
-  and Python's ``sitecustomize``/``*.pth`` hooks, and every file that may hold secrets. Only the user's
+  file, shell start-up files, ``~/.ssh``, editor tasks (``.vscode/``, ``.devcontainer/``), IPython and
+  Jupyter configuration (``.ipython/``, ``.jupyter/`` at any depth), Python's ``sitecustomize``/``*.pth``
+  hooks (``.pth`` anywhere in the project), the instruction files at the root (``AGENTS.md``, ``CLAUDE.md``,
+  ``.cursorrules``: ``instruction_places.py``), and every file that may hold secrets — and, by what lies
+  around a project path (``runs_later.py``), modules that stand in for what Python imports next to a notebook
+  or at the root, anything in a virtualenv or conda env, what an instruction file links to. Only the user's
   approval of that very call lets it through: not accept-edits mode, not an allow rule, not a grant for the
   session.
 
@@ -37,8 +41,9 @@ from typing import Literal
 
 import pathspec
 
+from ..instruction_places import INSTRUCTION_FILES
 from ..user_text import user_text
-from . import sensitive
+from . import runs_later, sensitive
 from .findings import Finding, deny, protect
 from .sensitive import normalized_parts
 
@@ -53,7 +58,7 @@ JUPYTER_CONFIG_NAMES = frozenset(
     for suffix in ("py", "json")
 )
 # Directories whose contents change what runs or what the agent is told, at any depth.
-ASK_DIRS = frozenset({".hdsp", ".continue", ".ssh", ".vscode", ".devcontainer", ".ipython"})
+ASK_DIRS = frozenset({".hdsp", ".continue", ".ssh", ".vscode", ".devcontainer", ".ipython", ".jupyter"})
 # Files run by shells, git, Python, editors or direnv on their own.
 ASK_NAMES = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".inputrc",
@@ -69,6 +74,8 @@ ASK_SEQUENCES: tuple[tuple[str, ...], ...] = (
 )
 # fmt: on
 _SITE_DIRS = frozenset({"site-packages", "dist-packages"})
+# The instruction files the rules loader reads at the project root (nowhere else), compared as names are.
+_INSTRUCTION_NAMES = frozenset(sensitive.normalize_name(name) for name in INSTRUCTION_FILES)
 
 
 @dataclass(frozen=True)
@@ -253,8 +260,20 @@ def write_protection(
             return Protection("deny", f"inside {why}; the agent never writes there")
     if _matches(places.deny_spec, places.deny_absolute, parts, text):
         return Protection("deny", "protected by the administrator; the agent never writes it")
+    if (run_later := _run_later_protection(text)) is not None:
+        return run_later
+    inside = text != root_text and _inside(text, root_text)
     for candidate in (parts, given_parts):
-        reason = _ask_reason(candidate)
+        reason = _ask_reason(candidate, inside)
+        if reason is not None:
+            return Protection("ask", reason)
+    if inside and not delete and "__pycache__" in parts[:-1]:
+        # Python loads a cached module instead of compiling its source when the header's size and time match
+        # the source: a planted one runs on the user's next ``import utils``. (Sandboxed commands write none:
+        # their environment has PYTHONDONTWRITEBYTECODE.) Deleting one is harmless.
+        return Protection("ask", "compiled Python that runs in place of its source")
+    if inside:
+        reason = _runs_later_reason(text, root_text, given)
         if reason is not None:
             return Protection("ask", reason)
     if _matches(places.ask_spec, places.ask_absolute, parts, text):
@@ -274,10 +293,12 @@ def _parts_for(text: str, root_text: str) -> list[str]:
     return normalized_parts(text)
 
 
-def _ask_reason(parts: list[str]) -> str | None:
+def _ask_reason(parts: list[str], inside_root: bool) -> str | None:
     if not parts:
         return None
     name = parts[-1]
+    if inside_root and len(parts) == 1 and name in _INSTRUCTION_NAMES:
+        return "an instruction file the agent reads into every future conversation"
     for index, part in enumerate(parts):
         if part == ".git":
             below = parts[index + 1 :]
@@ -289,12 +310,34 @@ def _ask_reason(parts: list[str]) -> str | None:
             return _DIR_REASONS.get(part, "a directory whose files run or instruct the agent later")
     if name in ASK_NAMES:
         return "a start-up or configuration file that runs commands later"
-    if name.endswith(".pth") and len(parts) > 1 and parts[-2] in _SITE_DIRS:
+    if name.endswith(".pth") and (inside_root or len(parts) > 1 and parts[-2] in _SITE_DIRS):
+        # Inside the project anywhere: a ``.pth`` in a venv's site-packages (found or not) or one moved there
+        # later runs at every start of that interpreter.
         return "a Python path hook (it runs at every interpreter start)"
     for run in ASK_SEQUENCES:
         for index, part in enumerate(parts):
             if part == run[0] and tuple(parts[index : index + len(run)]) == run:
                 return "a start-up or configuration location that runs commands later"
+    return None
+
+
+def _runs_later_reason(text: str, root_text: str, given: str | None) -> str | None:
+    """The questions about what lies around a project path (``runs_later.py``), for the resolved path and for
+    the path as given (a link named ``json.py`` next to a notebook is imported, wherever it points)."""
+    places = [text]
+    # Only when the names differ (a link): ``given`` may be relative to a ``cd`` of the command, not the root.
+    if given and os.path.basename(given.rstrip("/")) != os.path.basename(text):
+        lexical = os.path.normpath(os.path.join(root_text, os.path.expanduser(given)))
+        if lexical != root_text and _inside(lexical, root_text):
+            places.append(lexical)
+    for place in places:
+        reason = (
+            runs_later.environment_reason(place, root_text)
+            or runs_later.shadowing_reason(place, root_text)
+            or runs_later.instruction_link_reason(place, root_text)
+        )
+        if reason is not None:
+            return reason
     return None
 
 
@@ -305,6 +348,7 @@ _DIR_REASONS = {
     ".vscode": "editor tasks and settings (they can run commands when the folder opens)",
     ".devcontainer": "dev container configuration (it runs commands when the container is built)",
     ".ipython": "IPython's configuration and start-up scripts (they run in every kernel)",
+    ".jupyter": "Jupyter's configuration (a server or kernel started with it there loads it)",
 }
 
 
@@ -369,3 +413,33 @@ def protected_paths_under(root: Path) -> list[tuple[Path, Level]]:
     for inside_git in ("config", "hooks"):
         found.setdefault(os.path.join(root_text, ".git", inside_git), "ask")
     return [(Path(path), level) for path, level in found.items()]
+
+
+# -- files configured MCP servers run ------------------------------------------------------------------------
+# A configured (or trusted project) MCP server's command names files inside the project (``python
+# server.py``): they run later, outside the sandbox, with the user's rights. The MCP manager installs them
+# (``configure_run_later_files``) whenever it reads its configuration; writes to them always ask, and the
+# OS sandbox keeps them read-only (``sandbox/protect.py``).
+
+_run_later: dict[str, str] = {}
+
+
+def configure_run_later_files(files: dict[str, str]) -> None:
+    """Install the files MCP servers run: resolved absolute path → the server that runs it."""
+    _run_later.clear()
+    _run_later.update({str(Path(path)): server for path, server in files.items()})
+
+
+def run_later_files() -> dict[str, str]:
+    """The installed files (resolved path → server name), for the sandbox's read-only mounts."""
+    return dict(_run_later)
+
+
+def _run_later_protection(text: str) -> Protection | None:
+    server = _run_later.get(text)
+    if server is None:
+        return None
+    return Protection(
+        "ask",
+        user_text("the MCP server %1 runs it (outside the sandbox) when it starts", repr(server)),
+    )

@@ -31,7 +31,7 @@ SECRET_NAME_GLOBS: tuple[str, ...] = (
     ".mylogin.cnf", ".vault-token", ".databrickscfg", ".renviron", ".boto", ".s3cfg", ".dockercfg",
     "credentials", "*credentials*.json", "client_secret*.json", "service[-_]account*.json", "secrets.*",
     # keys, certificates and keystores
-    "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx", "*.ppk",
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "id_xmss*",
     # terraform state and variables hold provider credentials in clear text
     "*.tfstate", "*.tfstate.*", "*.tfvars", "*.tfvars.json",
@@ -53,6 +53,9 @@ SECRET_SEQUENCES: tuple[tuple[str, ...], ...] = (
     (".config", "rclone", "rclone.conf"), (".cargo", "credentials"), (".cargo", "credentials.toml"),
     (".gem", "credentials"), (".m2", "settings.xml"), (".huggingface", "token"),
     ("huggingface", "token"),
+    # git's config holds credentials as ``http.extraheader`` and remote URLs with tokens; git itself reads it
+    # (the sandbox leaves it readable), a command or tool that prints it asks
+    (".git", "config"),
 )
 # fmt: on
 

@@ -23,37 +23,34 @@ from dataclasses import dataclass, field
 
 import httpx
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# The address classification is shared with the sandbox's allowlist proxy (standard library only there).
+from ..sandbox.addresses import (
+    METADATA_ADDRESSES,
+    METADATA_HOSTS,
+    IPAddress,
+    address_class,
+    address_problem,
+    embedded_ipv4,
+    parse_literal_ip,
+)
+
+__all__ = [
+    "METADATA_ADDRESSES",
+    "METADATA_HOSTS",
+    "UrlAllowlist",
+    "UrlVerdict",
+    "address_class",
+    "address_problem",
+    "check_url",
+    "check_url_syntax",
+    "embedded_ipv4",
+    "parse_literal_ip",
+]
+
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 DNS_TIMEOUT_SECONDS = 5.0
-
-# Names that reach a cloud provider's instance metadata service (credentials live there).
-METADATA_HOSTS = frozenset(
-    {
-        "metadata",
-        "metadata.google.internal",
-        "metadata.goog",
-        "instance-data",
-        "instance-data.ec2.internal",
-        "metadata.azure.internal",
-    }
-)
-METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(address)
-    for address in (
-        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean
-        "169.254.170.2",  # AWS ECS task credentials
-        "169.254.169.253",  # AWS DNS
-        "fd00:ec2::254",  # AWS IPv6
-        "100.100.100.200",  # Alibaba Cloud
-        "192.0.0.192",  # Oracle Cloud
-    )
-)
-_NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
-_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
-_NUMERIC_HOST_CHARS = frozenset("0123456789abcdefxABCDEFX.")
 
 
 @dataclass(frozen=True)
@@ -123,66 +120,10 @@ class UrlAllowlist:
         for network in self.networks:
             if address.version != network.version or address not in network:
                 continue
-            if address in METADATA_ADDRESSES and network.num_addresses != 1:
+            if address_class(address) == "metadata" and network.num_addresses != 1:
                 continue
             return True
         return False
-
-
-def parse_literal_ip(host: str) -> IPAddress | None:
-    """The address a host names literally, in any form a resolver accepts: ``127.0.0.1``, ``[::1]``,
-    ``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``. None for a DNS name."""
-    candidate = host.strip("[]").split("%", 1)[0]
-    try:
-        return ipaddress.ip_address(candidate)
-    except ValueError:
-        pass
-    if candidate and set(candidate) <= _NUMERIC_HOST_CHARS and any(c.isdigit() for c in candidate):
-        try:
-            # inet_aton is what getaddrinfo uses for numeric hosts: it reads decimal, hex, octal and short
-            # forms.
-            return ipaddress.IPv4Address(socket.inet_aton(candidate))
-        except OSError:
-            return None
-    return None
-
-
-def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries (mapped, compatible, 6to4, Teredo client, NAT64), if any."""
-    if not isinstance(address, ipaddress.IPv6Address):
-        return None
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address.teredo is not None:
-        return address.teredo[1]
-    if address in _NAT64_PREFIX or (address in _IPV4_COMPATIBLE and int(address) > 1):
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
-
-
-def address_problem(address: IPAddress) -> str | None:
-    """Why the server must not connect to ``address``, or None for an ordinary public address."""
-    inner = embedded_ipv4(address)
-    if inner is not None:
-        problem = address_problem(inner)
-        return f"{address} embeds {inner}, {problem}" if problem else None
-    if address in METADATA_ADDRESSES:
-        return f"{address} is a cloud metadata address"
-    checks = (
-        (address.is_loopback, "a loopback address"),
-        (address.is_unspecified, "the unspecified address"),
-        (address.is_link_local, "a link-local address"),
-        (address.is_multicast, "a multicast address"),
-        (address.is_private, "a private address"),
-        (address.is_reserved, "a reserved address"),
-        (not address.is_global, "not a publicly routable address"),
-    )
-    for failed, label in checks:
-        if failed:
-            return f"{address} is {label}"
-    return None
 
 
 def check_url_syntax(url: str, allowlist: Sequence[str] | UrlAllowlist = ()) -> UrlVerdict:

@@ -76,11 +76,13 @@ def bwrap_argv(plan: BwrapPlan) -> list[str]:
         argv += ["--bind", plan.proxy_dir, PROXY_DIR]
     argv += ["--bind", plan.root, plan.root]
     covered = [d for d in hidden if not _beneath(plan.root, d)]
-    for item in (*plan.guarded, *plan.masked):
+    # Masked after guarded: a path that is both (``.ssh``, an existing ``.envrc``) ends up hidden.
+    covers = [(item, item.exists) for item in plan.guarded] + [(item, False) for item in plan.masked]
+    for item, keep in covers:
         if any(_beneath(item.path, d) for d in covered):
             continue  # already hidden by a tmpfs (whose mounts would also be read-only now)
-        argv += _cover(item, keep=item in plan.guarded and item.exists)
-        if item.is_dir and not (item in plan.guarded and item.exists):
+        argv += _cover(item, keep=keep)
+        if item.is_dir and not keep:
             covered.append(item.path)
     argv += ["--dir", SCRATCH_HOME]
     for real, inside in plan.home_paths:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..permissions.runs_later import PROJECT_VENV_NAMES
+
 ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME"})
 ALLOWED_PREFIXES = ("LC_",)
 # Keep commands from waiting on a pager or a credential prompt, and from colouring output that is stripped.
@@ -18,9 +20,13 @@ NON_INTERACTIVE = {
     "GIT_TERMINAL_PROMPT": "0",
     "TERM": "dumb",
     "NO_COLOR": "1",
+    # No __pycache__ in the project: compiled modules there run in place of their sources later, outside the
+    # sandbox, so writing one asks (permissions/protected.py); Python run here must not trip that each time.
+    "PYTHONDONTWRITEBYTECODE": "1",
 }
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-VENV_NAMES = (".venv", "venv")
+# The project's virtualenv: the write protection (``permissions/runs_later.py``) guards these names.
+VENV_NAMES = PROJECT_VENV_NAMES
 
 
 def sandbox_environment(base: Mapping[str, str], root: Path, home: str, tmp: str) -> dict[str, str]:

@@ -47,9 +47,17 @@ def _carve(
     path: str, rights: int, exceptions: list[str], *, keep_readable: bool = False, depth: int = 0
 ) -> list[tuple[str, int]]:
     """``rights`` beneath ``path`` except beneath ``exceptions``: the path itself when no exception lies
-    beneath it, else its children, one by one (the directory itself keeps listing rights)."""
+    beneath it, else its children, one by one (the directory itself keeps listing rights).
+
+    Landlock grants a rule to what its path resolves to, so a link among the children (``notes -> .env``,
+    ``cfg -> ~/.ssh``) would grant its target: a link whose target is an exception or in a home directory
+    gets nothing."""
     if any(_beneath(path, exception) for exception in exceptions):
         return []
+    if depth and os.path.islink(path):
+        target = os.path.realpath(path)
+        if any(_beneath(target, place) for place in (*exceptions, *_homes())):
+            return []
     if not any(_beneath(exception, path) for exception in exceptions) or depth >= _MAX_CARVE_DEPTH:
         return [(path, rights)] if depth < _MAX_CARVE_DEPTH else []
     try:
@@ -61,6 +69,10 @@ def _carve(
         child = os.path.join(path, name)
         rules += _carve(child, rights, exceptions, keep_readable=keep_readable, depth=depth + 1)
     return rules
+
+
+def _homes() -> tuple[str, ...]:
+    return ("/home", "/root", os.path.realpath(os.path.expanduser("~")))
 
 
 def _beneath(path: str, directory: str) -> bool:

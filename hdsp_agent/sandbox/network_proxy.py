@@ -15,11 +15,15 @@ nothing at all.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 import socket
 import threading
 from collections.abc import Sequence
+
+try:  # part of the package (the server, tests)
+    from .addresses import address_class, leads_to_this_machine, parse_literal_ip
+except ImportError:  # the supervisor: beside this script, standard library only
+    from addresses import address_class, leads_to_this_machine, parse_literal_ip  # type: ignore[no-redef]
 
 _HEAD_LIMIT = 64 * 1024
 _CONNECT_TIMEOUT = 30.0
@@ -45,24 +49,37 @@ def allowlist_match(host: str, patterns: Sequence[str]) -> str | None:
 
 
 def _internal(address: str) -> bool:
-    """Loopback, link-local (cloud metadata at 169.254.169.254) or unspecified: the machine itself."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    return ip.is_loopback or ip.is_link_local or ip.is_unspecified
+    """The machine itself or its metadata service: loopback in any spelling (``::ffff:127.0.0.1`` too),
+    unspecified, link-local, every cloud's metadata address (``addresses.py``, shared with the web tools)."""
+    return leads_to_this_machine(address)
 
 
 def _resolve(host: str, port: int, match: str) -> tuple[str, int] | str:
-    """Where to connect for an allowed ``host``, or why not: a name allowed only by a wildcard must not lead
-    to the machine itself (a DNS answer of 127.0.0.1 would reach the Jupyter server and other local
-    services); only an exact entry may."""
+    """Where to connect for an allowed ``host``, or why not.
+
+    A name allowed only by a wildcard must not lead to the machine itself (a DNS answer of 127.0.0.1, or
+    ``::ffff:127.0.0.1``, would reach the Jupyter server and other local services); only an exact entry may.
+    A cloud metadata address (credentials) is reached only through an entry that is that very address, never
+    through a name whose DNS answer points there.
+    """
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
     except OSError as error:
         return f"cannot resolve {host}: {error}"
-    addresses = [str(info[4][0]) for info in infos]
-    if match != "exact" and any(_internal(address) for address in addresses):
-        return (
-            f"{host} resolves to this machine ({addresses[0]}); only an exact allowlist entry may allow that"
-        )
+    addresses = [str(info[4][0]).split("%", 1)[0] for info in infos]
+    literal = parse_literal_ip(host) is not None
+    for address in addresses:
+        if address_class(address) == "metadata" and not (match == "exact" and literal):
+            return (
+                f"{host} resolves to a cloud metadata address ({address}); only an allowlist entry naming "
+                "that address itself may allow it"
+            )
+    if match != "exact":
+        inside = [address for address in addresses if _internal(address)]
+        if inside:
+            return (
+                f"{host} resolves to this machine ({inside[0]}); only an exact allowlist entry may allow that"
+            )
     return addresses[0], port
 
 

@@ -11,11 +11,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..permissions.protected import protected_paths_under
+from ..instruction_places import INSTRUCTION_FILES
+from ..permissions.protected import protected_paths_under, run_later_files
 
-# Inside the project: what would change the agent's own behaviour (rules, MCP servers, editor tasks) or run
-# code the next time someone uses git or opens a shell. Always guarded, existing or not.
-GUARDED_IN_PROJECT = (".hdsp", ".continue", ".vscode", ".idea", ".git/config", ".git/hooks")
+# Inside the project: what would change the agent's own behaviour (rules, instruction files, MCP servers,
+# editor tasks) or run code the next time someone uses git, opens a shell or starts a kernel there. Always
+# guarded, existing or not.
+GUARDED_IN_PROJECT = (
+    ".hdsp", ".continue", ".vscode", ".idea", ".git/config", ".git/hooks", ".jupyter", ".ipython",
+    *INSTRUCTION_FILES,
+)  # fmt: skip
 # Guarded when they exist (and, when the project root is the home directory, also when they do not).
 HOME_FILES = (
     ".envrc",
@@ -41,7 +46,7 @@ HOME_FILES = (
 )
 # Guarded names that are files (a missing one is blocked with an empty file, the others with a directory).
 _FILE_NAMES = frozenset(
-    {"config", ".envrc", ".gitconfig", ".npmrc", ".pypirc", ".netrc"}
+    {"config", ".envrc", ".gitconfig", ".npmrc", ".pypirc", ".netrc", *INSTRUCTION_FILES}
     | {name for name in HOME_FILES if name.startswith((".bash", ".profile", ".zsh"))}
 )
 # System files no command needs and a root-run sandbox could otherwise read.
@@ -79,6 +84,9 @@ def protected_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:
     candidates = [root / name for name in names]
     candidates += [root / name for name in HOME_FILES if root == home or (root / name).exists()]
     candidates += [_absolute(root, path) for path in extra]
+    candidates += python_environments(root)
+    # Files a configured MCP server runs (outside the sandbox) when it starts: read-only here.
+    candidates += [Path(path) for path in run_later_files()]
     # The policy's own list (permissions/protected.py) too: every protected place that exists here, and all of
     # them when the project is the home directory (a shell rc file must not be created there either).
     # Jupyter's own dirs are left out: they are masked (masked_paths), and a read-only bind would show them.
@@ -98,6 +106,32 @@ def protected_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:
         is_dir = path.is_dir() if exists else path.name not in _FILE_NAMES
         guarded.append(GuardedPath(str(path), is_dir, exists))
     return guarded
+
+
+def python_environments(root: Path, depth: int = 2) -> list[Path]:
+    """The virtualenvs and conda envs in the top ``depth`` levels of ``root`` (a folder with ``pyvenv.cfg``
+    or ``conda-meta/``): their packages and programs run outside the sandbox later (the user's terminal and
+    kernels; ``.venv/bin`` is first on every sandboxed command's PATH), so a command may not change them.
+    Deeper ones are the policy's to catch when the command's changes are committed."""
+    found: list[Path] = []
+    level = [str(root)]
+    for _ in range(depth):
+        below: list[str] = []
+        for folder in level:
+            try:
+                with os.scandir(folder) as entries:
+                    folders = [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for path in folders:
+                if os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(
+                    os.path.join(path, "conda-meta")
+                ):
+                    found.append(Path(path))
+                else:
+                    below.append(path)
+        level = below
+    return found
 
 
 def masked_paths(root: Path, extra: Iterable[str] = ()) -> list[GuardedPath]:

@@ -23,7 +23,9 @@ from .bwrap import PROXY_DIR, SCRATCH_HOME, BwrapPlan, bwrap_argv
 from .detect import bubblewrap_disables_userns, detect
 from .environment import sandbox_environment
 from .landlock_rules import landlock_rules
+from .overlay_setup import OverlayDirs, make_overlay_dirs, overlay_works, scratch_base
 from .protect import GuardedPath, masked_paths, protected_paths
+from .secret_files import SecretListingFailed, secret_files
 from .status import RunMode, SandboxLimits, SandboxSettings, SandboxStatus
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
@@ -48,10 +50,35 @@ class PreparedCommand:
     layer: str
     _created: list[GuardedPath] = field(default_factory=list)
     _scratch: str | None = None
+    # The overlay the command writes into (None: it writes the project directly), and why there is none.
+    overlay: OverlayDirs | None = None
+    no_overlay_reason: str | None = None
+
+    @property
+    def mount_points(self) -> list[str]:
+        """The guarded paths bubblewrap had to create to mount over (with an overlay, in its upper dir)."""
+        return [item.path for item in self._created]
+
+    @property
+    def overlay_failed(self) -> str | None:
+        """Why the supervisor could not mount the overlay (the command then did not run), or None."""
+        if self.overlay is None:
+            return None
+        try:
+            with open(os.path.join(self.overlay.scratch, "failed")) as failed:
+                return failed.read() or "unknown error"
+        except OSError:
+            return None
+
+    # The bounds it runs under (to say which one a command hit); None: unsandboxed.
+    limits: SandboxLimits | None = None
 
     def cleanup(self) -> None:
         """Remove the mount points bwrap had to create for guarded paths (when still empty) and the
-        scratch dirs."""
+        scratch dirs (the overlay's too: its changes must have been applied or dropped by now)."""
+        if self.overlay is not None:
+            self.overlay.remove()
+            self.overlay = None
         for item in self._created:
             path = Path(item.path)
             with contextlib.suppress(OSError):
@@ -81,15 +108,29 @@ class Sandbox:
         mode: RunMode,
         base_env: Mapping[str, str],
         extra_env: Mapping[str, str] | None = None,
+        *,
+        overlay: bool = False,
+        mask_secrets: bool = True,
     ) -> PreparedCommand:
         """``command`` (for ``bash -c``) ready to start in ``mode`` ("sandboxed" or "network"): the
-        allowlisted part of ``base_env`` plus ``extra_env`` (the caller's own settings, never secrets)."""
+        allowlisted part of ``base_env`` plus ``extra_env`` (the caller's own settings, never secrets).
+        ``overlay``: the command writes into an overlay of the root (bubblewrap layer, where overlays work;
+        ``PreparedCommand.overlay``) whose changes the caller applies afterwards.
+
+        With ``mask_secrets`` (what runs without the user's approval of that very call) the project's secret
+        files are unreadable (``secret_files.py``); without it (the user approved this command, or git
+        computing a diff whose secret lines the tool hides) they are as on disk."""
         status = self.status
         if not status.active:
             raise SandboxUnavailable(status.reason)
         root = root.resolve()
         guarded = protected_paths(root, self.settings.read_only_paths)
         masked = masked_paths(root, self.settings.masked_paths)
+        if mask_secrets:
+            try:
+                masked += secret_files(root)
+            except SecretListingFailed as error:
+                raise SandboxUnavailable(str(error)) from None
         limits = self.settings.limits
         spec: dict[str, object] = {
             "cwd": str(cwd),
@@ -111,6 +152,8 @@ class Sandbox:
                     status.layer,
                 )
             )
+        dirs: OverlayDirs | None = None
+        no_overlay: str | None = None
         if status.layer == "bubblewrap":
             env = {**sandbox_environment(base_env, root, SCRATCH_HOME, "/tmp"), **(extra_env or {})}
             shell: tuple[str, ...] = ("bash", "-c")
@@ -141,6 +184,15 @@ class Sandbox:
             )
             spec["argv"] = bwrap_argv(plan)
             created = [item for item in guarded if not item.exists]
+            if overlay:
+                dirs, no_overlay = _overlay_for(str(root))
+                if dirs is not None:
+                    spec["overlay"] = {
+                        "root": str(root),
+                        "upper": dirs.upper,
+                        "work": dirs.work,
+                        "failed": os.path.join(dirs.scratch, "failed"),
+                    }
         else:
             scratch = tempfile.mkdtemp(prefix="hdsp-sandbox-")
             home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
@@ -156,8 +208,12 @@ class Sandbox:
             rules = landlock_rules(root, (home, tmp), guarded, masked, extra)
             spec["argv"] = ["bash", "-c", command]
             spec["landlock"] = {"rules": rules, "deny_tcp": mode != "network"}
+            if overlay:
+                no_overlay = "the Landlock layer cannot give the command an overlay"
         argv = [sys.executable, "-I", "-S", str(SUPERVISOR), json.dumps(spec)]
-        return PreparedCommand(argv, env, root, status.layer, created, scratch)
+        prepared = PreparedCommand(argv, env, root, status.layer, created, scratch, limits=limits)
+        prepared.overlay, prepared.no_overlay_reason = dirs, no_overlay
+        return prepared
 
     def _home_paths(self) -> list[tuple[str, str]]:
         """(real path, path relative to the home) for each existing ``home_paths`` entry inside the home."""
@@ -169,6 +225,17 @@ class Sandbox:
                 continue
             pairs.append((str(real), str(real.relative_to(home))))
         return pairs
+
+
+def _overlay_for(root: str) -> tuple[OverlayDirs | None, str | None]:
+    """Scratch dirs for an overlay of ``root``, or None and why an overlay cannot be used here."""
+    base = scratch_base(root)
+    if base is None:
+        return None, "no writable place for the overlay's scratch directory"
+    broken = overlay_works(root, base)
+    if broken is not None:
+        return None, broken
+    return make_overlay_dirs(base), None
 
 
 def _bridge_python() -> str:

@@ -5,8 +5,9 @@ Standard library only (it is started for every command, outside the hdsp_agent p
 1. sets the resource limits (RLIMIT_FSIZE, RLIMIT_CPU) every process below it inherits;
 2. becomes a child subreaper, so a process that detaches (``setsid -f``, a double fork) is re-parented to it
    rather than to init;
-3. starts the command: ``bwrap …`` as is, or — for the Landlock layer — a child that restricts itself and then
-   execs ``bash -c``;
+3. starts the command: ``bwrap …`` as is (when the spec has an overlay, in a mount namespace of its own
+   where the project root is an overlay whose writes land in a scratch dir: ``overlay.py``), or — for the
+   Landlock layer — a child that restricts itself and then execs ``bash -c``;
    With the administrator's network allowlist, it also serves the allowlist proxy (``network_proxy.py``)
    for as long as the command runs;
 4. watches the number of processes below it and stops them all when there are more than ``max_processes``
@@ -151,6 +152,8 @@ def _start(spec: dict) -> int:
         for signum in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])  # the mask survives exec
+        if spec.get("overlay") is not None:
+            _mount_overlay(spec["overlay"])
         if landlock_spec is not None:
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I left it out
             import landlock  # beside this script
@@ -163,6 +166,26 @@ def _start(spec: dict) -> int:
     except BaseException as error:  # noqa: BLE001 - the child must never return into the supervisor
         os.write(2, f"hdsp-agent sandbox: could not start the command: {error}\n".encode())
     os._exit(126)
+
+
+def _mount_overlay(overlay_spec: dict) -> None:
+    """The project root becomes an overlay whose writes land in the scratch upper dir (``overlay.py``), for
+    this process and the bubblewrap it execs. When that fails the command does not run: the server, told by
+    the ``failed`` file, probes again and uses its fallback (comparing the tree before and after)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I left it out
+    import overlay  # beside this script
+
+    try:
+        overlay.mount_overlay(overlay_spec["root"], overlay_spec["upper"], overlay_spec["work"])
+    except OSError as error:
+        with open(overlay_spec["failed"], "w") as failed:
+            failed.write(str(error))
+        os.write(
+            2,
+            f"hdsp-agent sandbox: the overlay could not be set up ({error}); "
+            "the command did not run\n".encode(),
+        )
+        os._exit(125)
 
 
 def main() -> int:
@@ -200,8 +223,8 @@ def main() -> int:
         if watchdog.over_limit():
             _stop_all(me)
             note = (
-                f"[sandbox: the command started more than {limits['max_processes']} processes; "
-                "all of them were stopped]"
+                f"[sandbox: the command started more than {limits['max_processes']} processes at once, "
+                "the bound the administrator set (sandbox_max_processes); all of them were stopped]"
             )
             main_status = _killed_by(signal.SIGKILL)
             break

@@ -172,6 +172,10 @@ class CancelToken:
         await self._event.wait()
 
 
+def _unchanged(text: str) -> str:
+    return text
+
+
 def _ignore_event(event: BaseModel) -> None:
     return None
 
@@ -198,6 +202,12 @@ class ToolContext:
     # How a shell command runs ("sandboxed", "network", "unsandboxed"), as the policy decided and the user saw
     # when approving; set by the executor for each call, never by the model. None: no policy decided.
     run_mode: Literal["sandboxed", "network", "unsandboxed"] | None = None
+    # Whether the user approved this very call (set by the executor): a shell command the user approved sees
+    # the project's secret files, one that runs without asking does not.
+    approved: bool = False
+    # The executor's redaction of secrets, for tools that cut or page text: they redact before they cut, so
+    # a secret split across two pages is redacted in each.
+    redact: Callable[[str], str] = _unchanged
 
     def for_call(self, call_id: str) -> ToolContext:
         # A shallow copy by hand (dataclasses.replace re-runs __init__, copy.copy goes through __reduce_ex__):
@@ -207,6 +217,7 @@ class ToolContext:
         ctx.call_id = call_id
         ctx.resolved_paths = {}
         ctx.run_mode = None
+        ctx.approved = False
         return ctx
 
 

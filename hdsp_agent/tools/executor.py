@@ -91,6 +91,7 @@ class ToolExecutor:
         self, call: ToolCall, ctx: ToolContext, catalog: ToolCatalog | None = None
     ) -> ToolResult:
         ctx = ctx.for_call(call.id)
+        ctx.redact = self.settings.redactor.redact
         raw_arguments = _raw(call.arguments)
         ctx.emit(
             ToolStatusEvent(
@@ -217,6 +218,7 @@ class ToolExecutor:
                     status="denied",
                 )
             )
+        ctx.approved = True
 
     async def _ask(
         self,

@@ -46,6 +46,7 @@ NOTEBOOK_TOOLS = frozenset(
         "inspect_variables",
         "interrupt_kernel",
         "restart_kernel",
+        "check_reproducibility",
     }
 )
 WEB_TOOLS = frozenset({"fetch_url_content", "search_web"})
@@ -83,6 +84,7 @@ _STANDARD = _COMPACT | {
     "execute_code",
     "get_cell_output",
     "inspect_variables",
+    "check_reproducibility",
     "interrupt_kernel",
     "fetch_url_content",
     "search_web",

@@ -115,9 +115,14 @@ class TestModelHandler(_SetupHandler):
         self.agent.reload_models()  # a new tool-call verdict takes effect for the next conversation
         public = report.public()
         failed = next((line for line in report.lines if line.verdict == "fail"), None)
-        reply = {"ok": failed is None, "readiness": public, "texts": texts_for(public)}
+        reply: dict[str, Any] = {"ok": failed is None, "readiness": public}
         if failed is not None:
             reply["error"] = failed.text
+        # Also when the server's environment hands its key to every kernel.
+        warning = self.agent.inherited_key_warning()
+        if warning:
+            reply["warning"] = warning
+        reply["texts"] = texts_for(public, warning)
         self.write_json(reply)
 
 

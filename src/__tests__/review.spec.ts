@@ -84,6 +84,29 @@ describe('ReviewState for files', () => {
     expect(review.marks).toEqual([]);
   });
 
+  it('marks every file a shell command changed that has an undo record', () => {
+    const review = new ReviewState();
+    review.apply({
+      ...envelope,
+      type: 'tool.status',
+      call_id: 'shell-1',
+      name: 'run_terminal_command',
+      status: 'done',
+      details: {
+        exit_code: 0,
+        changed_files: [
+          { path: 'out.txt', change: 'created', undo_id: 'undo-1' },
+          { path: 'src/app.py', change: 'changed', undo_id: 'undo-2' },
+          { path: 'big.bin', change: 'changed', undo_id: null }
+        ]
+      }
+    });
+    expect(review.files).toEqual([
+      { path: 'out.txt', version: 1 },
+      { path: 'src/app.py', version: 1 }
+    ]);
+  });
+
   it('remembers kept hunks per file until the file’s review ends or a turn starts', () => {
     const review = new ReviewState();
     review.apply(fileEdit('a.py'));

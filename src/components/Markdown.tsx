@@ -9,6 +9,8 @@ import {
   withoutRemoteLoads,
   withoutTexStyles
 } from '../remoteContent';
+import type { INumberMark } from '../events';
+import { markNumbers } from '../numberMarks';
 import { CommandIDs } from '../tokens';
 
 export interface IMarkdownProps {
@@ -20,6 +22,10 @@ export interface IMarkdownProps {
    * While the text still streams in, math is typeset only once it is complete.
    */
   streaming?: boolean;
+  /**
+   * The answer's numbers tied to the turn's outputs (`answer.numbers`), marked in the rendered text.
+   */
+  numbers?: readonly INumberMark[];
 }
 
 /**
@@ -69,6 +75,9 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
             markdownParser: rendermime.markdownParser
           });
           addCodeActions(node, latest.current);
+          if (latest.current.numbers?.length) {
+            markNumbers(node, latest.current.numbers, trans);
+          }
         } while (state.current.again);
       } catch (reason) {
         console.warn('hdsp-agent: could not render Markdown', reason);
@@ -77,7 +86,7 @@ export function Markdown(props: IMarkdownProps): JSX.Element {
       }
     };
     void render();
-  }, [props.source, props.streaming]);
+  }, [props.source, props.streaming, props.numbers]);
 
   return <div ref={host} className="jp-hdsp-Markdown jp-RenderedHTMLCommon" />;
 }

@@ -155,6 +155,7 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
           call={item.call}
           trans={trans}
           showDetails={props.showToolDetails}
+          commands={props.commands}
         />
       );
     case 'error':
@@ -260,6 +261,7 @@ function AssistantMessage(
           commands={props.commands}
           trans={trans}
           streaming={!item.complete}
+          numbers={item.complete ? item.numbers : undefined}
         />
       )}
     </div>

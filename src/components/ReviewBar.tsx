@@ -2,6 +2,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
+import type { IVariableChangeInfo } from '../events';
 import { AgentModel } from '../model';
 import { useSignals } from './hooks';
 
@@ -19,9 +20,12 @@ export function ReviewBar({
   commands?: CommandRegistry;
 }): JSX.Element | null {
   useSignals([model.review.changed, model.stateChanged]);
+  const [, refresh] = React.useReducer((n: number) => n + 1, 0);
   const cells = model.review.marks.length;
   const files = model.review.files;
-  if (cells === 0 && files.length === 0) {
+  const conversation = model.activeSession?.conversation ?? null;
+  const kernel = Object.entries(conversation?.kernelChanges ?? {});
+  if (cells === 0 && files.length === 0 && kernel.length === 0) {
     return null;
   }
   return (
@@ -66,10 +70,15 @@ export function ReviewBar({
           ))}
         </ul>
       )}
+      {kernel.length > 0 && <KernelChanges notebooks={kernel} trans={trans} />}
       <button
         type="button"
         className="jp-mod-styled"
-        onClick={() => model.review.clear()}
+        onClick={() => {
+          model.review.clear();
+          conversation?.dismissKernelChanges();
+          refresh();
+        }}
       >
         {trans.__('Keep all')}
       </button>
@@ -82,4 +91,71 @@ export function ReviewBar({
       </button>
     </div>
   );
+}
+
+/**
+ * The kernel variables the last turn's runs created, changed or deleted, per notebook: name, type,
+ * shape or length and a short preview (a summary from the kernel, never the value itself).
+ */
+function KernelChanges({
+  notebooks,
+  trans
+}: {
+  notebooks: [string, IVariableChangeInfo[]][];
+  trans: TranslationBundle;
+}): JSX.Element {
+  const labels: Record<IVariableChangeInfo['change'], string> = {
+    created: trans.__('created'),
+    changed: trans.__('changed'),
+    deleted: trans.__('deleted')
+  };
+  return (
+    <div className="jp-hdsp-KernelChanges">
+      {notebooks.map(([path, changes]) => (
+        <div key={path}>
+          <span className="jp-hdsp-ReviewBar-label">
+            {trans._n(
+              'The agent changed %1 variable in the kernel of %2',
+              'The agent changed %1 variables in the kernel of %2',
+              changes.length,
+              path
+            )}
+          </span>
+          <ul className="jp-hdsp-KernelChanges-list">
+            {changes.map(change => (
+              <li
+                key={change.name}
+                className="jp-hdsp-KernelChange"
+                data-change={change.change}
+              >
+                <code>{change.name}</code>{' '}
+                <span className="jp-hdsp-KernelChange-kind">
+                  {labels[change.change]}
+                </span>{' '}
+                <span className="jp-hdsp-KernelChange-type">
+                  {describe(change)}
+                </span>
+                {change.preview && (
+                  <span className="jp-hdsp-KernelChange-preview">
+                    {' = '}
+                    {change.preview}
+                  </span>
+                )}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function describe(change: IVariableChangeInfo): string {
+  if (change.shape) {
+    return `${change.type} (${change.shape.join(' × ')})`;
+  }
+  if (change.length !== null && change.length !== undefined) {
+    return `${change.type} [${change.length}]`;
+  }
+  return change.type;
 }

@@ -89,6 +89,12 @@ export function SetupScreen({
             : trans.__('The test failed.')
         });
       }
+      if (reply.ok && reply.warning) {
+        setNotice({
+          kind: 'ok',
+          text: serverText(trans, reply.warning, reply.texts)
+        });
+      }
     });
 
   const save = (choice: IModelSetupRequest = request()) =>

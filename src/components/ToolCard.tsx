@@ -1,10 +1,12 @@
 import { TranslationBundle } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
 import { IToolDetails, IToolImage, ToolStatus } from '../tokens';
 import { toolHeadline } from '../toolWords';
 import { DiffView } from './DiffView';
+import { isReplayReport, ReplayReport } from './ReplayReport';
 import { useElapsed } from './hooks';
 import { serverText } from '../serverText';
 
@@ -15,6 +17,10 @@ export interface IToolCardProps {
    * Open the arguments and the result from the start (the `showToolDetails` preference).
    */
   showDetails: boolean;
+  /**
+   * For links out of the card (a replay finding shows its cell in the notebook).
+   */
+  commands?: CommandRegistry;
 }
 
 /**
@@ -49,13 +55,17 @@ export type ToolOutcome =
 export function ToolCard({
   call,
   trans,
-  showDetails
+  showDetails,
+  commands
 }: IToolCardProps): JSX.Element {
   const [open, setOpen] = React.useState(showDetails);
   const bodyId = `jp-hdsp-ToolCard-${call.callId}`;
   const diff =
     typeof call.details?.diff === 'string' ? call.details.diff : null;
   const images = toolImages(call.details);
+  const replay = isReplayReport(call.details?.replay)
+    ? call.details.replay
+    : null;
   const headline = toolHeadline(call.name, call.arguments, trans);
   const target = summarize(call, headline !== null);
   const outcome = toolOutcome(call);
@@ -114,6 +124,9 @@ export function ToolCard({
         </div>
       )}
       {diff && <DiffView diff={diff} label={trans.__('Changes')} />}
+      {replay && (
+        <ReplayReport report={replay} trans={trans} commands={commands} />
+      )}
       {images.map((image, index) => (
         <img
           key={index}

@@ -48,6 +48,7 @@ from .tables import (
     DANGEROUS_VARIABLES,
     DISK_COMMANDS,
     ENVIRONMENT_BUILTINS,
+    FILE_LIST_OPTIONS,
     FILE_READ_OPTIONS,
     FILE_WRITE_OPTIONS,
     HARMLESS_SET_FLAGS,
@@ -290,6 +291,14 @@ def _read_command(name: str, args: list[Word], scope: ShellScope) -> list[Findin
         option_findings += read_findings(value, scope)
     for value in option_values(args, FILE_WRITE_OPTIONS.get(name, frozenset()), takes_value):
         option_findings += write_findings(value, scope)
+    for option in sorted(FILE_LIST_OPTIONS.get(name, frozenset())):
+        if has_option(args, option, takes_value):
+            # The files read are named inside another file (or stdin): the check cannot see which.
+            option_findings.append(
+                caution(
+                    user_text("%1 %2 reads files named in another file, known only at run time", name, option)
+                )
+            )
     option_findings += _long_option_paths(args, scope)
     for option in sorted(WRITING_OPTIONS.get(name, frozenset())):
         if has_option(args, option, takes_value):
@@ -333,8 +342,8 @@ def _searches_hidden_recursively(name: str, args: list[Word]) -> bool:
         )
     if name == "diff":
         return "r" in short_flags(args) or "--recursive" in long_options(args)
-    if name == "rg":  # rg skips hidden and ignored files unless told otherwise
-        return "u" in short_flags(args) or bool(
+    if name == "rg":  # rg skips hidden and ignored files unless told otherwise (``-.`` is ``--hidden``)
+        return bool({"u", "."} & short_flags(args)) or bool(
             {"--hidden", "--no-ignore", "--unrestricted"} & long_options(args)
         )
     return False

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...user_text import user_text
 from ..findings import Finding, allow, ask, caution, deny
-from ..paths import critical_path_reason, device_write_problem, inspect_path, is_sensitive
+from ..paths import critical_path_reason, device_write_problem, hard_link_reason, inspect_path, is_sensitive
 from ..protected import protected_write_finding
 from .options import long_options, positionals, short_flags
 from .tables import PRIVILEGED_OWNERS
@@ -179,6 +179,8 @@ def read_findings(word: Word, scope: ShellScope, verb: str = user_text("reads"))
             found.append(caution(user_text("%1 %2, outside the project", verb, text)))
         elif facts.sensitive:
             found.append(caution(user_text("%1 %2, which may hold secrets", verb, text)))
+        elif facts.hard_linked:
+            found.append(caution(hard_link_reason(verb, text)))
     return _unique(found)
 
 
@@ -219,6 +221,8 @@ def write_findings(word: Word, scope: ShellScope, verb: str = user_text("writes"
             found.append(caution(user_text("%1 %2, inside the repository's .git directory", verb, text)))
         elif facts.sensitive:
             found.append(caution(user_text("%1 %2, which may hold secrets", verb, text)))
+        elif facts.hard_linked:
+            found.append(caution(hard_link_reason(verb, text)))
     return _unique(found)
 
 
@@ -422,7 +426,27 @@ def classify_move_copy(name: str, args: list[Word], scope: ShellScope) -> FileVe
             verdict.findings += read_findings(source, scope, verb=user_text("copies"))
     if destination is not None:
         verdict.findings += write_findings(destination, scope)
+        if _names_a_folder(destination, scope, bool(target_option) or len(sources) > 1):
+            # What lands in a folder is judged by its own name there: ``cp json.py analysis/`` writes
+            # ``analysis/json.py`` (a module next to a notebook), ``mv pkg .venv/lib/`` a venv's package.
+            for source in sources:
+                if not source.dynamic and not source.glob and source.text.rstrip("/"):
+                    entry = destination.text.rstrip("/") + "/" + os.path.basename(source.text.rstrip("/"))
+                    verdict.findings += write_findings(_value_word(destination, entry), scope)
     return verdict
+
+
+def _names_a_folder(destination: Word, scope: ShellScope, several: bool) -> bool:
+    """Whether ``cp``/``mv``/``ln``/``install`` put their sources inside ``destination``."""
+    if destination.dynamic or destination.glob:
+        return False
+    if several or destination.text.endswith("/"):
+        return True
+    for base in scope.bases():
+        resolved = inspect_path(scope.root, destination.text, base).resolved
+        if resolved is not None and resolved.is_dir():
+            return True
+    return False
 
 
 def classify_creators(name: str, args: list[Word], scope: ShellScope) -> FileVerdict:

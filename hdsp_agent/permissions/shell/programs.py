@@ -163,6 +163,19 @@ def _git_paths(name: str, rest: list[Word], scope: ShellScope) -> list[Finding]:
     return findings
 
 
+# ``git config`` keys whose values are credentials (``http.<url>.extraheader``, ``credential.*``, ...).
+_GIT_CREDENTIAL_KEY_WORDS = ("extraheader", "credential", "password", "token", "secret", "auth")
+
+
+def _git_config_prints_credentials(texts: list[str]) -> bool:
+    """Whether ``git config TEXTS`` prints every setting (``--list``, ``--get-regexp``) or one whose value is
+    a credential; the output is redacted too, but a header's value can be in any form."""
+    if any(text in ("-l", "--list", "--get-regexp", "--get-urlmatch") for text in texts):
+        return True
+    keys = [text.lower() for text in texts if not text.startswith("-")]
+    return any(word in key for key in keys for word in _GIT_CREDENTIAL_KEY_WORDS)
+
+
 _GIT_PATH_READERS = frozenset({"diff", "show", "log", "blame", "annotate", "cat-file", "whatchanged"})
 _GIT_VALUE_OPTIONS = frozenset({"-n", "-L", "-S", "-G", "--grep", "--author", "-U", "--format", "-C", "-M"})
 
@@ -185,6 +198,13 @@ def _git_subcommand(name: str, rest: list[Word]) -> Finding:
     if name == "help" and texts:
         return ask(
             user_text("git help opens a manual page or a browser (a program of the configuration's choosing)")
+        )
+    if name == "config" and _git_config_prints_credentials(texts):
+        return caution(
+            user_text(
+                "git config prints git's configuration, which may hold credentials (http.extraheader, "
+                "tokens in remote URLs)"
+            )
         )
     if name in GIT_READ_SUBCOMMANDS:
         problem = _git_read_problem(name, texts)

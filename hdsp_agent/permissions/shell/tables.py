@@ -93,6 +93,22 @@ FILE_READ_OPTIONS: dict[str, frozenset[str]] = {
     "tree": frozenset({"--fromfile"}),
     "xargs": frozenset({"-a", "--arg-file"}),
 }
+# Options whose value is a file holding the names of the files to read (``sort --files0-from=F``): those
+# files are known only at run time, so the command asks (the list file itself is read-checked above).
+FILE_LIST_OPTIONS: dict[str, frozenset[str]] = {
+    "sort": frozenset({"--files0-from"}),
+    "wc": frozenset({"--files0-from"}),
+    "du": frozenset({"--files0-from"}),
+    "file": frozenset({"-f", "--files-from"}),
+    "md5sum": frozenset({"-c", "--check"}),
+    "sha1sum": frozenset({"-c", "--check"}),
+    "sha224sum": frozenset({"-c", "--check"}),
+    "sha256sum": frozenset({"-c", "--check"}),
+    "sha384sum": frozenset({"-c", "--check"}),
+    "sha512sum": frozenset({"-c", "--check"}),
+    "b2sum": frozenset({"-c", "--check"}),
+    "cksum": frozenset({"-c", "--check"}),
+}
 # Other options that take a value, for commands not in READ_COMMANDS (a short-option cluster ends at one:
 # ``date -Iseconds`` is ``-I seconds``, not ``-s``).
 VALUE_OPTIONS: dict[str, frozenset[str]] = {

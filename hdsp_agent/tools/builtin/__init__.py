@@ -62,7 +62,7 @@ def builtin_tools(
         ViewDiffTool(sandbox=sandbox),
         CodebaseTool(),
         RunTerminalCommandTool(
-            tracker=process_tracker, extra_secret_names=extra_secret_names, sandbox=sandbox
+            tracker=process_tracker, extra_secret_names=extra_secret_names, sandbox=sandbox, file_state=files
         ),
         FetchUrlTool(allowlist=url_allowlist),
         SearchWebTool(search_backend_url),

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,8 @@ class ReadLimits:
     # of
     # being cut in the middle.
     max_chars: int = 25_000
+    # Applied to a line before it is cut (the executor's redaction): a secret at the cut is still redacted.
+    redact: Callable[[str], str] | None = None
 
 
 @dataclass
@@ -106,10 +110,11 @@ class FileReader:
                 E_NOT_A_FILE,
                 user_text("%1 is not a regular file (a device, socket or pipe)", repr(user_path)),
             )
-        return await asyncio.to_thread(self._read_file, path, shown_as, ctx.session_id, start, end)
+        limits = dataclasses.replace(self.limits, redact=ctx.redact)
+        return await asyncio.to_thread(self._read_file, path, shown_as, ctx.session_id, start, end, limits)
 
     def _read_file(
-        self, path: Path, shown_as: str, session_id: str, start: int, end: int | None
+        self, path: Path, shown_as: str, session_id: str, start: int, end: int | None, limits: ReadLimits
     ) -> ToolOutput:
         with path.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
@@ -129,16 +134,16 @@ class FileReader:
                 ),
             )
         if path.suffix.lower() == ".ipynb":
-            notebook = self._notebook(path, shown_as, session_id, start, end)
+            notebook = self._notebook(path, shown_as, session_id, start, end, limits)
             if notebook is not None:
                 return notebook
         status = path.stat()
-        window, content_hash = _stream_window(path, start, end, self.limits)
+        window, content_hash = _stream_window(path, start, end, limits)
         self.state.record_read(session_id, path, fingerprint_of(status, content_hash))
         return self._text_output(window, shown_as, start, end, numbered_from="the file")
 
     def _notebook(
-        self, path: Path, shown_as: str, session_id: str, start: int, end: int | None
+        self, path: Path, shown_as: str, session_id: str, start: int, end: int | None, limits: ReadLimits
     ) -> ToolOutput | None:
         status = path.stat()
         content = path.read_bytes()
@@ -147,7 +152,7 @@ class FileReader:
         except NotANotebook:
             return None  # shown as plain text: the model can see what is wrong with it
         self.state.record_read(session_id, path, fingerprint_of(status, hashlib.sha256(content).hexdigest()))
-        window = _window_of(rendered, start, end, self.limits)
+        window = _window_of(rendered, start, end, limits)
         output = self._text_output(window, shown_as, start, end, numbered_from="the notebook view")
         output.details["notebook"] = True
         return output
@@ -258,6 +263,9 @@ def _take(window: _Window, number: int, text: str, chars: int, limits: ReadLimit
     """Add one line to ``window`` unless a limit is reached; returns (keep accepting, characters so far)."""
     if len(window.lines) >= limits.max_lines:
         return False, chars
+    if len(text) > limits.max_line_chars:
+        if limits.redact is not None:
+            text = limits.redact(text)
     if len(text) > limits.max_line_chars:
         text = (
             text[: limits.max_line_chars]

@@ -167,7 +167,10 @@ class _Git:
         if self.sandbox is None:
             return PreparedCommand(argv, env, self.root, "none")
         own = {name: value for name, value in env.items() if name.startswith("GIT_") or name == "LC_ALL"}
-        return self.sandbox.prepare(shlex.join(argv), self.root, self.root, "sandboxed", env, own)
+        # git must read every file to diff it; the secret files' lines are left out of what the tool shows.
+        return self.sandbox.prepare(
+            shlex.join(argv), self.root, self.root, "sandboxed", env, own, mask_secrets=False
+        )
 
 
 def _git_environment(environ: Mapping[str, str]) -> dict[str, str]:

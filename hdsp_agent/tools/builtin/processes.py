@@ -72,6 +72,8 @@ class OutputCapture:
 
     # Room left for the marker and the exit code, so the cut output still fits the executor's output budget.
     _MARKER_ROOM = 1_000
+    # Kept beyond each cut, so a secret that spans it is whole when redacted (before the cut is made).
+    _REDACTION_MARGIN = 512
 
     def __init__(self, log_path: Path, limit: int, head_fraction: float = 0.4) -> None:
         self.log_path = log_path
@@ -95,13 +97,14 @@ class OutputCapture:
         if not text:
             return
         self.total_chars += len(text)
-        if self._head_len < self.head_chars:
-            piece = text[: self.head_chars - self._head_len]
+        head_room = self.head_chars + self._REDACTION_MARGIN
+        if self._head_len < head_room:
+            piece = text[: head_room - self._head_len]
             self._head.append(piece)
             self._head_len += len(piece)
         self._tail.append(text)
         self._tail_len += len(text)
-        while self._tail and self._tail_len - len(self._tail[0]) >= self.tail_chars:
+        while self._tail and self._tail_len - len(self._tail[0]) >= self.tail_chars + self._REDACTION_MARGIN:
             self._tail_len -= len(self._tail.popleft())
         if self._everything is not None:
             self._everything.append(text)
@@ -121,12 +124,15 @@ class OutputCapture:
         if self._log is not None:
             self._log.close()
 
-    def text(self) -> str:
-        """All output when it fits, else head + a marker naming the log + tail."""
+    def text(self, redact: Callable[[str], str] | None = None) -> str:
+        """All output when it fits, else head + a marker naming the log + tail; ``redact`` (the executor's
+        redaction) is applied to head and tail before they are cut to size."""
         if self._everything is not None:
             return collapse_carriage_returns("".join(self._everything))
-        head = "".join(self._head)
-        tail = "".join(self._tail)[-self.tail_chars :]
+        head, tail = "".join(self._head), "".join(self._tail)
+        if redact is not None:
+            head, tail = redact(head), redact(tail)
+        head, tail = head[: self.head_chars], tail[-self.tail_chars :]
         omitted = self.total_chars - len(head) - len(tail)
         marker = (
             f"\n[... {omitted:,} characters cut from the middle of {self.total_chars:,}. The full output is "
@@ -233,6 +239,9 @@ class BackgroundProcess:
     first_output_seen: asyncio.Event = field(default_factory=asyncio.Event)
     # Called once the process has exited (the sandbox's scratch directories and mount points go away).
     on_exit: Callable[[], None] | None = None
+    # What became of its changes to the project once it exited (``change_capture``): details and text.
+    changes: dict[str, object] | None = None
+    changes_text: str = ""
 
     @property
     def pid(self) -> int:
@@ -255,6 +264,7 @@ class BackgroundProcess:
             "exit_code": self.returncode,
             "log_path": str(self.log_path),
             "started_at": self.started_at,
+            **({"changes": self.changes} if self.changes else {}),
         }
 
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,14 +34,11 @@ import pathspec
 import yaml
 from pydantic import Field
 
+from ...instruction_places import INSTRUCTION_FILES, RULE_DIRS, RULES_DIR
 from ...permissions.paths import display_path, is_inside, is_sensitive
 from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError
 
-RULES_DIR = Path(".hdsp") / "rules"
-RULE_DIRS = (RULES_DIR, Path(".continue") / "rules")
-# Instructions people already keep at the project root for other agents: read as rules that always apply.
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
 # An instruction file longer than this is cut: it goes into every request of every turn.
 MAX_INSTRUCTIONS_CHARS = 16_000
 # Regex rules look at file contents; a huge file is not worth reading for it.
@@ -151,15 +149,41 @@ def parse_rule(path: Path) -> Rule:
     )
 
 
-def _readable_rule_file(root: Path, path: Path) -> bool:
+def _readable_rule_file(root: Path, path: Path, names: Mapping[tuple[int, int], int]) -> bool:
     """A rule file goes into the system prompt, so into every request: one that is a link to a file outside
-    the
-    project or to a secret (``AGENTS.md -> ~/.ssh/id_rsa``) would send that file to the model."""
+    the project, to a secret (``AGENTS.md -> ~/.ssh/id_rsa``), into ``.git/`` (``CLAUDE.md -> .git/config``,
+    with its credentials) or to a notebook (its outputs) would send that file to the model. So a link is
+    followed only to a target inside the root that is none of these.
+
+    A hard link is the same file under two names, and the other name cannot be seen from this one: a
+    regular file with more names than the rule files found (``names``: how many of them are each file) is
+    not read — ``ln AGENTS.md CLAUDE.md`` is fine, ``ln .git/config CLAUDE.md`` is not."""
     try:
         resolved = path.resolve(strict=True)
+        info = resolved.stat()
     except OSError:
         return False
-    return resolved.is_file() and is_inside(resolved, root.resolve()) and not is_sensitive(resolved)
+    resolved_root = root.resolve()
+    if not resolved.is_file() or not is_inside(resolved, resolved_root) or is_sensitive(resolved):
+        return False
+    inside = resolved.relative_to(resolved_root).parts
+    if any(part.lower() == ".git" for part in inside[:-1]) or resolved.suffix.lower() == ".ipynb":
+        return False
+    return info.st_nlink <= names.get((info.st_dev, info.st_ino), 1)
+
+
+def _names_per_file(paths: Iterable[Path]) -> dict[tuple[int, int], int]:
+    """How many of ``paths`` are names of each file (device and inode); a symbolic link is not a name."""
+    counts: dict[tuple[int, int], int] = {}
+    for path in set(paths):
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        counts[(info.st_dev, info.st_ino)] = counts.get((info.st_dev, info.st_ino), 0) + 1
+    return counts
 
 
 def instruction_rule(path: Path) -> Rule:
@@ -172,25 +196,28 @@ def instruction_rule(path: Path) -> Rule:
 def load_rules(root: Path) -> list[Rule]:
     """Every rule of the project: the root's instruction files (AGENTS.md, CLAUDE.md, .cursorrules), then
     ``.hdsp/rules`` and ``.continue/rules`` in file-name order."""
+    instructions = [root / name for name in INSTRUCTION_FILES if (root / name).is_file()]
+    rule_files = [
+        path
+        for directory in RULE_DIRS
+        if (root / directory).is_dir()
+        for path in sorted((root / directory).rglob("*.md"))
+    ]
+    names = _names_per_file([*instructions, *rule_files])
     rules: list[Rule] = []
-    for name in INSTRUCTION_FILES:
-        path = root / name
-        if path.is_file() and _readable_rule_file(root, path):
+    for path in instructions:
+        if _readable_rule_file(root, path, names):
             try:
                 rules.append(instruction_rule(path))
             except OSError:
                 continue
-    for directory in RULE_DIRS:
-        folder = root / directory
-        if not folder.is_dir():
+    for path in rule_files:
+        if not _readable_rule_file(root, path, names):
             continue
-        for path in sorted(folder.rglob("*.md")):
-            if not _readable_rule_file(root, path):
-                continue
-            try:
-                rules.append(parse_rule(path))
-            except OSError:
-                continue
+        try:
+            rules.append(parse_rule(path))
+        except OSError:
+            continue
     return rules
 
 

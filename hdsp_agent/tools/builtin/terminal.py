@@ -17,7 +17,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pydantic import Field
@@ -26,6 +26,8 @@ from ...permissions.paths import display_path, resolve_in_root
 from ...sandbox import PreparedCommand, RunMode, Sandbox, SandboxUnavailable
 from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
+from .change_capture import ChangeCapture
+from .edit.filestate import FileStateStore
 from .processes import (
     KILL_GRACE_SECONDS,
     READ_CHUNK_BYTES,
@@ -38,6 +40,7 @@ from .processes import (
     terminate_group,
     wait_for_exit,
 )
+from .shell_changes import ChangeReport
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 MAX_TIMEOUT_SECONDS = 600.0
@@ -124,8 +127,11 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         *,
         sandbox: Sandbox | None = None,
         startup_seconds: float = BACKGROUND_STARTUP_SECONDS,
+        file_state: FileStateStore | None = None,
     ) -> None:
         self.tracker = tracker or ProcessTracker()
+        # Where the command's changes to the project are recorded, as the edit tools record theirs.
+        self.file_state = file_state if file_state is not None else FileStateStore()
         self.extra_secret_names = tuple(extra_secret_names)
         # None: no sandbox configured (a tool built by hand); the server and the CLI always pass theirs.
         self.sandbox = sandbox
@@ -147,14 +153,50 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             )
         cwd = self._working_directory(args, ctx)
         mode = self.run_mode(ctx)
-        prepared = self._prepare(args.command, cwd, ctx.root_dir, mode)
-        log_path = session_logs_dir(ctx) / f"{ctx.call_id or 'call'}-{uuid.uuid4().hex[:8]}.log"
-        if not args.waitForCompletion:
-            return await self._run_in_background(args, ctx, cwd, prepared, log_path, mode)
+        output = await self._run_once(args, ctx, cwd, mode)
+        if output.details.pop("overlay_failed", None):
+            # The supervisor could not mount the overlay and did not run the command; the next preparation
+            # knows (``mark_broken``) and compares the project before and after instead.
+            output = await self._run_once(args, ctx, cwd, mode)
+        return output
+
+    async def _run_once(
+        self, args: RunTerminalCommandArgs, ctx: ToolContext, cwd: Path, mode: RunMode
+    ) -> ToolOutput:
+        prepared = self._prepare(args.command, cwd, ctx.root_dir, mode, mask_secrets=not ctx.approved)
+        logs = session_logs_dir(ctx)
+        capture = ChangeCapture(
+            ctx.root_dir,
+            ctx.session_id,
+            self.file_state,
+            prepared,
+            mode,
+            server_dirs=(os.path.realpath(logs),),
+        )
+        log_path = logs / f"{ctx.call_id or 'call'}-{uuid.uuid4().hex[:8]}.log"
         try:
-            return await self._run_to_completion(args, cwd, prepared, log_path, mode)
-        finally:
+            await capture.begin()
+        except BaseException:
             prepared.cleanup()
+            raise
+        if not args.waitForCompletion:
+            return await self._run_in_background(args, ctx, cwd, prepared, capture, log_path, mode)
+        finishing: asyncio.Future[ChangeReport] | None = None
+        try:
+            output = await self._run_to_completion(args, cwd, prepared, log_path, mode, ctx.redact)
+            finishing = asyncio.ensure_future(capture.finish_async())
+            return _with_changes(output, await asyncio.shield(finishing), capture)
+        except asyncio.CancelledError:
+            if finishing is None:
+                # Stopped (everything below the supervisor is gone by now): what it wrote reaches the project
+                # as it would have without the overlay, and the turn's undo covers it.
+                capture.finish()
+            raise
+        finally:
+            if finishing is None or finishing.done():
+                prepared.cleanup()
+            else:  # cancelled while its changes are applied: the scratch dirs go once that is done
+                finishing.add_done_callback(lambda _done: prepared.cleanup())
 
     def run_mode(self, ctx: ToolContext) -> RunMode:
         """The mode the policy decided for this call; without one (a tool called outside the executor's
@@ -183,11 +225,16 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             )
         return mode
 
-    def _prepare(self, command: str, cwd: Path, root: Path, mode: RunMode) -> PreparedCommand:
+    def _prepare(
+        self, command: str, cwd: Path, root: Path, mode: RunMode, *, mask_secrets: bool
+    ) -> PreparedCommand:
         if mode == "unsandboxed" or self.sandbox is None:
             return PreparedCommand(["bash", "-c", command], self._environment(), cwd, "none")
         try:
-            return self.sandbox.prepare(command, cwd, root, mode, os.environ)
+            # Secret files are masked unless the user approved this very command (whose card named them).
+            return self.sandbox.prepare(
+                command, cwd, root, mode, os.environ, overlay=True, mask_secrets=mask_secrets
+            )
         except SandboxUnavailable as error:
             raise ToolError(
                 "E_SANDBOX_UNAVAILABLE", user_text("no sandbox is available: %1", error)
@@ -219,6 +266,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         prepared: PreparedCommand,
         log_path: Path,
         mode: RunMode,
+        redact: Callable[[str], str] | None = None,
     ) -> ToolOutput:
         capture = OutputCapture(log_path, OUTPUT_LIMIT_CHARS)
         process = await spawn_argv(prepared.argv, prepared.cwd, prepared.env)
@@ -242,7 +290,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             raise
         finally:
             capture.close()
-        output = _report(args, cwd, process.returncode, capture, timed_out, left_behind)
+        output = _report(args, cwd, process.returncode, capture, timed_out, left_behind, redact)
         return _with_sandbox_note(output, prepared, mode)
 
     async def _run_in_background(
@@ -251,19 +299,35 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
         ctx: ToolContext,
         cwd: Path,
         prepared: PreparedCommand,
+        capture: ChangeCapture,
         log_path: Path,
         mode: RunMode,
     ) -> ToolOutput:
-        entry = await self.tracker.start(
-            args.command,
-            prepared.cwd,
-            prepared.env,
-            ctx.session_id,
-            log_path,
-            argv=prepared.argv,
-            on_exit=prepared.cleanup,
-        )
+        def on_exit() -> None:
+            """Everything below the supervisor has ended: apply its changes, then remove the scratch dirs."""
+            try:
+                report = capture.finish()
+                entry.changes = report.details()
+                entry.changes_text = report.text()
+            finally:
+                prepared.cleanup()
+
+        try:
+            entry = await self.tracker.start(
+                args.command,
+                prepared.cwd,
+                prepared.env,
+                ctx.session_id,
+                log_path,
+                argv=prepared.argv,
+                on_exit=on_exit,
+            )
+        except BaseException:
+            prepared.cleanup()
+            raise
         await _first_moments(entry, self.startup_seconds)
+        if not entry.running and capture.overlay_failed is not None:
+            return ToolOutput("", details={"overlay_failed": capture.overlay_failed})
         first_output = "".join(entry.first_output).rstrip("\n") or "(no output yet)"
         state = "is running in the background" if entry.running else f"exited with code {entry.returncode}"
         text = (
@@ -272,16 +336,71 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
             f"Log file (read it with read_file_range): {entry.log_path}\n"
             f"First output:\n{first_output}"
         )
-        details = {**entry.summary(), "run_mode": mode, "sandbox": prepared.layer}
+        if entry.changes_text:
+            text += "\n" + entry.changes_text
+        details = {**entry.summary(), "run_mode": mode, "sandbox": prepared.layer, **(entry.changes or {})}
+        if entry.running and prepared.overlay is not None:
+            text += (
+                "\n[It writes into the sandbox's overlay: its changes reach the project (and the review) "
+                "when it exits.]"
+            )
         return ToolOutput(text, details=details)
+
+
+def _with_changes(output: ToolOutput, report: ChangeReport, capture: ChangeCapture) -> ToolOutput:
+    """Add what became of the command's changes to the project (applied, dropped, without undo)."""
+    if capture.overlay_failed is not None:
+        output.details["overlay_failed"] = capture.overlay_failed
+        return output
+    text = report.text()
+    if text:
+        output.content += "\n" + text
+    output.details.update(report.details())
+    return output
+
+
+# What a command's output shows when a program hit the file size bound (RLIMIT_FSIZE): bash reporting the
+# signal (SIGXFSZ) that stopped it, or a program that ignores the signal getting EFBIG.
+_FILE_SIZE_SIGNS = ("File size limit exceeded", "File too large")
+_SIGXFSZ_STATUS = 128 + 25
+# The supervisor's note when the process bound stopped a command (sandbox/supervisor.py).
+_PROCESS_BOUND_SIGN = "(sandbox_max_processes)"
+
+
+def _bound_hit(output: ToolOutput, prepared: PreparedCommand) -> str | None:
+    """The sandbox bound the command ran into, said plainly with its setting, or None."""
+    limits = prepared.limits
+    if limits is None:
+        return None
+    if _PROCESS_BOUND_SIGN in output.content:
+        output.details["sandbox_bound"] = "sandbox_max_processes"
+        return (
+            "[Stopped by a sandbox bound: the command had more than "
+            f"{limits.max_processes} processes at once (c.HdspAgentApp.sandbox_max_processes); every process "
+            "it started was stopped. Run fewer at a time (e.g. xargs -P 4), or ask the user to raise the "
+            "bound.]"
+        )
+    if output.details.get("exit_code") == _SIGXFSZ_STATUS or any(
+        sign in output.content for sign in _FILE_SIZE_SIGNS
+    ):
+        output.details["sandbox_bound"] = "sandbox_max_file_bytes"
+        return (
+            "[Stopped by a sandbox bound: a file reached the largest size a sandboxed command may write, "
+            f"{limits.max_file_bytes:,} bytes (c.HdspAgentApp.sandbox_max_file_bytes); the program writing "
+            "it was stopped and the file is cut there. Write less, or ask the user to raise the bound.]"
+        )
+    return None
 
 
 def _with_sandbox_note(output: ToolOutput, prepared: PreparedCommand, mode: RunMode) -> ToolOutput:
     """Record how the command ran; after a failure in the sandbox, tell the model what the sandbox forbids (it
-    cannot choose another mode: the user approves one when the policy asks)."""
+    cannot choose another mode: the user approves one when the policy asks), and which bound it hit."""
     output.details["run_mode"] = mode
     output.details["sandbox"] = prepared.layer
-    if mode != "unsandboxed" and output.details.get("exit_code") not in (0, None):
+    bound = _bound_hit(output, prepared) if mode != "unsandboxed" else None
+    if bound is not None:
+        output.content += "\n" + bound
+    elif mode != "unsandboxed" and output.details.get("exit_code") not in (0, None):
         network = "with network" if mode == "network" else "without network"
         output.content += (
             f"\n[Ran in the OS sandbox ({prepared.layer}, {network}): only the project is writable, except "
@@ -298,8 +417,9 @@ def _report(
     capture: OutputCapture,
     timed_out: bool,
     left_behind: bool,
+    redact: Callable[[str], str] | None = None,
 ) -> ToolOutput:
-    output = capture.text().rstrip("\n")
+    output = capture.text(redact).rstrip("\n")
     lines = [output if output else "(no output)"]
     if timed_out:
         lines.append(

@@ -23,6 +23,7 @@ from .notebook import (
 )
 from .notebook_runtime import NotebookRuntime
 from .notebook_tool import NotebookTool
+from .replay.tool import CheckReproducibilityTool
 
 __all__ = ["NotebookGateway", "NotebookRuntime", "NotebookSnapshot", "close_notebook_tools", "notebook_tools"]
 
@@ -42,6 +43,7 @@ def notebook_tools(runtime: NotebookRuntime | None = None) -> list[Tool[Any]]:
         InspectVariablesTool(shared),
         InterruptKernelTool(shared),
         RestartKernelTool(shared),
+        CheckReproducibilityTool(shared),
     ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -127,6 +128,7 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             cell_id, code = cell.id, args.code
         kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
         assert kernel_id is not None
+        await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)
         record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
         stream = self.runtime.show_live(document, record, before=notebook)
         self.runtime.executions.start(
@@ -140,17 +142,17 @@ class RunCellTool(NotebookTool[RunCellArgs]):
         finished = await record.wait(args.timeout, progress_reporter(ctx))
         index = cell_index(notebook, cell_id)
         report = run_report(record, finished=finished, index=index, ctx=ctx, waited=args.timeout)
-        earlier = self._earlier_runs(path, cell_id)
+        earlier = self._earlier_runs(path, cell_id, ctx.redact)
         if earlier:
             report.content += "\n" + earlier
         return report
 
-    def _earlier_runs(self, path: str, current: str) -> str:
+    def _earlier_runs(self, path: str, current: str, redact: Callable[[str], str]) -> str:
         """Runs of this notebook that were still going when their call answered and have finished since."""
         notes = []
         for record in self.runtime.executions.unreported(path, exclude=current):
             record.reported = True
-            summary = output_summary(record.collector.outputs, width=200) or "no output"
+            summary = output_summary(record.collector.outputs, width=200, redact=redact) or "no output"
             notes.append(
                 f"Note: {run_label(record, None).lower()} (still running at an earlier call) has finished: "
                 f"{record.state}; {summary}. get_cell_output shows all of it."
@@ -183,6 +185,7 @@ class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
         kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
         assert kernel_id is not None
         handle = f"exec-{uuid.uuid4().hex[:8]}"
+        await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)
         record = ExecutionRecord(handle=handle, path=path, kernel_id=kernel_id, code=args.code, cell_id=None)
         self.runtime.executions.start(record, ctx.kernel_manager, cancel=ctx.cancel, store_history=False)
         finished = await record.wait(args.timeout, progress_reporter(ctx))
@@ -237,7 +240,8 @@ class GetCellOutputTool(NotebookTool[GetCellOutputArgs]):
         rendered = render_outputs(
             outputs, vision=vision_enabled(ctx), paging_hint="", per_output_chars=None, total_chars=None
         )
-        text = rendered.text
+        # Redacted before it is paged: offsets count the redacted text, so no page holds part of a secret.
+        text = ctx.redact(rendered.text)
         start = min(args.offset, len(text))
         end = min(len(text), start + args.limit)
         lines = [header]

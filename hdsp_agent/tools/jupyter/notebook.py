@@ -9,6 +9,7 @@ for undo.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -36,13 +37,15 @@ FULL_CELL_LIMIT = 30
 # In read_notebook's full format, each cell's outputs get this many characters.
 FULL_FORMAT_OUTPUT_CHARS = 3_000
 E_EDIT_NO_CHANGE = fuzzy.E_EDIT_NO_CHANGE
+# The executor's redaction: applied before a line or an output is cut (``ToolContext.redact``).
+Redact = Callable[[str], str]
 
 
 def _line_count(source: str) -> int:
     return len(source.splitlines())
 
 
-def _brief_line(index: int, cell: dict[str, Any], include_outputs: bool) -> str:
+def _brief_line(index: int, cell: dict[str, Any], include_outputs: bool, redact: Redact) -> str:
     source = cell_source(cell)
     if cell.get("cell_type") == "code":
         count = cell.get("execution_count")
@@ -50,13 +53,14 @@ def _brief_line(index: int, cell: dict[str, Any], include_outputs: bool) -> str:
     else:
         kind = str(cell.get("cell_type"))
     lines = _line_count(source)
-    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    first = redact(next((line.strip() for line in source.splitlines() if line.strip()), ""))
     row = f"[{index}] {cell.get('id')}  {kind}  {lines} line{'' if lines == 1 else 's'}  {first[:100]}"
-    summary = output_summary(cell.get("outputs", [])) if include_outputs else ""
+    outputs = cell.get("outputs", [])
+    summary = output_summary(outputs, redact=redact) if include_outputs else ""
     return row + (f"\n      → {summary}" if summary else "")
 
 
-def _full_block(index: int, cell: dict[str, Any], include_outputs: bool) -> str:
+def _full_block(index: int, cell: dict[str, Any], include_outputs: bool, redact: Redact) -> str:
     count = cell.get("execution_count")
     header = (
         f"--- [{index}] {cell.get('id')} · {cell.get('cell_type')}"
@@ -71,6 +75,7 @@ def _full_block(index: int, cell: dict[str, Any], include_outputs: bool) -> str:
             paging_hint=output_paging_hint(str(cell.get("id"))),
             per_output_chars=FULL_FORMAT_OUTPUT_CHARS,
             total_chars=FULL_FORMAT_OUTPUT_CHARS,
+            redact=redact,
         )
         parts += ["--- outputs ---", rendered.text]
     return "\n".join(parts)
@@ -118,7 +123,8 @@ class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
             lines.append("(the notebook has no cells)")
         render = _brief_line if args.format == "brief" else _full_block
         lines += [
-            render(args.start + offset, cell, args.include_outputs) for offset, cell in enumerate(shown)
+            render(args.start + offset, cell, args.include_outputs, ctx.redact)
+            for offset, cell in enumerate(shown)
         ]
         end = args.start + len(shown)
         if end < len(cells) or args.start > 0:
@@ -163,7 +169,10 @@ class ReadCellTool(NotebookTool[ReadCellArgs]):
         details: dict[str, Any] = {"path": path, "cell_id": cell.get("id"), "index": index}
         if args.include_outputs and cell.get("outputs"):
             rendered = render_outputs(
-                cell.outputs, vision=vision_enabled(ctx), paging_hint=output_paging_hint(str(cell.get("id")))
+                cell.outputs,
+                vision=vision_enabled(ctx),
+                paging_hint=output_paging_hint(str(cell.get("id"))),
+                redact=ctx.redact,
             )
             parts += ["--- outputs ---", rendered.text]
             if rendered.images:

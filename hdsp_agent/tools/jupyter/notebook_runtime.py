@@ -30,6 +30,7 @@ from .edits import SetCellOutputs, cell_index, cell_source
 from .executions import ExecutionRecord, ExecutionRegistry
 from .inverse import InverseEdit, inverse_of
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
+from .kernel_changes import KernelChanges
 from .live_outputs import LiveOutputs
 from .undo import NotebookUndoStore, UndoEntry
 
@@ -38,6 +39,8 @@ class NotebookRuntime:
     def __init__(self) -> None:
         self.undo = NotebookUndoStore()
         self.executions = ExecutionRegistry()
+        # Each conversation's kernels as they were before the turn's first run: the review lists the changes.
+        self.kernel_changes = KernelChanges(self.executions)
         # session id → path → last_modified this session last read or wrote.
         self._stamps: dict[str, dict[str, Any]] = {}
         self._file_locks = PathLocks()

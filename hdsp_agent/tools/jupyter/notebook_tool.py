@@ -118,6 +118,7 @@ def run_report(
         paging_hint=output_paging_hint(record.handle),
         per_output_chars=OUTPUT_CHARS_PER_OUTPUT,
         total_chars=OUTPUT_CHARS_PER_CALL,
+        redact=ctx.redact,
     )
     lines = [status_line(record, label, finished, waited)]
     if rendered.text.strip():

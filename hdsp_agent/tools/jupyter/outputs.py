@@ -265,13 +265,18 @@ def render_outputs(
     paging_hint: str,
     per_output_chars: int | None = 8_000,
     total_chars: int | None = 20_000,
+    redact: Callable[[str], str] | None = None,
 ) -> RenderedOutputs:
-    """All outputs of a cell as the model reads them; ``None`` budgets keep everything (for paging)."""
+    """All outputs of a cell as the model reads them; ``None`` budgets keep everything (for paging).
+    ``redact`` (the executor's redaction) is applied to each output before a budget cuts it: a secret at the
+    cut would otherwise leave a piece on each side."""
     images: list[ImagePart] = []
     texts = []
     for output in outputs:
         # One output per block of lines: a stream's final newline would otherwise show as an empty line.
         text = output_text(output, "attach" if vision else "placeholder", images).rstrip("\n")
+        if redact is not None:
+            text = redact(text)
         if per_output_chars is not None:
             text = apply_budget(text, OutputBudget(max_chars=per_output_chars), paging_hint).text
         texts.append(text)
@@ -282,14 +287,17 @@ def render_outputs(
     return RenderedOutputs(joined, images, full_length)
 
 
-def output_summary(outputs: Sequence[dict[str, Any]], width: int = 100) -> str:
-    """A one-line hint of a cell's outputs for the notebook overview."""
+def output_summary(
+    outputs: Sequence[dict[str, Any]], width: int = 100, redact: Callable[[str], str] | None = None
+) -> str:
+    """A one-line hint of a cell's outputs for the notebook overview (``redact`` applied before the cut)."""
     if not outputs:
         return ""
+    keep = redact or (lambda text: text)
     errors = [output for output in outputs if output.get("output_type") == "error"]
     if errors:
-        return f"error: {errors[-1].get('ename', '')}: {errors[-1].get('evalue', '')}"[:width]
-    text = output_text(outputs[0], "brief").strip()
+        return keep(f"error: {errors[-1].get('ename', '')}: {errors[-1].get('evalue', '')}")[:width]
+    text = keep(output_text(outputs[0], "brief").strip())
     first = text.splitlines()[0] if text else ""
     more = f" (+{len(outputs) - 1} more)" if len(outputs) > 1 else ""
     return (first[:width] + more) if first else f"{len(outputs)} output(s)"

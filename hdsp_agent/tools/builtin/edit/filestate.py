@@ -28,6 +28,7 @@ from ....user_text import user_text
 from ...base import ToolError
 
 E_FILE_CHANGED = "E_FILE_CHANGED_SINCE_READ"
+E_PATH_MOVED = "E_PATH_MOVED"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class UndoRecord:
     # one path form the frontend finds open editors by.
     after_sha256: str | None = None
     shown_as: str | None = None
+    # The change deleted the file (a shell command's ``rm``): an undo checks that it is still absent.
+    after_absent: bool = False
 
 
 def fingerprint(path: Path) -> FileFingerprint:
@@ -130,9 +133,11 @@ class FileStateStore:
         *,
         after_sha256: str | None = None,
         shown_as: str | None = None,
+        after_absent: bool = False,
     ) -> UndoRecord:
         """Record ``path``'s content before a change (None: the file did not exist) and, when known, the hash
-        of what the change wrote and the path's contents-API form."""
+        of what the change wrote (``after_absent``: the change deleted it) and the path's contents-API
+        form."""
         record = UndoRecord(
             f"undo-{uuid.uuid4().hex[:12]}",
             session_id,
@@ -141,6 +146,7 @@ class FileStateStore:
             time.time(),
             after_sha256=after_sha256,
             shown_as=shown_as,
+            after_absent=after_absent,
         )
         self._undo.setdefault(session_id, []).append(record)
         return record
@@ -175,9 +181,12 @@ class FileStateStore:
         Restoring a created file deletes it. The session's read fingerprint is dropped so that the model must
         read the file again before editing it: what it last saw is gone.
         """
+        ensure_unmoved(record.path, record.shown_as or str(record.path))
         if record.prior is None:
             record.path.unlink(missing_ok=True)
         else:
+            # A shell command may have deleted the file's folder with it (``rm -r``): it comes back too.
+            record.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(record.path, record.prior)
         history = self._undo.get(record.session_id, [])
         if record in history:
@@ -185,12 +194,42 @@ class FileStateStore:
         self.forget_read(record.session_id, record.path)
 
 
+def moved_reason(path: Path) -> str | None:
+    """Why ``path`` (recorded resolved, when a tool checked it) no longer names the same place, or None.
+
+    A change recorded for ``src/app.py`` is applied later (undo, restore, redo, a hunk's undo): by then a
+    folder on the way may have been swapped for a link to a place outside the root or a protected one.
+    Resolving again now and finding another path means writing there would follow that link.
+    """
+    given = os.path.abspath(path)
+    try:
+        now = os.path.realpath(given)
+    except (OSError, ValueError) as error:
+        return f"it cannot be resolved ({error})"
+    if now == given:
+        return None
+    return f"a folder or the file on its path is now a link (to {now}); it is not followed"
+
+
+def ensure_unmoved(path: Path, shown_as: str) -> None:
+    """Raise ``E_PATH_MOVED`` when ``path`` leads elsewhere than where it was recorded (``moved_reason``)."""
+    reason = moved_reason(path)
+    if reason is not None:
+        raise ToolError(
+            E_PATH_MOVED,
+            user_text("%1 was not written: %2", shown_as, reason),
+            user_text("Check the folder; nothing outside it was changed."),
+        )
+
+
 def atomic_write(path: Path, content: bytes) -> None:
     """Replace ``path``'s content all at once: readers see the old file or the new one, never half of it.
 
     An existing file keeps its permission bits; a new file gets the usual ``0o666 & ~umask`` (the OS applies
-    the umask when the temp file is created, as it would for the file itself).
+    the umask when the temp file is created, as it would for the file itself). A path that no longer
+    resolves to itself (a folder on it became a link since it was checked) is refused (``ensure_unmoved``).
     """
+    ensure_unmoved(path, str(path))
     try:
         mode: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
