@@ -18,6 +18,7 @@ from .agent.llm import ModelError
 from .agent.model_setup import UserModelFile, inherited_key_warning
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
+from .agent.readiness import ReadinessStore
 from .agent.runtime import AgentRuntime
 from .agent.store import SessionStore
 from .audit.log import AuditLog
@@ -32,6 +33,7 @@ from .tools.base import ToolContext
 from .tools.defaults import default_registry
 from .tools.jupyter import kernel_start
 from .tools.jupyter.live import LiveNotebooks
+from .tools.profiles import resolve_profile
 from .tools.registry import ToolCatalog
 from .tools.state import ToolState
 from .user_text import texts_for
@@ -76,6 +78,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.runtime = AgentRuntime(
             registry=self.registry,
             state=self.tool_state,
+            readiness=ReadinessStore(self.user_models.path.with_name("readiness.json")),
             policy=self.policy,
             catalog_filter=self.policy.catalog_filter,
             broker_factory=lambda emit: ApprovalBroker(on_reply=self.policy.grants.record),
@@ -180,7 +183,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         await models.discover()
         overview: dict[str, Any] = {
             "configured": models.configured,
-            "models": models.public(),
+            "models": [self._with_readiness(entry) for entry in models.public()],
             "setup": self.model_setup_state(),
         }
         if not models.configured:
@@ -188,6 +191,10 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             overview["texts"] = texts_for(overview["setup_help"])
             overview["discovered"] = await probe_local_servers() if self.probe_local_models else []
         return overview
+
+    def readiness_prompt_tokens(self, profile: str, tool_mode: str) -> int:
+        """What a new conversation's requests start with under ``profile`` (for the readiness check)."""
+        return self.runtime.prompt_tokens(self.tool_context(), resolve_profile(profile, 0), tool_mode)
 
     def model_setup_state(self) -> dict[str, Any]:
         """What the sidebar's model setup may show: whether the user may set a model, and what they saved."""
@@ -211,6 +218,14 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
                 with contextlib.suppress(ModelError):
                     keys.append(settings.resolved_api_key())
         return inherited_key_warning(os.environ, keys)
+
+    def _with_readiness(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """A model as the picker lists it, with the verdicts of its latest readiness check (if any)."""
+        store = self.runtime.readiness
+        report = store.get(entry["base_url"], entry["model"]) if store is not None else None
+        if report is None:
+            return entry
+        return {**entry, "readiness": report}
 
     def reload_models(self) -> None:
         """The user saved a model: every session and the /v1 endpoint use the new list from now on."""

@@ -192,7 +192,8 @@ class HdspAgentConfig(Configurable):
         default_value=[],
         config=True,
         help="More models the user can pick from: [{'name', 'model', 'base_url'?, 'api_key'?, "
-        "'api_key_file'?, 'context_window'?, 'vision'?, 'profile'?, 'extra_headers'?}]. The first is the "
+        "'api_key_file'?, 'context_window'?, 'vision'?, 'profile'?, 'tool_calls'?, 'price_per_mtok_in'?, "
+        "'price_per_mtok_out'?, 'extra_headers'?}]. The first is the "
         "default when 'model' is empty.",
     )
     extra_headers = Dict(
@@ -216,6 +217,14 @@ class HdspAgentConfig(Configurable):
         config=True,
         help="Tools offered to the model: 'compact' (4k-16k windows), 'standard' (to 64k), 'full'; 'auto' "
         "chooses by the context window. Per model: 'profile' in a models entry.",
+    )
+    tool_calls = Unicode(
+        "auto",
+        config=True,
+        help="How the model calls tools: 'native' (OpenAI tool calls), 'text' (tools described in the system "
+        "prompt, calls read from the answer: for models that cannot call tools natively), 'auto' (native "
+        "unless the readiness check, the server's metadata or a refusal of tools says otherwise). Per model: "
+        "'tool_calls' in a models entry.",
     )
     web_tools = Bool(
         False,

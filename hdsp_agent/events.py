@@ -113,6 +113,9 @@ class StepUsage(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     estimated: bool
+    # Where the prompt's tokens went (agent/usage_breakdown.py): system, tools, history, tool_results; they
+    # add up to prompt_tokens.
+    breakdown: dict[str, int] | None = None
 
 
 class AssistantMessageEvent(BaseModel):

@@ -118,7 +118,7 @@ export function listEndpointModels(
 }
 
 /**
- * `POST /hdsp-agent/model-setup/test`: one tiny request to the model.
+ * `POST /hdsp-agent/model-setup/test`: the readiness check (two small requests, capped in tokens).
  */
 export function testModel(
   serverSettings: ServerConnection.ISettings,

@@ -6,7 +6,7 @@ import {
   TERMINAL_STATUSES
 } from './chatItems';
 import { AgentEvent, IToolStatusEvent, TurnEndReason } from './tokens';
-import type { IVariableChangeInfo, ServerTexts } from './events';
+import type { IStepUsage, IVariableChangeInfo, ServerTexts } from './events';
 
 export * from './chatItems';
 
@@ -182,6 +182,7 @@ export class Conversation {
         break;
       case 'assistant.message':
         if (event.usage) {
+          this._addTurnUsage(event.usage);
           this._usage = {
             ...this._usage,
             tokens:
@@ -403,6 +404,47 @@ export class Conversation {
   private _undone = new Set<string>();
   private _ended = new Set<string>();
   private _redoKey: string | null = null;
+  /** Each turn's tokens, added up over its steps, by part. */
+  get turnUsage(): Conversation.ITurnUsage[] {
+    return this._turnUsage;
+  }
+
+  private _addTurnUsage(usage: IStepUsage): void {
+    const turnId = this._lastTurnId ?? '';
+    const last = this._turnUsage[this._turnUsage.length - 1];
+    const turn: Conversation.ITurnUsage =
+      last && last.turnId === turnId
+        ? last
+        : {
+            turnId,
+            steps: 0,
+            system: 0,
+            tools: 0,
+            history: 0,
+            toolResults: 0,
+            prompt: 0,
+            completion: 0,
+            estimated: false
+          };
+    const parts = usage.breakdown ?? { history: usage.prompt_tokens };
+    const updated: Conversation.ITurnUsage = {
+      ...turn,
+      steps: turn.steps + 1,
+      system: turn.system + (parts.system ?? 0),
+      tools: turn.tools + (parts.tools ?? 0),
+      history: turn.history + (parts.history ?? 0),
+      toolResults: turn.toolResults + (parts.tool_results ?? 0),
+      prompt: turn.prompt + usage.prompt_tokens,
+      completion: turn.completion + usage.completion_tokens,
+      estimated: turn.estimated || usage.estimated
+    };
+    this._turnUsage =
+      turn === last
+        ? [...this._turnUsage.slice(0, -1), updated]
+        : [...this._turnUsage, updated];
+  }
+
+  private _turnUsage: Conversation.ITurnUsage[] = [];
   private _usage: Conversation.IUsage = {
     tokens: 0,
     lastPromptTokens: 0,
@@ -412,6 +454,19 @@ export class Conversation {
 }
 
 export namespace Conversation {
+  /** One turn's tokens: the prompt by part (they add up to `prompt`) and the completion. */
+  export interface ITurnUsage {
+    turnId: string;
+    steps: number;
+    system: number;
+    tools: number;
+    history: number;
+    toolResults: number;
+    prompt: number;
+    completion: number;
+    estimated: boolean;
+  }
+
   export interface IUsage {
     tokens: number;
     lastPromptTokens: number;

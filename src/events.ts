@@ -154,6 +154,8 @@ export interface IStepUsage {
   prompt_tokens: number;
   completion_tokens: number;
   estimated: boolean;
+  /** The prompt by part (system, tools, history, tool_results); adds up to `prompt_tokens`. */
+  breakdown?: Record<string, number> | null;
 }
 
 export interface IAssistantMessageEvent extends IEventEnvelope {

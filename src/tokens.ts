@@ -97,6 +97,39 @@ export interface IModelInfo {
   base_url: string | null;
   context_window: number;
   vision: boolean;
+  tool_calls?: ToolCallMode;
+  price_per_mtok_in?: number;
+  price_per_mtok_out?: number;
+  /** The latest readiness check of this model (the setup's "Test"), if one ran. */
+  readiness?: IReadinessReport;
+}
+
+/** How the model calls tools: natively, described in the prompt and read from its text, or chosen for it. */
+export type ToolCallMode = 'auto' | 'native' | 'text';
+
+/** One line of the readiness check: a verdict, what was found, and what to do next. */
+export interface IReadinessLine {
+  check: 'streaming' | 'tools' | 'window' | 'prompt';
+  verdict: 'ok' | 'warn' | 'fail';
+  text: string;
+  action: string;
+}
+
+/** The readiness check's result (`POST model-setup/test`), kept with the model. */
+export interface IReadinessReport {
+  model: string;
+  base_url: string;
+  streaming: 'streamed' | 'buffered' | 'failed';
+  tools: 'native' | 'malformed' | 'text' | 'none' | 'refused' | 'failed';
+  tool_mode: 'native' | 'text';
+  context_window: number;
+  window_source: 'configuration' | 'server' | 'default';
+  profile: string;
+  prompt_tokens: number;
+  lines: IReadinessLine[];
+  checked_at: number;
+  max_tokens: number;
+  verdict: 'ok' | 'warn' | 'fail';
 }
 
 /**
@@ -135,7 +168,12 @@ export interface IInstruction {
 export interface IModelSetupState {
   allowed: boolean;
   admin_contact: string;
-  saved: { base_url: string; model: string; key_set: boolean } | null;
+  saved: {
+    base_url: string;
+    model: string;
+    key_set: boolean;
+    tool_calls?: ToolCallMode;
+  } | null;
 }
 
 /**
@@ -146,6 +184,7 @@ export interface IModelSetupRequest {
   model: string;
   api_key?: string;
   clear_key?: boolean;
+  tool_calls?: ToolCallMode;
 }
 
 /**
@@ -158,11 +197,12 @@ export interface IEndpointModels {
 }
 
 /**
- * The reply of the setup's "Test" (`POST model-setup/test`): the endpoint's exact error when it fails.
+ * The reply of the setup's "Test" (`POST model-setup/test`): the readiness check, line by line; `error` is
+ * the first failed line's text.
  */
-export interface IModelTestReply {
+export interface IModelTestReply extends IWithTexts {
   ok: boolean;
-  answer?: string;
+  readiness: IReadinessReport;
   error?: string;
   /**
    * The server's environment holds a model key that every kernel inherits (points to `api_key_file`).

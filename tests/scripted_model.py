@@ -41,6 +41,7 @@ class Reply:
     drop_after: int | None = None  # close the connection after this many chunks, without [DONE]
     delay: float = 0.0  # seconds between chunks
     hang: float = 0.0  # seconds to wait before answering at all
+    buffered: bool = False  # every chunk in one write, as a buffering gateway hands a stream over
 
 
 def _chunk(
@@ -126,6 +127,8 @@ class ScriptedModel:
         port: int = 0,
         max_prompt_tokens: int | None = None,
         summary_reply: Reply | None = None,
+        tool_calls_supported: bool | None = None,
+        report_usage: bool = False,
     ) -> None:
         self._replies = list(replies)
         self._factory = factory
@@ -135,6 +138,11 @@ class ScriptedModel:
         # The answer to the agent's compaction requests (no tools, the summarizer's system prompt), given
         # without taking a reply from the script: a browser test cannot know when the agent will compact.
         self.summary_reply = summary_reply
+        # What ``/props`` says of the chat template's tool calls (llama.cpp's ``chat_template_caps``); None:
+        # nothing, as servers other than llama.cpp.
+        self.tool_calls_supported = tool_calls_supported
+        # Answer ``stream_options.include_usage`` with a usage chunk (o200k prompt size, one token a delta).
+        self.report_usage = report_usage
         # The prompt size (o200k tokens) of every request, refused ones included, in arrival order.
         self.prompt_sizes: list[int] = []
         self.refused: list[dict[str, Any]] = []
@@ -224,9 +232,14 @@ class ScriptedModel:
                             },
                         )
                     return
-                if self.path.rstrip("/") == "/props" and model.max_prompt_tokens:  # llama.cpp's server
-                    settings = {"n_ctx": model.max_prompt_tokens}
-                    self._json(200, {"default_generation_settings": settings, "total_slots": 1})
+                props_known = model.max_prompt_tokens or model.tool_calls_supported is not None
+                if self.path.rstrip("/") == "/props" and props_known:  # llama.cpp's server
+                    props: dict[str, Any] = {"total_slots": 1}
+                    if model.max_prompt_tokens:
+                        props["default_generation_settings"] = {"n_ctx": model.max_prompt_tokens}
+                    if model.tool_calls_supported is not None:
+                        props["chat_template_caps"] = {"supports_tool_calls": model.tool_calls_supported}
+                    self._json(200, props)
                     return
                 if self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
@@ -265,9 +278,10 @@ class ScriptedModel:
                 if not request.get("stream"):
                     self._json(200, _collapse(reply.chunks))
                     return
-                self._stream(reply)
+                usage_wanted = bool((request.get("stream_options") or {}).get("include_usage"))
+                self._stream(reply, prompt_tokens(request) if model.report_usage and usage_wanted else None)
 
-            def _stream(self, reply: Reply) -> None:
+            def _stream(self, reply: Reply, usage_prompt_tokens: int | None = None) -> None:
                 # Chunked transfer encoding, as real servers stream: a dropped connection is then a broken
                 # body the client notices, not a clean end.
                 self.send_response(200)
@@ -275,8 +289,29 @@ class ScriptedModel:
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
+                chunks = list(reply.chunks)
+                if usage_prompt_tokens is not None:
+                    completion = sum(1 for c in chunks if c.get("choices") and c["choices"][0].get("delta"))
+                    usage = {
+                        "prompt_tokens": usage_prompt_tokens,
+                        "completion_tokens": completion,
+                        "total_tokens": usage_prompt_tokens + completion,
+                    }
+                    chunks.append(
+                        {
+                            "id": "chatcmpl-scripted",
+                            "object": "chat.completion.chunk",
+                            "choices": [],
+                            "usage": usage,
+                        }
+                    )
+                if reply.buffered:
+                    body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+                    self._write_chunk(body.encode())
+                    self._write_chunk(b"")
+                    return
                 try:
-                    for number, chunk in enumerate(reply.chunks):
+                    for number, chunk in enumerate(chunks):
                         if reply.drop_after is not None and number >= reply.drop_after:
                             self.close_connection = True
                             self.connection.shutdown(socket.SHUT_RDWR)

@@ -383,6 +383,7 @@ def test_each_step_reports_its_tokens_reported_or_estimated() -> None:
         "prompt_tokens": 120,
         "completion_tokens": 7,
         "estimated": False,
+        "breakdown": {"system": 117, "tools": 0, "history": 3, "tool_results": 0},
     }
     estimated = step_usage(request, [], AssistantMessage("hi", "", [], "stop")).model_dump()
     assert estimated["estimated"] is True

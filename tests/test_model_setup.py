@@ -79,6 +79,7 @@ async def test_saved_model_works_at_once_key_stays_on_the_server(
         "base_url": scripted_model.base_url,
         "model": "scripted",
         "key_set": True,
+        "tool_calls": "auto",
     }
     assert KEY not in json.dumps(overview)
 
@@ -116,7 +117,7 @@ async def test_saved_key_is_never_sent_to_another_endpoint(
         "PUT",
         {"base_url": scripted_model.base_url, "model": "scripted", "api_key": KEY},
     )
-    with ScriptedModel([text("OK")]) as other:
+    with ScriptedModel([text("OK"), text("OK")]) as other:
         seen: list[str] = []
         code, reply = await call(
             jp_fetch, "model-setup/test", "POST", {"base_url": other.base_url, "model": "x"}
@@ -137,11 +138,33 @@ async def test_test_button_reports_the_endpoints_exact_error(
     assert code == 200 and reply["ok"] is False
     assert "HTTP 401" in reply["error"] and "Incorrect API key provided" in reply["error"]
 
-    scripted_model.add(text("OK"))
+    scripted_model.add(text("1 2 3 4 5", pieces=5, delay=0.02), text("I cannot call tools."))
     code, reply = await call(
         jp_fetch, "model-setup/test", "POST", {"base_url": scripted_model.base_url, "model": "scripted"}
     )
-    assert {name: reply[name] for name in ("ok", "answer")} == {"ok": True, "answer": "OK"}
+    assert reply["ok"] is True
+    readiness = reply["readiness"]
+    assert [line["check"] for line in readiness["lines"]] == ["streaming", "tools", "window", "prompt"]
+    assert (readiness["streaming"], readiness["tools"], readiness["tool_mode"]) == (
+        "streamed",
+        "none",
+        "text",
+    )
+    assert all(line["text"] in reply["texts"] for line in readiness["lines"]), "each line is translatable"
+    # Kept with the model: the picker shows it once the model is saved.
+    await call(jp_fetch, "model-setup", "PUT", {"base_url": scripted_model.base_url, "model": "scripted"})
+    code, overview = await call(jp_fetch, "models")
+    assert overview["models"][0]["readiness"]["tool_mode"] == "text"
+    code, cost = await call(jp_fetch, "model-setup/test")
+    assert cost == {"max_tokens": 300, "requests": 2}
+
+
+async def test_the_saved_tool_call_mode_is_the_models(jp_fetch: Any, scripted_model: ScriptedModel) -> None:
+    body = {"base_url": scripted_model.base_url, "model": "scripted", "tool_calls": "text"}
+    code, overview = await call(jp_fetch, "model-setup", "PUT", body)
+    assert code == 200 and overview["models"][0]["tool_calls"] == "text"
+    code, _ = await call(jp_fetch, "model-setup", "PUT", {**body, "tool_calls": "sometimes"})
+    assert code == 400
 
 
 async def test_bad_endpoint_urls_get_clear_errors(jp_fetch: Any) -> None:
@@ -249,7 +272,7 @@ async def test_the_setup_check_warns_when_the_servers_environment_holds_the_key(
     """Kernels inherit the server's environment as Jupyter starts them: the check says so and points to
     api_key_file. Without a key in the environment it says nothing."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-FAKEserverenvkey-0123456789")
-    scripted_model.add(text("OK"))
+    scripted_model.add(text("OK"), text("OK"))
     code, reply = await call(
         jp_fetch, "model-setup/test", "POST", {"base_url": scripted_model.base_url, "model": "scripted"}
     )
@@ -261,7 +284,7 @@ async def test_the_setup_check_warns_when_the_servers_environment_holds_the_key(
     assert "api_key_file" in state["warning"]
 
     monkeypatch.delenv("OPENAI_API_KEY")
-    scripted_model.add(text("OK"))
+    scripted_model.add(text("OK"), text("OK"))
     _, reply = await call(
         jp_fetch, "model-setup/test", "POST", {"base_url": scripted_model.base_url, "model": "scripted"}
     )

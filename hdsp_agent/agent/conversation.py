@@ -296,6 +296,7 @@ class Conversation:
                 TurnStartEvent(turn_id=turn_id, model=settings.label, context_window=window, profile=profile)
             )
             client = self.runtime.model_client(settings)
+            await self.runtime.resolve_tool_mode(settings)
             # Tools include images in their results only for a model that can read them.
             client_context = {**context, "vision": settings.vision}
             ctx = self.runtime.tool_context(

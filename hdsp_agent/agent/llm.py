@@ -15,6 +15,7 @@ import httpx
 
 from ..user_text import user_text
 from .accumulator import AssistantMessage, StepDelta, StreamAccumulator
+from .text_tools import TextToolCallParser, with_tool_descriptions
 
 # Sent when no key is configured: local servers (Ollama, LM Studio, llama.cpp, vLLM) ignore it, and the SDK
 # refuses an empty key, while some gateways reject an empty Authorization header.
@@ -41,6 +42,13 @@ class ModelSettings:
     vision: bool = False
     # The tool profile (compact, standard, full); "auto" chooses by the context window.
     profile: str = "auto"
+    # How tools reach the model: "native" (the request's ``tools``), "text" (described in the system prompt,
+    # calls read from the answer: text_tools.py), "auto" (native unless the readiness check, the server's
+    # metadata or a refusal of ``tools`` says the model cannot; tool_support.py).
+    tool_calls: str = "auto"
+    # Dollars per million prompt / completion tokens, for the usage breakdown's cost estimate (0: unknown).
+    price_per_mtok_in: float = 0.0
+    price_per_mtok_out: float = 0.0
     # Whether ``$OPENAI_API_KEY`` stands in for a missing key. False for the model saved in the sidebar: the
     # user named its URL, and a key is only ever sent to the endpoint it was saved with.
     key_from_environment: bool = True
@@ -58,6 +66,9 @@ class ModelSettings:
             "context_window": self.context_window or DEFAULT_CONTEXT_WINDOW,
             "vision": self.vision,
             "profile": self.profile,
+            "tool_calls": self.tool_calls,
+            "price_per_mtok_in": self.price_per_mtok_in,
+            "price_per_mtok_out": self.price_per_mtok_out,
         }
 
     def resolved_base_url(self) -> str:
@@ -83,6 +94,12 @@ class ModelSettings:
 
 # The server refused a prompt longer than its context (llama.cpp, vLLM, OpenAI word it differently).
 E_MODEL_CONTEXT = "E_MODEL_CONTEXT"
+# The endpoint refused the request's ``tools``
+# (Ollama: "registry.ollama.ai/library/x does not support tools").
+E_MODEL_REFUSES_TOOLS = "E_MODEL_REFUSES_TOOLS"
+_TOOLS_REFUSAL_WORDS = ("does not support tools", "tools are not supported", "tool use is not supported")
+# The endpoint refused ``stream_options`` (some older servers and gateways validate fields strictly).
+E_MODEL_REFUSES_USAGE = "E_MODEL_REFUSES_USAGE"
 _CONTEXT_ERROR_WORDS = (
     "context size",
     "context length",
@@ -130,6 +147,11 @@ class ModelClient:
         import openai
 
         self.settings = settings
+        # "native" or "text" (see ModelSettings.tool_calls); the runtime resolves "auto" before a turn, and a
+        # refusal of ``tools`` switches it to "text" for the rest of this client's life.
+        self.tool_mode = "text" if settings.tool_calls == "text" else "native"
+        # Cleared when the endpoint refuses ``stream_options`` (usage is then estimated).
+        self.usage_in_stream = True
         # trust_env: proxies and CA bundles come from the environment (HTTPS_PROXY, SSL_CERT_FILE, ...).
         # A key file is read at each request (stream), not once here.
         initial_key = PLACEHOLDER_API_KEY if settings.api_key_file and not settings.api_key else None
@@ -148,21 +170,51 @@ class ModelClient:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: StreamCallback
     ) -> AssistantMessage:
         """Stream one assistant message, calling ``on_delta`` for each piece; raises ``ModelError``."""
+        try:
+            return await self._stream_once(messages, tools, on_delta)
+        except ModelError as error:
+            if error.code == E_MODEL_REFUSES_TOOLS and self.tool_mode == "native" and tools:
+                # The endpoint says the model cannot take tools (Ollama: "does not support tools"): describe
+                # them in the prompt instead, now and for the rest of this client's life.
+                self.tool_mode = "text"
+                return await self._stream_once(messages, tools, on_delta)
+            if error.code == E_MODEL_REFUSES_USAGE and self.usage_in_stream:
+                self.usage_in_stream = False
+                return await self._stream_once(messages, tools, on_delta)
+            raise
+
+    async def _stream_once(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: StreamCallback
+    ) -> AssistantMessage:
         if self.settings.api_key_file and not self.settings.api_key:
             self._client.api_key = self.settings.resolved_api_key()  # the SDK builds the header per request
-        request: dict[str, Any] = {"model": self.settings.model, "messages": messages, "stream": True}
-        if tools:  # vLLM answers 422 to tool_choice without tools; send neither when there are none
-            request["tools"] = tools
-            request["tool_choice"] = "auto"
+        text_mode = self.tool_mode == "text" and bool(tools)
+        request: dict[str, Any] = {"model": self.settings.model, "stream": True}
+        if text_mode:
+            request["messages"] = with_tool_descriptions(messages, tools)
+        else:
+            request["messages"] = messages
+            if tools:  # vLLM answers 422 to tool_choice without tools; send neither when there are none
+                request["tools"] = tools
+                request["tool_choice"] = "auto"
+        if self.usage_in_stream:
+            # The server's own token counts for the usage breakdown (servers that refuse it: estimates).
+            request["stream_options"] = {"include_usage": True}
         import openai
 
         accumulator = StreamAccumulator()
+        parser = (
+            TextToolCallParser({str(t.get("function", {}).get("name")) for t in tools}) if text_mode else None
+        )
         received = 0
         try:
             stream = await self._client.chat.completions.create(**request)
             async for chunk in _chunks(stream):
                 received += 1
                 step = accumulator.add(chunk)
+                if parser is not None and step.text:
+                    parsed = parser.feed(step.text)
+                    step.text, step.calls_touched = parsed.text, [*step.calls_touched, *parsed.calls_touched]
                 if step.text or step.reasoning or step.calls_touched:
                     on_delta(step)
         except openai.APIError as error:
@@ -183,7 +235,17 @@ class ModelClient:
                 "E_MODEL_STREAM",
                 user_text("the model's stream sent something that is not JSON after %1 chunks", received),
             ) from error
-        return accumulator.result()
+        answer = accumulator.result()
+        if parser is None:
+            return answer
+        tail = parser.finish()
+        if tail.text or tail.calls_touched:
+            on_delta(tail)
+        answer.content = parser.content
+        answer.tool_calls = [*answer.tool_calls, *parser.calls]
+        if answer.tool_calls:
+            answer.finish_reason = "tool_calls"
+        return answer
 
 
 async def _chunks(stream: Any) -> AsyncIterator[Any]:
@@ -225,6 +287,17 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
             "E_MODEL_RATE_LIMITED",
             user_text("the model endpoint is rate limiting (429) after retries: %1", error.message),
         )
+    if isinstance(error, openai.APIStatusError) and error.status_code in (400, 422):
+        text = f"{error.message} {getattr(error, 'body', '')}".lower()
+        if any(words in text for words in _TOOLS_REFUSAL_WORDS):
+            return ModelError(
+                E_MODEL_REFUSES_TOOLS,
+                user_text("the model at %1 does not support tool calls: %2", where, error.message),
+            )
+        if "stream_options" in text:
+            return ModelError(
+                E_MODEL_REFUSES_USAGE, user_text("the endpoint refused stream_options: %1", error.message)
+            )
     if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413):
         text = f"{error.message} {getattr(error, 'body', '')}".lower()
         if "exceed_context_size" in text or any(words in text for words in _CONTEXT_ERROR_WORDS):

@@ -46,6 +46,7 @@ from .context_budget import (
 from .llm import E_MODEL_CONTEXT, ModelClient, ModelError
 from .quotas import UsageMeter
 from .relay import DeltaBatcher
+from .usage_breakdown import prompt_breakdown
 
 Emit = Callable[[BaseModel], object]  # what it returns (the session's stored event) is not used here
 # The catalog for the next step, from the conversation so far (tools appear when their context does).
@@ -322,7 +323,7 @@ class AgentLoop:
             batcher.flush()  # what arrived before an error or a cancel is still shown
         for call in answer.tool_calls:
             call.id = public_id(call)
-        usage = step_usage(request, tools, answer)
+        usage = step_usage(request, tools, answer, text_mode=getattr(self.model, "tool_mode", "") == "text")
         self.emit(
             AssistantMessageEvent(
                 usage=usage,
@@ -453,18 +454,24 @@ def _canonical(arguments: str) -> str:
 
 
 def step_usage(
-    request: list[dict[str, Any]], tools: list[dict[str, Any]], answer: AssistantMessage
+    request: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    answer: AssistantMessage,
+    *,
+    text_mode: bool = False,
 ) -> StepUsage:
-    """The step's tokens as the server reported them (``stream_options.include_usage``), else estimated."""
+    """The step's tokens as the server reported them (``stream_options.include_usage``), else estimated; with
+    the prompt split by part (system prompt, tools, history, tool results) adding up to the prompt total."""
     usage = answer.usage
     if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-        return StepUsage(
-            prompt_tokens=usage["prompt_tokens"],
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            estimated=False,
-        )
+        prompt, completion = usage["prompt_tokens"], int(usage.get("completion_tokens") or 0)
+        estimated = False
+    else:
+        prompt, completion = estimate_tokens([request, tools]), estimate_tokens(answer.to_openai())
+        estimated = True
     return StepUsage(
-        prompt_tokens=estimate_tokens([request, tools]),
-        completion_tokens=estimate_tokens(answer.to_openai()),
-        estimated=True,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        estimated=estimated,
+        breakdown=prompt_breakdown(request, tools, prompt, text_mode=text_mode),
     )

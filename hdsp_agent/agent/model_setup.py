@@ -24,9 +24,9 @@ from jupyter_core.paths import jupyter_config_dir
 from ..user_text import user_text
 
 FILE_NAME = "model.json"
-# Listing models and the test request: a local server answers in well under this, a remote one too.
+# Listing models: a local server answers in well under this, a remote one too.
 LIST_TIMEOUT_SECONDS = 10.0
-TEST_TIMEOUT_SECONDS = 30.0
+TOOL_CALL_MODES = ("auto", "native", "text")
 
 
 class EndpointError(Exception):
@@ -38,9 +38,16 @@ class SavedModel:
     base_url: str
     model: str
     api_key: str = ""
+    # "auto", "native" or "text": how the model calls tools (ModelSettings.tool_calls).
+    tool_calls: str = "auto"
 
     def public(self) -> dict[str, Any]:
-        return {"base_url": self.base_url, "model": self.model, "key_set": bool(self.api_key)}
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "key_set": bool(self.api_key),
+            "tool_calls": self.tool_calls,
+        }
 
 
 def default_setup_path() -> Path:
@@ -60,9 +67,15 @@ class UserModelFile:
             return None
         if not isinstance(payload, dict) or not payload.get("base_url") or not payload.get("model"):
             return None
-        return SavedModel(str(payload["base_url"]), str(payload["model"]), str(payload.get("api_key") or ""))
+        mode = payload.get("tool_calls")
+        return SavedModel(
+            str(payload["base_url"]),
+            str(payload["model"]),
+            str(payload.get("api_key") or ""),
+            mode if mode in TOOL_CALL_MODES else "auto",
+        )
 
-    def save(self, base_url: str, model: str, api_key: str | None) -> SavedModel:
+    def save(self, base_url: str, model: str, api_key: str | None, tool_calls: str = "auto") -> SavedModel:
         """Save; ``api_key=None`` keeps the key saved for the same endpoint, ``""`` removes it."""
         base_url, model = normalize_base_url(base_url), model.strip()
         if not base_url or not model:
@@ -70,7 +83,9 @@ class UserModelFile:
         if api_key is None:
             previous = self.load()
             api_key = previous.api_key if previous and previous.base_url == base_url else ""
-        saved = SavedModel(base_url, model, api_key.strip())
+        if tool_calls not in TOOL_CALL_MODES:
+            raise EndpointError(f"tool_calls must be one of {', '.join(TOOL_CALL_MODES)}.")
+        saved = SavedModel(base_url, model, api_key.strip(), tool_calls)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(self.path.name + ".partial")
         # Created 0600 from the start: the key is never readable by others, not even for a moment.
@@ -136,31 +151,6 @@ async def endpoint_models(
     if not isinstance(entries, list):
         raise EndpointError(f"{base_url}/models did not answer with an OpenAI-style model list.")
     return [str(entry["id"]) for entry in entries if isinstance(entry, dict) and entry.get("id")]
-
-
-async def try_model(
-    base_url: str, model: str, api_key: str = "", timeout: float = TEST_TIMEOUT_SECONDS
-) -> str:
-    """One tiny chat completion: the model's (short) answer, or an error with the endpoint's own words."""
-    base_url = normalize_base_url(base_url)
-    body = {
-        "model": model,
-        "messages": [{"role": "user", "content": "Say OK."}],
-        "max_tokens": 5,
-        "stream": False,
-    }
-    try:
-        async with httpx.AsyncClient(timeout=timeout, trust_env=True) as client:
-            response = await client.post(f"{base_url}/chat/completions", json=body, headers=_headers(api_key))
-    except httpx.HTTPError as error:
-        raise EndpointError(_describe(error, base_url)) from error
-    if response.status_code != 200:
-        raise EndpointError(_status_error(response))
-    try:
-        message = response.json()["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as error:
-        raise EndpointError(f"{base_url}/chat/completions answered, but not in the OpenAI format.") from error
-    return str(message.get("content") or "")
 
 
 # The variables a model key usually comes in; any variable holding a key in use counts too.

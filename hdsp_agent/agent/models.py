@@ -34,6 +34,10 @@ SETUP_HELP = join_texts(
 
 
 DISCOVERY_RETRY_SECONDS = 15.0
+# What a ``models`` entry may set for itself (else the top-level setting applies).
+MODEL_ENTRY_OPTIONS = (
+    "context_window", "vision", "timeout", "profile", "tool_calls", "price_per_mtok_in", "price_per_mtok_out",
+)  # fmt: skip
 
 
 class ModelNotConfigured(Exception):
@@ -112,6 +116,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
         "context_window": config.context_window,
         "vision": config.vision,
         "profile": config.profile,
+        "tool_calls": getattr(config, "tool_calls", "auto"),
         "extra_headers": dict(config.extra_headers),
     }
     models: list[ModelSettings] = []
@@ -124,7 +129,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
                 base_url=saved.base_url,
                 api_key=saved.api_key or None,
                 key_from_environment=False,
-                **{**common, "extra_headers": {}},
+                **{**common, "extra_headers": {}, "tool_calls": saved.tool_calls},
             )
         )
     if config.model:
@@ -142,7 +147,7 @@ def catalog_from_config(config: Any, saved: SavedModel | None = None) -> ModelCa
             continue
         options: dict[str, Any] = {
             **common,
-            **{key: entry[key] for key in ("context_window", "vision", "timeout", "profile") if key in entry},
+            **{key: entry[key] for key in MODEL_ENTRY_OPTIONS if key in entry},
         }
         options["extra_headers"] = {**common["extra_headers"], **entry.get("extra_headers", {})}
         models.append(

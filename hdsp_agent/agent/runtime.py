@@ -19,16 +19,21 @@ from ..permissions.broker import ApprovalBroker
 from ..permissions.decision import SessionPolicy
 from ..permissions.policy import mode_filter
 from ..tools.base import ToolContext
+from ..tools.definitions import to_openai
 from ..tools.executor import ExecutorSettings, ToolExecutor
 from ..tools.profiles import ProfileName, notebook_in_play, offered_in, resolve_profile
 from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
 from ..tools.state import ToolState
+from .context_budget import prefix_tokens
 from .context_window import detect_context_window
 from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
 from .prompts import RulesProvider, build_system_prompt, project_rules
 from .quotas import Quotas, UsageMeter
+from .readiness import ReadinessStore
+from .text_tools import with_tool_descriptions
+from .tool_support import server_tool_support
 from .undo import TurnUndo
 
 ContextFactory = Callable[..., ToolContext]
@@ -65,6 +70,8 @@ class AgentRuntime:
     # What the tools keep across calls: the same object the registry's tools were built with
     # (``default_registry(config, state)``), so turn undo and "forget this conversation" see their histories.
     state: ToolState = field(default_factory=ToolState)
+    # The readiness checks run from the setup form; their verdict on tool calls decides the "auto" mode.
+    readiness: ReadinessStore | None = None
 
     def model_settings(self, name: str | None) -> ModelSettings:
         return self.models.get(name)
@@ -75,6 +82,8 @@ class AgentRuntime:
     # For asking servers their context window: one client for the server's life (a new one per conversation
     # would load the CA bundle each time, on the way to the chat's first token).
     _probe_client: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
+    # Models whose tool-call mode was resolved (resolve_tool_mode).
+    _tool_modes: set[int] = field(default_factory=set, init=False, repr=False)
 
     @property
     def undo(self) -> TurnUndo:
@@ -105,6 +114,27 @@ class AgentRuntime:
         if self._probe_client is None:
             self._probe_client = httpx.AsyncClient(trust_env=True)
         return await detect_context_window(settings, client=self._probe_client) or DEFAULT_CONTEXT_WINDOW
+
+    async def resolve_tool_mode(self, settings: ModelSettings) -> str:
+        """Native or text tool calls for this model, decided once per model (a client that later meets a
+        refusal of ``tools`` switches itself to text). The configured mode wins; for "auto": the latest
+        readiness check, else what the server says about the model (tool_support.py), else native."""
+        client = self.model_client(settings)
+        if id(settings) in self._tool_modes:
+            return client.tool_mode
+        self._tool_modes.add(id(settings))
+        if settings.tool_calls in ("native", "text"):
+            client.tool_mode = settings.tool_calls
+            return client.tool_mode
+        report = self.readiness.get(settings.resolved_base_url(), settings.model) if self.readiness else None
+        if report and report.get("tool_mode") in ("native", "text"):
+            client.tool_mode = str(report["tool_mode"])
+            return client.tool_mode
+        if self._probe_client is None:
+            self._probe_client = httpx.AsyncClient(trust_env=True)
+        if await server_tool_support(settings, self._probe_client) is False:
+            client.tool_mode = "text"
+        return client.tool_mode
 
     def loop_settings(self, settings: ModelSettings, context_window: int | None = None) -> LoopSettings:
         return LoopSettings(
@@ -194,6 +224,16 @@ class AgentRuntime:
             if missing:
                 await self.load_tools(missing)
         return self.catalog(ctx, profile, messages, in_use)
+
+    def prompt_tokens(self, ctx: ToolContext, profile: ProfileName, tool_mode: str) -> int:
+        """Tokens of what every request of a new conversation starts with under ``profile``: the system
+        prompt and the tools (as schemas, or described in the system prompt in text mode)."""
+        tools = [to_openai(tool) for tool in self.catalog(ctx, profile)]
+        system_prompt = self.system_prompt(ctx)
+        if tool_mode == "text":
+            described = with_tool_descriptions([{"role": "system", "content": system_prompt}], tools)
+            return prefix_tokens(str(described[0]["content"]), [])
+        return prefix_tokens(system_prompt, tools)
 
     def system_prompt(self, ctx: ToolContext) -> str:
         """The system prompt, through the same redaction as tool results: instruction and rule files, and the

@@ -12,7 +12,9 @@ from typing import Any
 
 import tornado.web
 
-from ..agent.model_setup import EndpointError, endpoint_models, normalize_base_url, try_model
+from ..agent.llm import ModelSettings
+from ..agent.model_setup import TOOL_CALL_MODES, EndpointError, endpoint_models, normalize_base_url
+from ..agent.readiness import MAX_CHECK_TOKENS, check_readiness
 from ..user_text import texts_for
 from .routes import _AgentHandler, route
 
@@ -53,9 +55,10 @@ class ModelSetupHandler(_SetupHandler):
             api_key = ""
         elif not isinstance(api_key, str) or not api_key.strip():
             api_key = None  # keep the key saved for this endpoint
+        tool_calls = str(body.get("tool_calls") or "auto")
         try:
             self.agent.user_models.save(
-                str(body.get("base_url") or ""), str(body.get("model") or ""), api_key
+                str(body.get("base_url") or ""), str(body.get("model") or ""), api_key, tool_calls
             )
         except EndpointError as error:
             raise tornado.web.HTTPError(400, str(error)) from None
@@ -77,7 +80,13 @@ class EndpointModelsHandler(_SetupHandler):
 
 
 class TestModelHandler(_SetupHandler):
-    """One tiny request to the model; the endpoint's exact error when it fails."""
+    """The readiness check (agent/readiness.py) of the model the form names: streaming, tool calls, window,
+    prompt size, each with a verdict and the next action. Kept with the model and shown in the picker."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        # What the form says before the check runs: what it costs at most.
+        self.write_json({"max_tokens": MAX_CHECK_TOKENS, "requests": 2})
 
     @tornado.web.authenticated
     async def post(self) -> None:
@@ -87,16 +96,33 @@ class TestModelHandler(_SetupHandler):
         model = str(body.get("model") or "").strip()
         if not model:
             raise tornado.web.HTTPError(400, "model is required")
-        try:
-            answer = await try_model(base_url, model, api_key)
-        except EndpointError as error:
-            self.write_json({"ok": False, "error": str(error)})
-            return
-        reply: dict[str, Any] = {"ok": True, "answer": answer[:200]}
-        # The model works; say so, and also when the server's environment hands its key to every kernel.
+        tool_calls = str(body.get("tool_calls") or "auto")
+        if tool_calls not in TOOL_CALL_MODES:
+            raise tornado.web.HTTPError(400, f"tool_calls must be one of {', '.join(TOOL_CALL_MODES)}")
+        configured = self.agent.runtime.models.find(model)
+        settings = ModelSettings(
+            model=model,
+            base_url=base_url,
+            api_key=api_key or None,
+            tool_calls=tool_calls,
+            context_window=configured.context_window if configured else self.agent.context_window,
+            profile=configured.profile if configured else self.agent.profile,
+            max_retries=0,
+        )
+        report = await check_readiness(settings, self.agent.readiness_prompt_tokens)
+        if self.agent.runtime.readiness is not None:
+            self.agent.runtime.readiness.save(report)
+        self.agent.reload_models()  # a new tool-call verdict takes effect for the next conversation
+        public = report.public()
+        failed = next((line for line in report.lines if line.verdict == "fail"), None)
+        reply: dict[str, Any] = {"ok": failed is None, "readiness": public}
+        if failed is not None:
+            reply["error"] = failed.text
+        # Also when the server's environment hands its key to every kernel.
         warning = self.agent.inherited_key_warning()
         if warning:
-            reply.update(warning=warning, texts=texts_for(warning))
+            reply["warning"] = warning
+        reply["texts"] = texts_for(public, warning)
         self.write_json(reply)
 
 

@@ -140,9 +140,91 @@ describe('SetupScreen', () => {
       {
         base_url: 'http://127.0.0.1:9999/v1',
         model: 'qwen',
+        tool_calls: 'auto',
         api_key: 'sk-typed'
       }
     ]);
+  });
+
+  it('says what Test costs, shows each verdict with its next action, and saves the tool-call mode', async () => {
+    const tested: any[] = [];
+    const saved: any[] = [];
+    const readiness = {
+      model: 'smol',
+      base_url: 'http://127.0.0.1:8080/v1',
+      streaming: 'streamed',
+      tools: 'none',
+      tool_mode: 'text',
+      context_window: 8192,
+      window_source: 'server',
+      profile: 'compact',
+      prompt_tokens: 1900,
+      checked_at: 1,
+      max_tokens: 300,
+      verdict: 'warn',
+      lines: [
+        {
+          check: 'streaming',
+          verdict: 'ok',
+          text: 'Streaming works: the answer arrives as it is written.',
+          action: ''
+        },
+        {
+          check: 'tools',
+          verdict: 'warn',
+          text: 'This model cannot call tools natively: it answered in prose.',
+          action: 'hdsp-agent will describe the tools in the prompt'
+        },
+        {
+          check: 'window',
+          verdict: 'ok',
+          text: 'Context window: 8,192 tokens, as the server reports.',
+          action: ''
+        },
+        {
+          check: 'prompt',
+          verdict: 'ok',
+          text: 'The compact tool profile sends about 1,900 tokens before any conversation: 23 % of the window.',
+          action: ''
+        }
+      ]
+    };
+    await open({
+      ...standardRoutes([], notConfigured),
+      'POST model-setup/test': (_request, body) => {
+        tested.push(body);
+        return { ok: true, readiness, texts: {} };
+      },
+      'PUT model-setup': (_request, body) => {
+        saved.push(body);
+        return afterSave;
+      }
+    });
+    expect(
+      screen.getByText(/two small requests: at most 300 tokens/)
+    ).toBeTruthy();
+    fireEvent.change(screen.getByLabelText('Endpoint URL'), {
+      target: { value: 'http://127.0.0.1:8080/v1' }
+    });
+    fireEvent.change(screen.getByLabelText('Model'), {
+      target: { value: 'smol' }
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Test' }));
+    const card = await screen.findByRole('status', { name: 'Readiness check' });
+    const tools = card.querySelector('[data-check="tools"]')!;
+    expect(tools.textContent).toContain('cannot call tools natively');
+    expect(tools.textContent).toContain('describe the tools in the prompt');
+    expect(card.textContent).toContain('8,192 tokens, as the server reports');
+    expect(card.textContent).toContain(
+      'Tool calls: described in the prompt (text mode)'
+    );
+    fireEvent.change(screen.getByLabelText('Tool calls'), {
+      target: { value: 'text' }
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(saved.length).toBe(1));
+    expect(tested[0].tool_calls).toBe('auto');
+    expect(saved[0].tool_calls).toBe('text');
   });
 
   it('names who to ask when the administrator locked models, with no form', async () => {
@@ -177,6 +259,39 @@ describe('SetupScreen', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Close' }));
     await waitFor(() =>
       expect(screen.queryByRole('region', { name: 'Model setup' })).toBeNull()
+    );
+  });
+
+  it("shows each model's latest readiness verdict in the model picker", async () => {
+    const checked = {
+      verdict: 'warn',
+      tool_mode: 'text',
+      lines: [
+        {
+          check: 'tools',
+          verdict: 'warn',
+          text: 'This model cannot call tools natively: it answered in prose.',
+          action: ''
+        }
+      ]
+    } as any;
+    await open(
+      standardRoutes([], {
+        ...afterSave,
+        models: [
+          { ...configuredModels.models[0], readiness: checked },
+          configuredModels.models[1]
+        ]
+      })
+    );
+    const picker = screen.getByRole('combobox', { name: 'Model' });
+    const options = Array.from(picker.querySelectorAll('option')).map(
+      option => option.textContent
+    );
+    expect(options[0]).toBe('scripted · ! text tool calls');
+    expect(options[1]).toBe('big');
+    expect(picker.querySelector('option')!.title).toContain(
+      'cannot call tools natively'
     );
   });
 });

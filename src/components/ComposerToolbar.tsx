@@ -4,6 +4,7 @@ import * as React from 'react';
 import { AgentModel } from '../model';
 import { AGENT_MODES, AgentMode } from '../tokens';
 import { useSignals } from './hooks';
+import { readinessLabel } from './ReadinessCard';
 
 // Not a model name a server could list (names never start with a NUL).
 const MANAGE_MODELS = '\u0000manage-models';
@@ -37,8 +38,18 @@ export function ComposerToolbar({
           }}
         >
           {models.map(info => (
-            <option key={info.name} value={info.name}>
-              {info.name}
+            <option
+              key={info.name}
+              value={info.name}
+              title={
+                info.readiness
+                  ? info.readiness.lines.map(line => line.text).join('\n')
+                  : undefined
+              }
+            >
+              {info.readiness
+                ? `${info.name} · ${readinessLabel(info.readiness, trans)}`
+                : info.name}
             </option>
           ))}
           {model.models?.setup?.allowed !== false && (

@@ -2,8 +2,12 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { AgentModel } from '../model';
-import { IModelSetupRequest } from '../tokens';
+import { IModelSetupRequest, IModelTestReply, ToolCallMode } from '../tokens';
 import { serverText } from '../serverText';
+import { ReadinessCard } from './ReadinessCard';
+
+// What a readiness check costs at most (agent/readiness.py MAX_CHECK_TOKENS), said before it runs.
+const CHECK_MAX_TOKENS = 300;
 
 // Examples in the empty fields: a URL and a model name, the same in every language.
 const EXAMPLE_URL = 'http://127.0.0.1:11434/v1';
@@ -28,6 +32,10 @@ export function SetupScreen({
   const [baseUrl, setBaseUrl] = React.useState(saved?.base_url ?? '');
   const [modelName, setModelName] = React.useState(saved?.model ?? '');
   const [apiKey, setApiKey] = React.useState('');
+  const [toolCalls, setToolCalls] = React.useState<ToolCallMode>(
+    saved?.tool_calls ?? 'auto'
+  );
+  const [checked, setChecked] = React.useState<IModelTestReply | null>(null);
   const [listed, setListed] = React.useState<string[]>([]);
   const [notice, setNotice] = React.useState<{
     kind: 'ok' | 'error';
@@ -38,6 +46,7 @@ export function SetupScreen({
   const request = (): IModelSetupRequest => ({
     base_url: baseUrl.trim(),
     model: modelName.trim(),
+    tool_calls: toolCalls,
     ...(apiKey.trim() ? { api_key: apiKey.trim() } : {})
   });
 
@@ -69,22 +78,23 @@ export function SetupScreen({
 
   const test = () =>
     run(async () => {
+      setChecked(null);
       const reply = await model.testModel(request());
-      setNotice(
-        reply.ok
-          ? {
-              kind: 'ok',
-              text: [
-                trans.__('The model answered: %1', reply.answer ?? ''),
-                reply.warning
-                  ? serverText(trans, reply.warning, reply.texts)
-                  : ''
-              ]
-                .filter(Boolean)
-                .join(' ')
-            }
-          : { kind: 'error', text: reply.error ?? trans.__('The test failed.') }
-      );
+      setChecked(reply);
+      if (!reply.ok) {
+        setNotice({
+          kind: 'error',
+          text: reply.error
+            ? serverText(trans, reply.error, reply.texts)
+            : trans.__('The test failed.')
+        });
+      }
+      if (reply.ok && reply.warning) {
+        setNotice({
+          kind: 'ok',
+          text: serverText(trans, reply.warning, reply.texts)
+        });
+      }
     });
 
   const save = (choice: IModelSetupRequest = request()) =>
@@ -232,6 +242,28 @@ export function SetupScreen({
             />
           )}
         </label>
+        <label className="jp-hdsp-Setup-field">
+          <span>{trans.__('Tool calls')}</span>
+          <select
+            className="jp-mod-styled"
+            value={toolCalls}
+            onChange={event => setToolCalls(event.target.value as ToolCallMode)}
+          >
+            <option value="auto">
+              {trans.__('Automatic (from the readiness check)')}
+            </option>
+            <option value="native">{trans.__('Native')}</option>
+            <option value="text">
+              {trans.__('Described in the prompt (text mode)')}
+            </option>
+          </select>
+        </label>
+        <p className="jp-hdsp-Setup-hint">
+          {trans.__(
+            'Test checks streaming, tool calls, the context window and the prompt size with two small requests: at most %1 tokens.',
+            CHECK_MAX_TOKENS
+          )}
+        </p>
         <div className="jp-hdsp-Setup-actions">
           <button
             type="button"
@@ -267,6 +299,13 @@ export function SetupScreen({
           )}
         </div>
       </form>
+      {checked?.readiness && (
+        <ReadinessCard
+          report={checked.readiness}
+          texts={checked.texts}
+          trans={trans}
+        />
+      )}
       {notice && (
         <div
           className={`jp-hdsp-Setup-notice jp-hdsp-Setup-notice-${notice.kind}`}
