@@ -115,9 +115,13 @@ function revealOutput(from: HTMLElement, callId: string, line: string): void {
   if (header?.getAttribute('aria-expanded') === 'false') {
     header.click();
   }
-  card.classList.add('jp-mod-highlighted');
-  window.setTimeout(() => card.classList.remove('jp-mod-highlighted'), 2000);
+  // The card's className is React's: opening it re-renders and drops a class added before, so the
+  // highlight is added again once that render is done.
+  const highlight = (): void => card.classList.add('jp-mod-highlighted');
+  highlight();
+  window.setTimeout(() => card.classList.remove('jp-mod-highlighted'), 3000);
   requestAnimationFrame(() => {
+    highlight();
     const result = Array.from(
       card.querySelectorAll<HTMLElement>('.jp-hdsp-ToolCard-pre')
     ).find(pre => (pre.textContent ?? '').includes(line));
