@@ -223,7 +223,7 @@ test.describe('keyboard: every action reachable, with visible focus', () => {
     );
     const toKey = await tabUntil(page, 'API key');
     // Leaving the URL lists the endpoint's models: the model field becomes a picker.
-    await expect(setup.locator('select')).toBeVisible();
+    await expect(setup.locator('select').first()).toBeVisible();
     const seen = [...toKey, ...(await tabUntil(page, 'Close'))];
     expectReachedInOrder(seen, [
       'API key',

@@ -108,8 +108,12 @@ test.describe('can I trust this result?', () => {
       'title',
       'Not found in any output of this turn'
     );
+    const callId = await found.getAttribute('data-call-id');
     await found.click();
-    const card = panel.locator('.jp-hdsp-ToolCard').first();
+    // The card of the call the number came from.
+    const card = panel
+      .locator(`.jp-hdsp-ToolCard[data-call-id="${callId}"]`)
+      .first();
     await expect(card).toHaveClass(/jp-mod-highlighted/);
     await expect(card.locator('.jp-hdsp-ToolCard-body')).toBeVisible();
     await screenshot(page, testInfo, 'answer-numbers.png');
