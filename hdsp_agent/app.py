@@ -23,6 +23,7 @@ from .agent.runtime import AgentRuntime
 from .agent.store import SessionStore
 from .audit.log import AuditLog
 from .config import HdspAgentConfig
+from .documents.live import LiveNotebooks
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.policy import build_policy
@@ -32,7 +33,6 @@ from .sandbox import sandbox_from_config
 from .tools.base import ToolContext
 from .tools.defaults import default_registry
 from .tools.jupyter import kernel_start
-from .tools.jupyter.live import LiveNotebooks
 from .tools.profiles import resolve_profile
 from .tools.registry import ToolCatalog
 from .tools.state import ToolState

@@ -20,7 +20,7 @@ import { DEFAULT_RETRY_DELAYS } from './socket';
 
 /**
  * Lets the server's notebook tools change the notebooks open in this tab, instead of their files
- * (hdsp_agent/tools/jupyter/live.py holds the server side and the protocol).
+ * (hdsp_agent/documents/live.py holds the server side and the protocol).
  *
  * The tab tells the server which notebooks it has open and answers its requests: read the notebook
  * as the user sees it (unsaved edits included), apply an edit, take a snapshot, restore one. Edits go
@@ -28,7 +28,7 @@ import { DEFAULT_RETRY_DELAYS } from './socket';
  * user typed elsewhere stays. Text files open in a file editor are announced too: the agent's file
  * edits go into the editor (merged by the server with the user's unsaved typing) instead of to disk.
  * The tab saves only when the server asks, at the end of a turn in which the user had no unsaved
- * edits of their own in the document (hdsp_agent/tools/jupyter/live.py, `settle`).
+ * edits of their own in the document (hdsp_agent/documents/live.py, `settle`).
  */
 export class NotebookBridge implements IDisposable {
   constructor(options: NotebookBridge.IOptions) {

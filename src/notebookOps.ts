@@ -5,7 +5,7 @@ import type { INotebookModel } from '@jupyterlab/notebook';
 import { JSONExt } from '@lumino/coreutils';
 
 /**
- * The notebook edits the server's tools send (hdsp_agent/tools/jupyter/edits.py), applied to the
+ * The notebook edits the server's tools send (hdsp_agent/documents/edits.py), applied to the
  * notebook model JupyterLab renders. Cells change through the shared model (with real-time
  * collaboration, what every collaborator shares); outputs through the cell's output area model, the
  * path JupyterLab's own executions take. Edits address cells by id because indices shift while the

@@ -55,6 +55,11 @@ def test_only_the_web_package_speaks_http() -> None:
         ("permissions", "hdsp_agent.web"),
         ("agent", "hdsp_agent.web"),
         ("mcp", "hdsp_agent.web"),
+        ("documents", "hdsp_agent.agent"),
+        ("documents", "hdsp_agent.web"),
+        ("documents", "hdsp_agent.tools.jupyter"),
+        ("documents", "hdsp_agent.tools.builtin"),
+        ("documents", "hdsp_agent.mcp"),
     ],
 )
 def test_a_lower_layer_does_not_import_a_higher_one(lower: str, upper: str) -> None:

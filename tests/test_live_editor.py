@@ -1,5 +1,5 @@
 """Agent edits to a text file open in a JupyterLab file editor go into the editor, merged with the user's
-unsaved typing (``tools/builtin/edit/pipeline.py`` live path, ``merge.py``, ``tools/jupyter/live.py``).
+unsaved typing (``tools/builtin/edit/pipeline.py`` live path, ``merge.py``, ``documents/live.py``).
 
 A real Jupyter server and WebSocket; the tab is ``EditorTab``, which holds the editors' texts and answers the
 bridge's text requests as src/notebookBridge.ts does (and saves through the contents manager, as JupyterLab).
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from hdsp_agent.documents.merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 from hdsp_agent.permissions.approval import FixedApprover
 from hdsp_agent.tools.base import ToolCall, ToolContext, ToolResult
 from hdsp_agent.tools.builtin.edit.filestate import FileStateStore
-from hdsp_agent.tools.builtin.edit.merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 from hdsp_agent.tools.builtin.edit.tools import SingleFindAndReplaceTool
 from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.registry import ToolRegistry

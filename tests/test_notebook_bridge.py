@@ -20,9 +20,9 @@ import tornado.httpclient
 import tornado.websocket
 from test_notebook_tools import Agent, ok, write_notebook
 
+from hdsp_agent.documents.edits import SetCellOutputs, apply_edit, parse_edit
+from hdsp_agent.documents.live import E_NOTEBOOK_BRIDGE
 from hdsp_agent.tools.base import ToolError
-from hdsp_agent.tools.jupyter.edits import SetCellOutputs, apply_edit, parse_edit
-from hdsp_agent.tools.jupyter.live import E_NOTEBOOK_BRIDGE
 
 
 class BrowserTab:

@@ -1,4 +1,4 @@
-"""The agent's unsaved changes to open notebooks survive the tab (``tools/jupyter/journal.py``, ``live.py``).
+"""The agent's unsaved changes to open notebooks survive the tab (``documents/journal.py``, ``live.py``).
 
 A real Jupyter server and WebSocket; the browser tab is ``test_notebook_bridge.BrowserTab``, which announces
 the notebooks it has just loaded from disk (``loaded``) as a freshly (re)loaded JupyterLab tab does, and
@@ -18,8 +18,8 @@ import pytest
 from test_notebook_bridge import BrowserTab, live_agent
 from test_notebook_tools import ok, write_notebook
 
-from hdsp_agent.tools.jupyter.edits import DeleteCell, InsertCell, SetCellSource, new_cell
-from hdsp_agent.tools.jupyter.journal import replay_onto, replayable
+from hdsp_agent.documents.edits import DeleteCell, InsertCell, SetCellSource, new_cell
+from hdsp_agent.documents.journal import replay_onto, replayable
 
 
 class ReloadableTab(BrowserTab):

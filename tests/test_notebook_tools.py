@@ -20,13 +20,13 @@ import pytest
 from images import png_bytes
 from pydantic import BaseModel
 
+from hdsp_agent.documents.edits import apply_edit
 from hdsp_agent.events import ToolProgressEvent
 from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest, FixedApprover
 from hdsp_agent.tools.base import CancelToken, ToolCall, ToolContext, ToolResult
 from hdsp_agent.tools.definitions import parameters_schema
 from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.jupyter import NotebookRuntime, NotebookSnapshot, notebook_tools
-from hdsp_agent.tools.jupyter.edits import apply_edit
 from hdsp_agent.tools.registry import ToolRegistry
 
 SESSION = "agent-session-1"
@@ -822,7 +822,7 @@ async def test_two_notebooks_run_at_the_same_time_on_their_own_kernels(
 
 
 def test_parsed_notebooks_keep_only_the_ones_used_last() -> None:
-    from hdsp_agent.tools.jupyter.document import ParsedNotebooks
+    from hdsp_agent.documents.gateway import ParsedNotebooks
 
     parsed = ParsedNotebooks()
     stat = {"last_modified": "t", "size": 1}

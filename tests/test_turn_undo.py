@@ -21,8 +21,8 @@ from test_notebook_bridge import live_agent, open_tab
 from test_notebook_tools import ok, write_notebook
 
 from hdsp_agent.agent.undo import NothingToRedo, TurnUndo, UndoConflicts
+from hdsp_agent.documents.edits import SetCellOutputs
 from hdsp_agent.tools.builtin.edit.tools import SingleFindAndReplaceTool
-from hdsp_agent.tools.jupyter.edits import SetCellOutputs
 from hdsp_agent.tools.state import ToolState
 
 

@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..documents.edits import apply_edit
+from ..documents.history import UndoEntry
+from ..documents.inverse import InverseEdit, inverse_of
 from ..permissions.protected import write_protection
 from ..tools.base import ToolContext, ToolError
 from ..tools.builtin.edit.filestate import (
@@ -46,10 +49,7 @@ from ..tools.builtin.edit.filestate import (
     ensure_unmoved,
     moved_reason,
 )
-from ..tools.jupyter.edits import apply_edit
-from ..tools.jupyter.inverse import InverseEdit, inverse_of
 from ..tools.jupyter.notebook_runtime import NotebookRuntime
-from ..tools.jupyter.undo import UndoEntry
 from ..tools.state import ToolState
 from ..user_text import user_text
 

@@ -1,5 +1,5 @@
 """``/hdsp-agent/notebooks/ws``: the sidebar's NotebookBridge, so notebook tools change the notebook the user
-has open instead of its file (see ``tools/jupyter/live.py`` for the protocol).
+has open instead of its file (see ``documents/live.py`` for the protocol).
 
 Behind Jupyter authentication like every route; the handler only moves JSON between the socket and
 ``LiveNotebooks``.
@@ -16,7 +16,7 @@ from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 
-from ..tools.jupyter.bridge_connection import BridgeConnection
+from ..documents.bridge_connection import BridgeConnection
 from .routes import _AgentMixin, route
 
 # A tab answers a read with the whole notebook, outputs included: tornado's 10 MiB default would close the

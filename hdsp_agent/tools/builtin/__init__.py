@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...documents.history import NotebookUndoStore
 from ...sandbox import Sandbox
 from ..base import Tool
-from ..jupyter.undo import NotebookUndoStore
 from .edit.filestate import FileStateStore
 from .edit.tools import (
     CreateNewFileTool,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ...documents.gateway import NotebookGateway, NotebookSnapshot
 from ..base import Tool
-from .document import NotebookGateway, NotebookSnapshot
 from .kernel_control import InterruptKernelTool, RestartKernelTool
 from .kernel_tools import ExecuteCodeTool, GetCellOutputTool, InspectVariablesTool, RunCellTool
 from .notebook import (

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from queue import Empty
 from typing import Any
 
-from .document import notebook_name
+from ...documents.gateway import notebook_name
 from .gateway_channels import is_gateway_client, start_gateway_channels
 
 E_KERNEL_DIED = "E_KERNEL_DIED"

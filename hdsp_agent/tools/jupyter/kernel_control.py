@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from ...documents.gateway import notebook_path
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext
-from .document import notebook_path
 from .kernel import interrupt, restart
 from .notebook_tool import NotebookTool, no_kernel_error, path_field, run_label
 

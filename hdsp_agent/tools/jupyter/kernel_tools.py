@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from ...documents.edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
+from ...documents.gateway import notebook_path
 from ...user_text import user_text
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
-from .document import notebook_path
-from .edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
 from .executions import ExecutionRecord
 from .kernel import E_KERNEL_DIED, kernel_spec_language
 from .notebook_tool import (

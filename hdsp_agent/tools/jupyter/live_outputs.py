@@ -12,7 +12,7 @@ from typing import Any
 
 import nbformat
 
-from .edits import SetCellOutputs
+from ...documents.edits import SetCellOutputs
 from .executions import ExecutionRecord
 
 PUSH_INTERVAL_SECONDS = 0.1

@@ -14,11 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from ...user_text import user_text
-from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
-from ..builtin.edit import fuzzy
-from .document import notebook_path
-from .edits import (
+from ...documents.edits import (
     E_CELL_NOT_FOUND,
     DeleteCell,
     InsertCell,
@@ -29,6 +25,10 @@ from .edits import (
     find_cell,
     new_cell,
 )
+from ...documents.gateway import notebook_path
+from ...user_text import user_text
+from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..builtin.edit import fuzzy
 from .notebook_tool import NotebookTool, output_paging_hint, path_field, vision_enabled
 from .outputs import output_summary, render_outputs
 

@@ -15,9 +15,8 @@ from typing import Any
 import nbformat
 from pydantic import BaseModel
 
-from ...user_text import user_text
-from ..base import ToolContext, ToolError
-from .document import (
+from ...documents.edits import SetCellOutputs, cell_index, cell_source
+from ...documents.gateway import (
     E_NO_CONTENTS_MANAGER,
     FileNotebookGateway,
     NotebookGateway,
@@ -26,13 +25,14 @@ from .document import (
     PathLocks,
     ReadPurpose,
 )
-from .edits import SetCellOutputs, cell_index, cell_source
+from ...documents.history import NotebookUndoStore, UndoEntry
+from ...documents.inverse import InverseEdit, inverse_of
+from ...user_text import user_text
+from ..base import ToolContext, ToolError
 from .executions import ExecutionRecord, ExecutionRegistry
-from .inverse import InverseEdit, inverse_of
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
 from .kernel_changes import KernelChanges
 from .live_outputs import LiveOutputs
-from .undo import NotebookUndoStore, UndoEntry
 
 
 class NotebookRuntime:

@@ -20,14 +20,14 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import Field
 
+from ....documents.history import NotebookUndoStore, UndoEntry
+from ....documents.merge import MergeConflict, merge_texts
 from ....permissions.paths import display_path, resolve_in_root
 from ....user_text import user_text
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
-from ...jupyter.undo import NotebookUndoStore, UndoEntry
 from ..files import E_PATH_NOT_FOUND, similar_paths
 from .filestate import E_FILE_CHANGED, FileStateStore, atomic_write, fingerprint_of
 from .fuzzy import E_EDIT_NO_CHANGE
-from .merge import MergeConflict, merge_texts
 from .textfile import TextFile, decode_text_file, numbered_excerpt, preview, unified_diff
 
 E_NOTEBOOK_AS_TEXT = "E_NOTEBOOK_AS_TEXT"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import Field
 
+from ....documents.gateway import notebook_path
 from ....events import ToolProgressEvent
 from ....user_text import user_text
 from ...base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
-from ..document import notebook_path
 from ..notebook_tool import NotebookTool, path_field
 from . import replay_notebook
 

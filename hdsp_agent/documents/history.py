@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..base import ToolContext
-    from .document import NotebookSnapshot
+    from ..tools.base import ToolContext
+    from .gateway import NotebookSnapshot
     from .inverse import InverseEdit
 
 

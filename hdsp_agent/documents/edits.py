@@ -15,8 +15,8 @@ from typing import Annotated, Any, Literal
 import nbformat
 from pydantic import BaseModel, Field, TypeAdapter
 
-from ...user_text import user_text
-from ..base import ToolError
+from ..tools.base import ToolError
+from ..user_text import user_text
 
 E_CELL_NOT_FOUND = "E_CELL_NOT_FOUND"
 E_NOT_A_CODE_CELL = "E_NOT_A_CODE_CELL"

@@ -43,13 +43,13 @@ from typing import Any, Literal
 import nbformat
 from pydantic import BaseModel
 
-from ...user_text import user_text
-from ..base import ToolError
-from ..builtin.edit.merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
+from ..tools.base import ToolError
+from ..user_text import user_text
 from .bridge_connection import E_NOTEBOOK_BRIDGE, BridgeConnection, _normalized, _notebook, _text
-from .document import NotebookSnapshot, PathLocks, _call, _status
 from .edits import ensure_cell_ids
+from .gateway import NotebookSnapshot, PathLocks, _call, _status
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
+from .merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 
 # A reloading tab announces its notebooks again within a few seconds; until then its journal is not written
 # to the file (the reloaded tab might have read the file before the write, and would then overwrite it).

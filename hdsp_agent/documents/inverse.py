@@ -14,10 +14,10 @@ from typing import Any, Literal
 import nbformat
 from pydantic import BaseModel
 
-from ...user_text import user_text
-from ..base import ToolError
-from .document import E_NOTEBOOK_CHANGED
+from ..tools.base import ToolError
+from ..user_text import user_text
 from .edits import DeleteCell, InsertCell, MoveCell, SetCellOutputs, SetCellSource, cell_index, cell_source
+from .gateway import E_NOTEBOOK_CHANGED
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 import nbformat
 from pydantic import BaseModel
 
-from ..base import ToolError
+from ..tools.base import ToolError
 from .edits import DeleteCell, InsertCell, apply_edit, cell_index, cell_source
 
 

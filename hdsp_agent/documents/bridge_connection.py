@@ -14,8 +14,8 @@ from typing import Any
 
 import nbformat
 
-from ...user_text import user_text
-from ..base import ToolError
+from ..tools.base import ToolError
+from ..user_text import user_text
 from .edits import ensure_cell_ids
 
 E_NOTEBOOK_BRIDGE = "E_NOTEBOOK_BRIDGE"

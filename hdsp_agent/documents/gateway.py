@@ -23,9 +23,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import nbformat
 from pydantic import BaseModel
 
-from ...permissions.paths import display_path, resolve_in_root
-from ...user_text import user_text
-from ..base import ToolContext, ToolError
+from ..permissions.paths import display_path, resolve_in_root
+from ..tools.base import ToolContext, ToolError
+from ..user_text import user_text
 from .edits import InsertCell, apply_edit, ensure_cell_ids
 
 E_NO_NOTEBOOK = "E_NO_NOTEBOOK"
