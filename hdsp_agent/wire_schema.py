@@ -53,7 +53,7 @@ def wire_schema() -> dict[str, Any]:
                 mode="validation"
             ),
             "notebook_edits": TypeAdapter(NotebookEdit).json_schema(mode="validation"),
-            # The NotebookBridge: what the server asks a tab, what a tab sends, and the results it answers with.
+            # The NotebookBridge: what the server asks a tab, what a tab sends, the results it answers with.
             "bridge_requests": BRIDGE_REQUESTS.json_schema(mode="serialization"),
             "bridge_messages": TAB_MESSAGES.json_schema(mode="validation"),
             "bridge_results": {

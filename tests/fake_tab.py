@@ -2,8 +2,8 @@
 
 It plays src/notebookBridge.ts from the bridge's wire models (``documents/bridge_wire.py``): every request
 the server sends is parsed as a ``BridgeRequest`` (a malformed one fails the test), every answer is built from
-the result models (``NotebookResult``, ``AppliedDelta``, ``TextResult``, ``RevertResult``). Notebooks change by
-the server's own rules (``edits.apply_edit``; the TypeScript twin is tested in
+the result models (``NotebookResult``, ``AppliedDelta``, ``TextResult``, ``RevertResult``). Notebooks change
+by the server's own rules (``edits.apply_edit``; the TypeScript twin is tested in
 src/__tests__/notebookBridge.spec.ts and the two together in Chromium by ui-tests/tests/notebook.spec.ts).
 
 - ``notebooks``: the live models of the notebooks open in the tab (the user's unsaved typing is a change to
@@ -26,8 +26,8 @@ import nbformat
 
 from hdsp_agent.documents.bridge_wire import (
     BRIDGE_REQUESTS,
-    ApplyRequest,
     AppliedDelta,
+    ApplyRequest,
     BridgeError,
     BridgeResponse,
     NotebookResult,
@@ -75,7 +75,9 @@ class FakeTab:
 
     async def announce(self, loaded: list[str] | None = None) -> None:
         just_loaded = sorted(self.loaded if loaded is None else set(loaded))
-        message = OpenAnnouncement(paths=sorted(self.notebooks), editors=sorted(self.editors), loaded=just_loaded)
+        message = OpenAnnouncement(
+            paths=sorted(self.notebooks), editors=sorted(self.editors), loaded=just_loaded
+        )
         await self.ws.write_message(message.model_dump_json())
         # The server handles messages in order: a moment later the announcement has landed.
         await asyncio.sleep(0.05)
@@ -93,7 +95,9 @@ class FakeTab:
             try:
                 reply = BridgeResponse(id=request.id, result=self.run(request))
             except ToolError as error:
-                reply = BridgeResponse(id=request.id, error=BridgeError(code=error.code, message=error.message))
+                reply = BridgeResponse(
+                    id=request.id, error=BridgeError(code=error.code, message=error.message)
+                )
             if request.id is not None:
                 text = reply.model_dump_json(exclude_none=True)
                 self.replies.append(text)

@@ -29,7 +29,9 @@ def test_the_file_and_the_live_gateway_satisfy_the_notebook_contract(jp_serverap
 
 def big_notebook(root: Path, name: str, cells: int) -> Path:
     notebook = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(f"x{index} = {index}  # " + "padding " * 20) for index in range(cells)]
+        cells=[
+            nbformat.v4.new_code_cell(f"x{index} = {index}  # " + "padding " * 20) for index in range(cells)
+        ]
     )
     path = root / name
     nbformat.write(notebook, path)
@@ -49,10 +51,16 @@ async def test_an_apply_reply_does_not_grow_with_the_notebook(
         agent = live_agent(jp_serverapp, jp_root_dir)
         try:
             first = tab.notebooks[name].cells[0].id
-            ok(await agent.call("edit_cell", path=name, cell_id=first, old_string="x0 = 0", new_string="x0 = 1"))
+            ok(
+                await agent.call(
+                    "edit_cell", path=name, cell_id=first, old_string="x0 = 0", new_string="x0 = 1"
+                )
+            )
             applied = [
                 reply
-                for request, reply in zip([r for r in tab.requests if r["id"] is not None], tab.replies)
+                for request, reply in zip(
+                    [r for r in tab.requests if r["id"] is not None], tab.replies, strict=True
+                )
                 if request["method"] == "apply"
             ]
             assert len(applied) == 1

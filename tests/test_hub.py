@@ -25,10 +25,10 @@ import httpx2
 import nbformat
 import pytest
 import pytest_asyncio
+from fake_tab import FakeTab
 from hub_process import BrowserSession, Hub, server_url, websocket
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from fake_tab import FakeTab
 from scripted_model import Reply, ScriptedModel, text, tool_calls
 
 TURN_TIMEOUT = 90.0

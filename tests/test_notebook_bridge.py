@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,7 @@ from hdsp_agent.documents.live import E_NOTEBOOK_BRIDGE
 from hdsp_agent.tools.base import ToolError
 
 
-async def open_tab(
-    jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any
-) -> FakeTab:
+async def open_tab(jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any) -> FakeTab:
     ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
     tab = FakeTab(ws, notebooks, **options)
     await tab.announce()

@@ -64,7 +64,9 @@ class BridgeConnection:
         try:
             parsed = TAB_MESSAGES.validate_python(message)
         except ValidationError as error:
-            log.warning("hdsp-agent notebook bridge: a message that is not the protocol's was ignored: %s", error)
+            log.warning(
+                "hdsp-agent notebook bridge: a message that is not the protocol's was ignored: %s", error
+            )
             return
         if isinstance(parsed, OpenAnnouncement):
             announced = {_normalized(path) for path in parsed.paths}

@@ -1,8 +1,8 @@
 """The NotebookBridge's messages, both directions, as pydantic models (``contracts/wire.json`` keeps
 src/notebookBridge.ts in step with them; ``wire_schema.py``).
 
-server → tab: a ``request`` per ``method``. ``id`` is null for an ``apply`` sent only to show progress (a running
-cell's outputs so far): nobody waits for its answer.
+server → tab: a ``request`` per ``method``. ``id`` is null for an ``apply`` sent only to show progress (a
+running cell's outputs so far): nobody waits for its answer.
 
 tab → server: ``open`` (every notebook and text-file editor the tab has open, sent on connect and on every
 change; ``loaded``: those announced for the first time, i.e. just loaded from the file) and ``response`` (the

@@ -83,9 +83,7 @@ class NotebookGateway(Protocol):
         """The notebook as it is now (live: including unsaved edits); every cell has an id."""
         ...
 
-    async def apply(
-        self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None
-    ) -> Applied:
+    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
         """Apply one ``edits.NotebookEdit``; the result carries its undo step. ``before``: the notebook as the
         caller read it just before (its undo is computed from it, and a live tab need not send it back)."""
         ...

@@ -39,7 +39,6 @@ E_NOTEBOOK_CHANGED = "E_NOTEBOOK_CHANGED"
 E_NO_CONTENTS_MANAGER = "E_NO_CONTENTS_MANAGER"
 
 
-
 @dataclass(frozen=True)
 class NotebookSnapshot:
     """A notebook's exact prior state, for undo. ``content`` is None when the notebook did not exist."""
@@ -181,9 +180,7 @@ class FileNotebookGateway:
             self._check_unchanged(path, last_modified)
         return notebook
 
-    async def apply(
-        self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None
-    ) -> Applied:
+    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
         """Apply ``edit`` to the file; its undo step is the file's exact content before (``before`` is not
         needed: the file is read under the lock)."""
         snapshot = await self.snapshot(path)

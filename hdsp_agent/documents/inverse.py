@@ -95,7 +95,9 @@ def inverse_from_cell(edit: BaseModel, index: int | None, old: dict[str, Any] | 
         cell = edit.cell
         return InverseEdit(DeleteCell(cell_id=str(cell["id"])), str(cell["id"]), cell_source(cell))
     if old is None:
-        raise ToolError("E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(getattr(edit, "cell_id", ""))))
+        raise ToolError(
+            "E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(getattr(edit, "cell_id", "")))
+        )
     if isinstance(edit, SetCellSource):
         return InverseEdit(
             SetCellSource(cell_id=edit.cell_id, source=cell_source(old)), edit.cell_id, edit.source

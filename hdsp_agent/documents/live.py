@@ -114,13 +114,13 @@ class LiveNotebooks:
     async def acknowledge(self, path: str) -> None:
         return None
 
-    async def apply(
-        self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None
-    ) -> Applied:
-        """Apply ``edit`` in the tab. The tab answers with the touched cell before and after (``AppliedDelta``);
-        the undo step is the inverse edit on that cell, computed from ``before`` when given (a run's final
+    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+        """Apply ``edit`` in the tab, which answers with the touched cell before and after (``AppliedDelta``).
+
+        The undo step is the inverse edit on that cell, computed from ``before`` when given (a run's final
         outputs must not take the partial ones shown meanwhile as the prior state), else from the tab's prior
-        cell. The notebook after is ``before`` with the delta, when ``before`` is given."""
+        cell. The notebook after is ``before`` with the delta, when ``before`` is given.
+        """
         key = _normalized(path)
         async with self._locks(key):
             entry = self.journal.record(key, edit)

@@ -22,7 +22,9 @@ SECONDS_PER_BYTE = 0.1 / 1_000_000
 
 
 class LiveOutputs:
-    def __init__(self, live: LiveNotebookGateway, record: ExecutionRecord, before: nbformat.NotebookNode) -> None:
+    def __init__(
+        self, live: LiveNotebookGateway, record: ExecutionRecord, before: nbformat.NotebookNode
+    ) -> None:
         self.live = live
         self.record = record
         # The notebook before the run, for undo.

@@ -25,7 +25,7 @@ from ...documents.gateway import (
     PathLocks,
 )
 from ...documents.history import NotebookUndoStore, UndoEntry
-from ...documents.inverse import InverseEdit, inverse_of
+from ...documents.inverse import InverseEdit
 from ...user_text import user_text
 from ..base import ToolContext, ToolError
 from .executions import ExecutionRecord, ExecutionRegistry

@@ -157,7 +157,9 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
             return output
         return await self._apply_live(args, ctx, editors, path, shown_as)
 
-    async def _held_by_an_editor(self, editors: LiveTextGateway, ctx: ToolContext, path: Path, shown_as: str) -> bool:
+    async def _held_by_an_editor(
+        self, editors: LiveTextGateway, ctx: ToolContext, path: Path, shown_as: str
+    ) -> bool:
         """Whether ``path`` is open in a JupyterLab editor. An editor that held the agent's unsaved change and
         is gone (a reload takes a moment to announce it again) gets its change written to the file first."""
         if editors.is_open(shown_as):
@@ -303,7 +305,7 @@ def describe_edit(
 
 
 def live_editors(ctx: ToolContext) -> LiveTextGateway | None:
-    """The text files open in JupyterLab's editors (``documents/live_texts.py``), when this context has them."""
+    """The text files open in JupyterLab's editors (``documents/live_texts.py``), if this context has them."""
     return ctx.text_editors
 
 
