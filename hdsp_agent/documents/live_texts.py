@@ -4,8 +4,9 @@ disk behind the editor's back (``tools/builtin/edit/pipeline.py``).
 
 The tabs are ``OpenTabs`` (``bridge_connection.py``), shared with the notebooks (``live.py``); the messages
 are ``read_text``, ``set_text``, ``revert_text`` and ``save`` (``bridge_wire.py``). The agent's change waits
-in the editor until the file is saved: ``AgentText`` remembers it, so a reloaded editor gets it back, an editor
-that is gone has it written to the file, and the end of the turn saves it when the user's own typing is gone.
+in the editor until the file is saved: ``AgentText`` remembers it, so a reloaded editor gets it back, an
+editor that is gone has it written to the file, and the end of the turn saves it when the user's own typing
+is gone.
 An edit's undo step is a ``TextEdit``, recorded by the file tools with the file changes.
 """
 
