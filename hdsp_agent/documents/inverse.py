@@ -81,7 +81,7 @@ def inverse_of(before: nbformat.NotebookNode, edit: BaseModel) -> InverseEdit:
     """The inverse of ``edit``, given the notebook just before it was applied."""
     if isinstance(edit, InsertCell):
         return inverse_from_cell(edit, None, None)
-    cell_id = str(getattr(edit, "cell_id", ""))
+    cell_id = _cell_id(edit)
     index = cell_index(before, cell_id)
     if index is None:
         raise ToolError("E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(cell_id)))
@@ -95,9 +95,7 @@ def inverse_from_cell(edit: BaseModel, index: int | None, old: dict[str, Any] | 
         cell = edit.cell
         return InverseEdit(DeleteCell(cell_id=str(cell["id"])), str(cell["id"]), cell_source(cell))
     if old is None:
-        raise ToolError(
-            "E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(getattr(edit, "cell_id", "")))
-        )
+        raise ToolError("E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(_cell_id(edit))))
     if isinstance(edit, SetCellSource):
         return InverseEdit(
             SetCellSource(cell_id=edit.cell_id, source=cell_source(old)), edit.cell_id, edit.source
@@ -116,3 +114,10 @@ def inverse_from_cell(edit: BaseModel, index: int | None, old: dict[str, Any] | 
             inverse, edit.cell_id, expected_execution_count=edit.execution_count, checks_outputs=True
         )
     raise TypeError(f"unknown notebook edit {type(edit).__name__}")
+
+
+def _cell_id(edit: BaseModel) -> str:
+    """The id of the cell an edit of an existing cell addresses."""
+    if isinstance(edit, SetCellSource | DeleteCell | MoveCell | SetCellOutputs):
+        return edit.cell_id
+    raise TypeError(f"{type(edit).__name__} addresses no existing cell")
