@@ -169,6 +169,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             session_manager=self.serverapp.session_manager,
             contents_manager=self.serverapp.contents_manager,
             notebook_gateway=self.live_notebooks,
+            text_editors=self.live_notebooks.texts,
             logger=self.log,
             **overrides,
         )

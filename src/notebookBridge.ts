@@ -10,6 +10,12 @@ import type {
 import { IDisposable } from '@lumino/disposable';
 import type { Widget } from '@lumino/widgets';
 
+import type {
+  BridgeRequest,
+  IAppliedDelta,
+  IBridgeResponse,
+  IOpenAnnouncement
+} from './bridgeWire';
 import {
   applyEdit,
   NotebookEdit,
@@ -22,8 +28,10 @@ import { DEFAULT_RETRY_DELAYS } from './socket';
  * Lets the server's notebook tools change the notebooks open in this tab, instead of their files
  * (hdsp_agent/documents/live.py holds the server side and the protocol).
  *
- * The tab tells the server which notebooks it has open and answers its requests: read the notebook
- * as the user sees it (unsaved edits included), apply an edit, take a snapshot, restore one. Edits go
+ * The tab tells the server which notebooks it has open and answers its requests (the messages are
+ * typed in ./bridgeWire.ts): read the notebook as the user sees it (unsaved edits included), apply an
+ * edit (answered with the cell it changed and the model's version, not the whole notebook), take a
+ * snapshot, restore one. Edits go
  * to the shared model, so they show at once, with or without real-time collaboration, and what the
  * user typed elsewhere stays. Text files open in a file editor are announced too: the agent's file
  * edits go into the editor (merged by the server with the user's unsaved typing) instead of to disk.
@@ -149,10 +157,19 @@ export class NotebookBridge implements IDisposable {
       case 'read':
       case 'snapshot':
         return { notebook: notebookJSON(model) };
-      case 'apply':
-        applyEdit(model, request.edit as NotebookEdit);
-        // A progress push (no id) is answered by nobody: skip serializing the whole notebook for it.
-        return request.id === null ? {} : { notebook: notebookJSON(model) };
+      case 'apply': {
+        // A progress push (no id) is answered by nobody: nothing to send back for it.
+        if (request.id === null) {
+          applyEdit(model, request.edit);
+          return {};
+        }
+        const before = this._version(model);
+        const delta = appliedDelta(model, request.edit);
+        // Every applied edit is a new version, whether or not the model's change signal came yet.
+        const version = Math.max(this._version(model), before + 1);
+        this._versions.set(model, version);
+        return { ...delta, version };
+      }
       case 'restore':
         model.sharedModel.transact(() => {
           model.fromJSON(request.notebook as nbformat.INotebookContent);
@@ -175,7 +192,7 @@ export class NotebookBridge implements IDisposable {
     }
     const shared = editor.context.model.sharedModel as unknown as ISharedText;
     const text = shared.getSource().replace(/\r\n/g, '\n');
-    if (request.method === 'read_text') {
+    if (request.method !== 'set_text') {
       return { text, dirty: editor.context.model.dirty };
     }
     // The server merged the agent's edit into what it read: the user must not have typed since.
@@ -194,7 +211,7 @@ export class NotebookBridge implements IDisposable {
    * shows `expected` with nothing unsaved: the user's typing is never thrown away.
    */
   private async _revertText(
-    request: NotebookBridge.IRequest
+    request: Extract<BridgeRequest, { method: 'revert_text' }>
   ): Promise<NotebookBridge.IResponse> {
     try {
       const editor = this.editors.get(localPath(request.path));
@@ -262,8 +279,25 @@ export class NotebookBridge implements IDisposable {
     return panel;
   }
 
+  /**
+   * The model's version: how many changes the tab has seen to it (the user's and the agent's), so
+   * the server can tell whether a notebook it holds is still the tab's.
+   */
+  private _version(model: INotebookModel): number {
+    if (!this._versions.has(model)) {
+      this._versions.set(model, 0);
+      model.contentChanged.connect(() =>
+        this._versions.set(model, (this._versions.get(model) ?? 0) + 1)
+      );
+    }
+    return this._versions.get(model) ?? 0;
+  }
+
   private _onWidgetAdded(_: INotebookTracker, panel: NotebookPanel): void {
     const announce = () => this._announce();
+    if (panel.context.model) {
+      this._version(panel.context.model);
+    }
     void panel.context.ready.then(announce, announce);
     panel.context.pathChanged.connect(announce);
     panel.disposed.connect(() => {
@@ -302,14 +336,13 @@ export class NotebookBridge implements IDisposable {
           this._announcedWidgets.add(widget);
         }
       });
-      socket.send(
-        JSON.stringify({
-          type: 'open',
-          paths,
-          editors: [...editors.keys()].sort(),
-          loaded: [...loaded]
-        })
-      );
+      const announcement: IOpenAnnouncement = {
+        type: 'open',
+        paths,
+        editors: [...editors.keys()].sort(),
+        loaded: [...loaded]
+      };
+      socket.send(JSON.stringify(announcement));
       this._announced = key;
     }
   }
@@ -363,6 +396,7 @@ export class NotebookBridge implements IDisposable {
   private _announced: string | null = null;
   private _announcedWidgets = new WeakSet<Widget>();
   private _watched = new WeakSet<Widget>();
+  private _versions = new WeakMap<INotebookModel, number>();
   private _documents: IDocumentManager | null;
   private _shell: ILabShell | null;
   private _disposed = false;
@@ -429,6 +463,42 @@ function notebookJSON(model: INotebookModel): nbformat.INotebookContent {
 }
 
 /**
+ * Apply `edit` and say what it changed: the touched cell before and after, found by id (indices
+ * shift while the user works); the version is filled in by the caller.
+ */
+function appliedDelta(
+  model: INotebookModel,
+  edit: NotebookEdit
+): Omit<IAppliedDelta, 'version'> {
+  const cellId =
+    edit.op === 'insert_cell' ? String(edit.cell.id) : edit.cell_id;
+  const prior = cellAt(model, cellId);
+  applyEdit(model, edit);
+  const after = cellAt(model, cellId);
+  return {
+    index: after?.index ?? null,
+    cell: after?.cell ?? null,
+    prior_index: prior?.index ?? null,
+    prior_cell: prior?.cell ?? null
+  };
+}
+
+/** The cell with id `cellId` as nbformat JSON (with its id) and its index; null when there is none. */
+function cellAt(
+  model: INotebookModel,
+  cellId: string
+): { index: number; cell: nbformat.ICell } | null {
+  const cells = model.sharedModel.cells;
+  const index = cells.findIndex(cell => cell.getId() === cellId);
+  if (index < 0) {
+    return null;
+  }
+  const cell = model.cells.get(index).toJSON();
+  cell.id = cellId;
+  return { index, cell };
+}
+
+/**
  * A path as the server knows it: without a drive prefix ("RTC:") or a leading slash.
  */
 export function localPath(path: string): string {
@@ -450,29 +520,6 @@ export namespace NotebookBridge {
     shell?: ILabShell | null;
   }
 
-  export interface IRequest {
-    type: 'request';
-    id: number | null;
-    method:
-      | 'read'
-      | 'apply'
-      | 'snapshot'
-      | 'restore'
-      | 'save'
-      | 'read_text'
-      | 'set_text'
-      | 'revert_text';
-    path: string;
-    edit?: unknown;
-    notebook?: unknown;
-    expected?: string;
-    text?: string;
-  }
-
-  export interface IResponse {
-    type: 'response';
-    id: number | null;
-    result?: Record<string, unknown>;
-    error?: { code: string; message: string };
-  }
+  export type IRequest = BridgeRequest;
+  export type IResponse = IBridgeResponse;
 }

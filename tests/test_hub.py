@@ -25,11 +25,11 @@ import httpx2
 import nbformat
 import pytest
 import pytest_asyncio
+from fake_tab import FakeTab
 from hub_process import BrowserSession, Hub, server_url, websocket
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from scripted_model import Reply, ScriptedModel, text, tool_calls
-from test_notebook_bridge import BrowserTab
 
 TURN_TIMEOUT = 90.0
 
@@ -237,7 +237,7 @@ async def test_notebook_bridge_socket_serves_the_open_notebook_through_the_proxy
     bridge = await websocket(
         server_url(hub, "alice", "hdsp-agent", "notebooks", "ws"), {"Cookie": alice.cookie_header()}
     )
-    tab = BrowserTab(bridge, {"live.ipynb": live})
+    tab = FakeTab(bridge, {"live.ipynb": live})
     await tab.announce()
     conversation_id = (await create_conversation(alice)).json()["id"]
     ws = await conversation_socket(alice, conversation_id)

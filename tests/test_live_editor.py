@@ -1,8 +1,9 @@
 """Agent edits to a text file open in a JupyterLab file editor go into the editor, merged with the user's
 unsaved typing (``tools/builtin/edit/pipeline.py`` live path, ``merge.py``, ``documents/live.py``).
 
-A real Jupyter server and WebSocket; the tab is ``EditorTab``, which holds the editors' texts and answers the
-bridge's text requests as src/notebookBridge.ts does (and saves through the contents manager, as JupyterLab).
+A real Jupyter server and WebSocket; the tab is ``fake_tab.FakeTab``, which holds the editors' texts and
+answers the bridge's text requests as src/notebookBridge.ts does (and saves through the contents manager, as
+JupyterLab).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_tab import FakeTab
 
 from hdsp_agent.documents.merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 from hdsp_agent.permissions.approval import FixedApprover
@@ -26,61 +28,6 @@ from hdsp_agent.tools.state import ToolState
 UTILS = "def load():\n    return 1\n\n\ndef clean():\n    return 2\n"
 
 
-class EditorTab:
-    """A JupyterLab tab with text files open in file editors."""
-
-    def __init__(self, ws: Any, editors: dict[str, str], contents_manager: Any, root: Path) -> None:
-        self.ws = ws
-        self.editors = editors
-        self.root = root
-        # What each editor last loaded or saved: it has unsaved changes while its text differs.
-        self.saved = {path: (root / path).read_text() for path in editors}
-        self.contents_manager = contents_manager
-        self.requests: list[dict[str, Any]] = []
-        self.task = asyncio.ensure_future(self._serve())
-
-    async def announce(self, loaded: list[str] | None = None) -> None:
-        message = {"type": "open", "paths": [], "editors": sorted(self.editors), "loaded": loaded or []}
-        await self.ws.write_message(json.dumps(message))
-        await asyncio.sleep(0.05)
-
-    async def _serve(self) -> None:
-        while True:
-            message = await self.ws.read_message()
-            if message is None:
-                return
-            request = json.loads(message)
-            self.requests.append(request)
-            await self.ws.write_message(
-                json.dumps({"type": "response", "id": request["id"], **self._run(request)})
-            )
-
-    def _run(self, request: dict[str, Any]) -> dict[str, Any]:
-        path = request["path"]
-        if request["method"] == "read_text":
-            return {"result": {"text": self.editors[path], "dirty": self.editors[path] != self.saved[path]}}
-        if request["method"] == "revert_text":
-            if self.editors[path] != self.saved[path] or self.editors[path] != request["expected"]:
-                return {"result": {"reverted": False}}
-            self.editors[path] = self.saved[path] = (self.root / path).read_text()
-            return {"result": {"reverted": True}}
-        if request["method"] == "set_text":
-            if self.editors[path] != request["expected"]:
-                return {"error": {"code": "E_EDITOR_CHANGED", "message": "the user typed meanwhile"}}
-            self.editors[path] = request["text"]
-            return {"result": {}}
-        if request["method"] == "save":
-            model = {"type": "file", "format": "text", "content": self.editors[path]}
-            self.saved[path] = self.editors[path]
-            asyncio.ensure_future(self.contents_manager.save(model, path))
-            return {"result": {}}
-        return {"error": {"code": "E_NOTEBOOK_BRIDGE", "message": "not an editor request"}}
-
-    async def close(self) -> None:
-        self.ws.close()
-        await asyncio.wait({self.task}, timeout=5)
-
-
 class Agent:
     def __init__(self, serverapp: Any, root: Path) -> None:
         self.live = serverapp.web_app.settings["hdsp_agent"].live_notebooks
@@ -92,6 +39,7 @@ class Agent:
             session_id="s1",
             contents_manager=serverapp.contents_manager,
             notebook_gateway=self.live,
+            text_editors=self.live.texts,
         )
         self.calls = 0
 
@@ -102,9 +50,10 @@ class Agent:
         return await self.executor.execute(call, self.ctx.for_call(call.id), self.registry.catalog(self.ctx))
 
 
-async def open_editor(jp_ws_fetch: Any, jp_serverapp: Any, text: str, loaded: bool = False) -> EditorTab:
+async def open_editor(jp_ws_fetch: Any, jp_serverapp: Any, text: str, loaded: bool = False) -> FakeTab:
     ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
-    tab = EditorTab(ws, {"utils.py": text}, jp_serverapp.contents_manager, Path(jp_serverapp.root_dir))
+    root = Path(jp_serverapp.root_dir)
+    tab = FakeTab(ws, editors={"utils.py": text}, contents_manager=jp_serverapp.contents_manager, root=root)
     await tab.announce(["utils.py"] if loaded else [])
     return tab
 

@@ -1,16 +1,14 @@
 """The live notebook route: ``/hdsp-agent/notebooks/ws`` and the notebook tools working through it.
 
 A real Jupyter server, real kernels, a real WebSocket. The browser tab at the other end is played by
-``BrowserTab``, which answers the server's requests the way the sidebar's NotebookBridge does, applying the
-edits with the same rules (``edits.apply_edit``; the TypeScript twin is tested in
-src/__tests__/notebookBridge.spec.ts and the two together in Chromium by ui-tests/tests/notebook.spec.ts).
+``fake_tab.FakeTab``, which answers the server's requests the way the sidebar's NotebookBridge does, from the
+bridge's wire models.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,68 +16,17 @@ import nbformat
 import pytest
 import tornado.httpclient
 import tornado.websocket
+from fake_tab import FakeTab
 from test_notebook_tools import Agent, ok, write_notebook
 
-from hdsp_agent.documents.edits import SetCellOutputs, apply_edit, parse_edit
+from hdsp_agent.documents.edits import SetCellOutputs
 from hdsp_agent.documents.live import E_NOTEBOOK_BRIDGE
 from hdsp_agent.tools.base import ToolError
 
 
-class BrowserTab:
-    """A JupyterLab tab with notebooks open: holds their live models and answers the bridge's requests."""
-
-    def __init__(self, ws: Any, notebooks: dict[str, nbformat.NotebookNode], *, answer: bool = True) -> None:
-        self.ws = ws
-        self.notebooks = notebooks
-        self.answer = answer
-        self.requests: list[dict[str, Any]] = []
-        self.task = asyncio.ensure_future(self._serve())
-
-    async def announce(self) -> None:
-        await self.ws.write_message(json.dumps({"type": "open", "paths": sorted(self.notebooks)}))
-        # The server handles messages in order: a round trip through it means the announcement landed.
-        await asyncio.sleep(0.05)
-
-    async def _serve(self) -> None:
-        while True:
-            message = await self.ws.read_message()
-            if message is None:
-                return
-            request = json.loads(message)
-            self.requests.append(request)
-            if not self.answer:
-                continue
-            reply = {"type": "response", "id": request["id"], "result": self._run(request)}
-            if request["id"] is not None:
-                await self.ws.write_message(json.dumps(reply))
-
-    def _run(self, request: dict[str, Any]) -> dict[str, Any]:
-        notebook = self.notebooks[request["path"]]
-        if request["method"] == "apply":
-            apply_edit(notebook, parse_edit(request["edit"]))
-        elif request["method"] == "restore":
-            self.notebooks[request["path"]] = nbformat.from_dict(request["notebook"])
-            return {}
-        return {"notebook": copy.deepcopy(notebook)}
-
-    def progress_outputs(self) -> list[list[str]]:
-        """The outputs texts of every progress-only update, in order."""
-        return [
-            ["".join(output.get("text", "")) for output in request["edit"]["outputs"]]
-            for request in self.requests
-            if request["id"] is None and request["edit"]["op"] == "set_cell_outputs"
-        ]
-
-    async def close(self) -> None:
-        self.ws.close()
-        await asyncio.wait({self.task}, timeout=5)
-
-
-async def open_tab(
-    jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any
-) -> BrowserTab:
+async def open_tab(jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any) -> FakeTab:
     ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
-    tab = BrowserTab(ws, notebooks, **options)
+    tab = FakeTab(ws, notebooks, **options)
     await tab.announce()
     return tab
 
@@ -272,7 +219,7 @@ async def test_undo_of_one_cell_leaves_the_turns_other_changes(
         await agent.close()
 
 
-def answered(tab: BrowserTab) -> list[str]:
+def answered(tab: FakeTab) -> list[str]:
     """The methods of the round trips the tab was asked for (progress pushes, wanting no answer, left out)."""
     return [request["method"] for request in tab.requests if request["id"] is not None]
 

@@ -1,56 +1,32 @@
 """The agent's unsaved changes to open notebooks survive the tab (``documents/journal.py``, ``live.py``).
 
-A real Jupyter server and WebSocket; the browser tab is ``test_notebook_bridge.BrowserTab``, which announces
-the notebooks it has just loaded from disk (``loaded``) as a freshly (re)loaded JupyterLab tab does, and
-saves through the server's contents manager when asked, as JupyterLab's save does.
+A real Jupyter server and WebSocket; the browser tab is ``fake_tab.FakeTab``, which announces the notebooks it
+has just loaded from disk (``loaded``) as a freshly (re)loaded JupyterLab tab does, and saves through the
+server's contents manager when asked, as JupyterLab's save does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from test_notebook_bridge import BrowserTab, live_agent
+from fake_tab import FakeTab
+from test_notebook_bridge import live_agent
 from test_notebook_tools import ok, write_notebook
 
 from hdsp_agent.documents.edits import DeleteCell, InsertCell, SetCellSource, new_cell
 from hdsp_agent.documents.journal import replay_onto, replayable
 
 
-class ReloadableTab(BrowserTab):
-    """A tab that says which notebooks it just loaded, and saves as JupyterLab does (contents API)."""
-
-    def __init__(self, ws: Any, notebooks: dict[str, nbformat.NotebookNode], contents_manager: Any) -> None:
-        self.contents_manager = contents_manager
-        self.loaded = set(notebooks)
-        super().__init__(ws, notebooks)
-
-    async def announce(self) -> None:
-        paths = sorted(self.notebooks)
-        await self.ws.write_message(
-            json.dumps({"type": "open", "paths": paths, "loaded": sorted(self.loaded)})
-        )
-        await asyncio.sleep(0.05)
-
-    def _run(self, request: dict[str, Any]) -> dict[str, Any]:
-        if request["method"] == "save":
-            model = {"type": "notebook", "format": "json", "content": self.notebooks[request["path"]]}
-            result = self.contents_manager.save(model, request["path"])
-            if asyncio.iscoroutine(result):
-                asyncio.ensure_future(result)
-            return {}
-        return super()._run(request)
-
-
-async def open_from_disk(jp_ws_fetch: Any, jp_serverapp: Any, root: Path, name: str) -> ReloadableTab:
+async def open_from_disk(jp_ws_fetch: Any, jp_serverapp: Any, root: Path, name: str) -> FakeTab:
     """A tab that (re)opens ``name``: its notebook is the file's content, as JupyterLab loads it."""
     ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
-    tab = ReloadableTab(ws, {name: nbformat.read(root / name, as_version=4)}, jp_serverapp.contents_manager)
+    notebooks = {name: nbformat.read(root / name, as_version=4)}
+    tab = FakeTab(ws, notebooks, contents_manager=jp_serverapp.contents_manager, loaded=True)
     await tab.announce()
     return tab
 
@@ -118,8 +94,7 @@ async def test_a_tab_that_reconnects_with_its_changes_gets_nothing_twice(
         await tab.close()
         # The socket dropped but the page stayed: the panel, with the agent's cell, was announced before.
         ws = await jp_ws_fetch("hdsp-agent", "notebooks", "ws")
-        tab = ReloadableTab(ws, kept, jp_serverapp.contents_manager)
-        tab.loaded = set()
+        tab = FakeTab(ws, kept, contents_manager=jp_serverapp.contents_manager)
         await tab.announce()
         await asyncio.sleep(0.2)
         assert sources(tab.notebooks["nb.ipynb"]) == ["x = 1", "a = 1"]

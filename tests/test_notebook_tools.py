@@ -20,7 +20,9 @@ import pytest
 from images import png_bytes
 from pydantic import BaseModel
 
+from hdsp_agent.documents.contract import Applied
 from hdsp_agent.documents.edits import apply_edit
+from hdsp_agent.documents.inverse import inverse_of
 from hdsp_agent.events import ToolProgressEvent
 from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest, FixedApprover
 from hdsp_agent.tools.base import CancelToken, ToolCall, ToolContext, ToolResult
@@ -45,7 +47,10 @@ class RecordingApprover:
 
 
 class FrontendNotebooks:
-    """Stands in for the sidebar's NotebookBridge: notebooks open in JupyterLab, changed in the live model."""
+    """Stands in for the sidebar's NotebookBridge in process (a ``LiveNotebookGateway``): notebooks open in
+    JupyterLab, changed in the live model. The bridge itself is played by tests/fake_tab.py."""
+
+    live = True
 
     def __init__(self, notebooks: dict[str, nbformat.NotebookNode]) -> None:
         self.notebooks = notebooks
@@ -54,13 +59,17 @@ class FrontendNotebooks:
     async def is_open(self, path: str) -> bool:
         return path in self.notebooks
 
-    async def read(self, path: str) -> nbformat.NotebookNode:
+    async def read(self, path: str, purpose: str = "show") -> nbformat.NotebookNode:
         return copy.deepcopy(self.notebooks[path])
 
-    async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
+    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
         self.edits.append(edit)
+        undo = inverse_of(self.notebooks[path], edit)
         apply_edit(self.notebooks[path], edit)
-        return copy.deepcopy(self.notebooks[path])
+        return Applied(undo, copy.deepcopy(self.notebooks[path]))
+
+    async def acknowledge(self, path: str) -> None:
+        return None
 
     async def snapshot(self, path: str) -> NotebookSnapshot:
         return NotebookSnapshot(path, nbformat.writes(self.notebooks[path]))
@@ -68,6 +77,19 @@ class FrontendNotebooks:
     async def restore(self, path: str, snapshot: NotebookSnapshot) -> None:
         assert snapshot.content is not None
         self.notebooks[path] = nbformat.reads(snapshot.content, as_version=4)
+
+    def show(self, path: str, edit: BaseModel) -> int:
+        apply_edit(self.notebooks[path], edit)
+        return 0
+
+    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+        return False
+
+    def change_mark(self) -> int:
+        return 0
+
+    async def settle(self, contents_manager: Any, since: int = 0) -> list[Any]:
+        return []
 
 
 class Agent:

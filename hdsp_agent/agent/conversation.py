@@ -156,8 +156,8 @@ class Conversation:
         self._cancel = CancelToken()
         self.runtime.undo.mark(self.id, turn_id)  # the turn's checkpoint
         # Open documents this turn changes are settled at its end; other conversations' are theirs.
-        mark = getattr(self.runtime.tool_context(session_id=self.id).notebook_gateway, "change_mark", None)
-        self._change_mark = mark() if callable(mark) else 0
+        live = self.runtime.tool_context(session_id=self.id).notebook_gateway
+        self._change_mark = live.change_mark() if live is not None else 0
         self._turn = asyncio.create_task(self._run_turn(turn_id, context, model, self._cancel))
         return turn_id
 
@@ -397,10 +397,10 @@ class Conversation:
         (``LiveNotebooks.settle``). A change that could not be kept safe is said, not hidden behind "Done"."""
         try:
             ctx = self.runtime.tool_context(session_id=self.id)
-            settle = getattr(ctx.notebook_gateway, "settle", None)
-            if settle is None or ctx.contents_manager is None:
+            live = ctx.notebook_gateway
+            if live is None or ctx.contents_manager is None:
                 return
-            outcomes = await settle(ctx.contents_manager, since=self._change_mark)
+            outcomes = await live.settle(ctx.contents_manager, since=self._change_mark)
         except Exception:  # settling is a safety net: its own failure must not leave the turn "running"
             self.log.exception("hdsp-agent: settling the documents at the end of a turn failed")
             return

@@ -1,24 +1,35 @@
 """One browser tab's NotebookBridge, seen from the server: what it has open, and its requests and answers.
 
-The wire is described in ``live.py``, which keeps every connection and decides which one serves a path. A
-connection knows nothing of tornado: ``send`` is anything that takes a dict; the route feeds it the
-browser's messages with ``receive``.
+The messages are the models of ``bridge_wire.py``; ``OpenTabs`` keeps every connection and decides which one
+serves a path, for the notebooks (``live.py``) and the text editors (``live_texts.py``). A connection knows
+nothing of tornado: ``send`` is anything that takes a dict; the route feeds it the browser's messages with
+``receive``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 import nbformat
+from pydantic import ValidationError
 
 from ..tools.base import ToolError
 from ..user_text import user_text
+from .bridge_wire import BRIDGE_REQUESTS, TAB_MESSAGES, BridgeResponse, OpenAnnouncement
 from .edits import ensure_cell_ids
+from .gateway import PathLocks
 
 E_NOTEBOOK_BRIDGE = "E_NOTEBOOK_BRIDGE"
+# A reloading tab announces its documents again within a few seconds; until then the agent's unsaved changes
+# are not written to the file (the reloaded tab might have read the file before the write, and would then
+# overwrite it).
+RECONNECT_GRACE_SECONDS = 5.0
+log = logging.getLogger("hdsp_agent.live")
 # A tab answers from memory; this long means it is frozen or gone.
 REQUEST_TIMEOUT_SECONDS = 20.0
 
@@ -45,36 +56,30 @@ class BridgeConnection:
         self.paths: set[str] = set()
         # Text files open in the tab's file editors.
         self.editors: set[str] = set()
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._pending: dict[int, asyncio.Future[BridgeResponse]] = {}
         self._ids = itertools.count(1)
         self.closed = False
 
     def receive(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "open":
-            paths = message.get("paths")
-            if isinstance(paths, list):
-                announced = {_normalized(path) for path in paths if isinstance(path, str)}
-                loaded = message.get("loaded")
-                just_loaded = (
-                    {_normalized(path) for path in loaded if isinstance(path, str)}
-                    if isinstance(loaded, list)
-                    else set()
-                )
-                editors = message.get("editors")
-                self.editors = (
-                    {_normalized(path) for path in editors if isinstance(path, str)}
-                    if isinstance(editors, list)
-                    else set()
-                )
-                opened = just_loaded & (announced | self.editors)
-                self.paths = announced
-                if opened and self._on_open is not None:
-                    self._on_open(self, opened)
-        elif kind == "response":
-            future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+        try:
+            parsed = TAB_MESSAGES.validate_python(message)
+        except ValidationError as error:
+            log.warning(
+                "hdsp-agent notebook bridge: a message that is not the protocol's was ignored: %s", error
+            )
+            return
+        if isinstance(parsed, OpenAnnouncement):
+            announced = {_normalized(path) for path in parsed.paths}
+            just_loaded = {_normalized(path) for path in parsed.loaded}
+            self.editors = {_normalized(path) for path in parsed.editors}
+            opened = just_loaded & (announced | self.editors)
+            self.paths = announced
+            if opened and self._on_open is not None:
+                self._on_open(self, opened)
+        elif isinstance(parsed, BridgeResponse) and parsed.id is not None:
+            future = self._pending.pop(parsed.id, None)
             if future is not None and not future.done():
-                future.set_result(message)
+                future.set_result(parsed)
 
     def close(self) -> None:
         self.closed = True
@@ -95,16 +100,18 @@ class BridgeConnection:
         """A request that wants no answer (output updates while a cell runs); returns the bytes sent."""
         if self.closed:
             return 0
-        sent = self._send({"type": "request", "id": None, "method": method, "path": path, **payload})
+        sent = self._send(_message(None, method, path, payload))
         return sent if isinstance(sent, int) else 0
 
     async def request(self, method: str, path: str, **payload: Any) -> dict[str, Any]:
+        """Ask the tab and wait for its result (raises ``ToolError`` with the tab's error code)."""
         if self.closed:
             raise ToolError(E_NOTEBOOK_BRIDGE, user_text("the JupyterLab tab holding the notebook is gone"))
         request_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        message = _message(request_id, method, path, payload)
+        future: asyncio.Future[BridgeResponse] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        self._send({"type": "request", "id": request_id, "method": method, "path": path, **payload})
+        self._send(message)
         try:
             reply = await asyncio.wait_for(future, REQUEST_TIMEOUT_SECONDS)
         except asyncio.TimeoutError:
@@ -120,19 +127,84 @@ class BridgeConnection:
             ) from None
         finally:
             self._pending.pop(request_id, None)
-        error = reply.get("error")
-        if error is not None:
-            code = (
-                str(error.get("code") or E_NOTEBOOK_BRIDGE) if isinstance(error, dict) else E_NOTEBOOK_BRIDGE
-            )
-            message = str(error.get("message") if isinstance(error, dict) else error)
+        if reply.error is not None:
             raise ToolError(
-                code,
-                user_text("%1: %2", path, message),
+                reply.error.code or E_NOTEBOOK_BRIDGE,
+                user_text("%1: %2", path, reply.error.message),
                 user_text("Read the notebook again (read_notebook) and retry."),
             )
-        result = reply.get("result")
-        return result if isinstance(result, dict) else {}
+        return reply.result or {}
+
+
+def _message(request_id: int | None, method: str, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The request as it goes on the wire, checked against its model (``bridge_wire.BridgeRequest``): a
+    malformed request is the server's bug, said here rather than by the tab."""
+    message = {"type": "request", "id": request_id, "method": method, "path": path, **payload}
+    BRIDGE_REQUESTS.validate_python(message)
+    return message
+
+
+class OpenTabs:
+    """Every connected tab's bridge: which one serves a path (the one that opened it last), the change counter
+    of the documents the agent changed through them, and one lock per document."""
+
+    reconnect_grace_seconds = RECONNECT_GRACE_SECONDS
+
+    def __init__(self, on_open: Callable[[BridgeConnection, set[str]], None] | None = None) -> None:
+        self.connections: list[BridgeConnection] = []
+        self.on_open = on_open
+        # Applying, replaying and settling one document never interleave (a replay must finish before the
+        # next edit or read, or the agent would see the document without its own changes).
+        self.locks = PathLocks()
+        # When each document last got an agent change, on a counter: a turn settles the documents changed
+        # since it started (``change_mark``), not other conversations' (whose tabs may be long gone).
+        self.changes = 0
+        self.changed_at: dict[str, int] = {}
+
+    def changed(self, path: str) -> None:
+        self.changes += 1
+        self.changed_at[path] = self.changes
+
+    def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
+        connection = BridgeConnection(send, on_open=self._opened)
+        self.connections.append(connection)
+        return connection
+
+    def _opened(self, connection: BridgeConnection, paths: set[str]) -> None:
+        if self.on_open is not None:
+            self.on_open(connection, paths)
+
+    def disconnect(self, connection: BridgeConnection) -> None:
+        connection.close()
+        if connection in self.connections:
+            self.connections.remove(connection)
+
+    def holder(self, path: str) -> BridgeConnection | None:
+        """The tab with the notebook ``path`` open (the last one that opened it)."""
+        path = _normalized(path)
+        for connection in reversed(self.connections):
+            if path in connection.paths and not connection.closed:
+                return connection
+        return None
+
+    def editor_holder(self, path: str) -> BridgeConnection | None:
+        """The tab with ``path`` open in a file editor (the last one that opened it)."""
+        path = _normalized(path)
+        for connection in reversed(self.connections):
+            if path in connection.editors and not connection.closed:
+                return connection
+        return None
+
+    async def wait(
+        self, find: Callable[[str], BridgeConnection | None], path: str, seconds: float | None = None
+    ) -> BridgeConnection | None:
+        """``find(path)``, waiting up to ``seconds`` (default: the reconnect grace) for a reloading tab."""
+        deadline = time.monotonic() + (self.reconnect_grace_seconds if seconds is None else seconds)
+        while True:
+            holder = find(path)
+            if holder is not None or time.monotonic() >= deadline:
+                return holder
+            await asyncio.sleep(0.1)
 
 
 def _text(result: dict[str, Any], path: str) -> str:

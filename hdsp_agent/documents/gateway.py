@@ -1,6 +1,6 @@
 """Reading and changing a notebook document without losing anything the user typed.
 
-Two ways to the same ``NotebookGateway`` protocol:
+Two ways to the same ``NotebookGateway`` protocol (``contract.py``):
 
 - live: the notebook is open in a connected JupyterLab. The sidebar's NotebookBridge implements the protocol
   over the WebSocket and applies each edit to the frontend's notebook model (with or without real-time
@@ -18,7 +18,7 @@ import inspect
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any
 
 import nbformat
 from pydantic import BaseModel
@@ -26,7 +26,10 @@ from pydantic import BaseModel
 from ..permissions.paths import display_path, resolve_in_root
 from ..tools.base import ToolContext, ToolError
 from ..user_text import user_text
+from .contract import Applied, FileUndo, NotebookGateway, ReadPurpose
 from .edits import InsertCell, apply_edit, ensure_cell_ids
+
+__all__ = ["NotebookGateway", "ReadPurpose"]
 
 E_NO_NOTEBOOK = "E_NO_NOTEBOOK"
 E_NOT_A_NOTEBOOK = "E_NOT_A_NOTEBOOK"
@@ -34,8 +37,6 @@ E_NOTEBOOK_NOT_FOUND = "E_NOTEBOOK_NOT_FOUND"
 E_NOTEBOOK_INVALID = "E_NOTEBOOK_INVALID"
 E_NOTEBOOK_CHANGED = "E_NOTEBOOK_CHANGED"
 E_NO_CONTENTS_MANAGER = "E_NO_CONTENTS_MANAGER"
-
-ReadPurpose = Literal["show", "change", "peek"]
 
 
 @dataclass(frozen=True)
@@ -46,31 +47,6 @@ class NotebookSnapshot:
     content: str | None
     # The file's last_modified when the snapshot was taken (file mode; None: unknown or no file).
     last_modified: Any = None
-
-
-@runtime_checkable
-class NotebookGateway(Protocol):
-    """Access to notebook documents. Paths are API paths (relative to the server root, ``/``-separated)."""
-
-    async def is_open(self, path: str) -> bool:
-        """Whether this gateway holds ``path`` (live: open in a connected JupyterLab; file: it exists)."""
-        ...
-
-    async def read(self, path: str) -> nbformat.NotebookNode:
-        """The notebook as it is now (live: including unsaved edits); every cell has an id."""
-        ...
-
-    async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
-        """Apply one ``edits.NotebookEdit`` and return the notebook after it."""
-        ...
-
-    async def snapshot(self, path: str) -> NotebookSnapshot:
-        """The exact current state, to give back to ``restore``."""
-        ...
-
-    async def restore(self, path: str, snapshot: NotebookSnapshot) -> None:
-        """Put the notebook back exactly as ``snapshot`` holds it."""
-        ...
 
 
 def notebook_path(ctx: ToolContext, path: str | None) -> str:
@@ -173,6 +149,8 @@ class FileNotebookGateway:
     the session, so a conflict is detected across tool calls.
     """
 
+    live = False
+
     def __init__(
         self,
         contents_manager: Any,
@@ -202,7 +180,17 @@ class FileNotebookGateway:
             self._check_unchanged(path, last_modified)
         return notebook
 
-    async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
+    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+        """Apply ``edit`` to the file; its undo step is the file's exact content before (``before`` is not
+        needed: the file is read under the lock)."""
+        snapshot = await self.snapshot(path)
+        notebook = await self._apply(path, edit)
+        return Applied(FileUndo(snapshot, self.stamps.get(path)), notebook)
+
+    async def acknowledge(self, path: str) -> None:
+        await self.read(path, "show")
+
+    async def _apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
         async with self.locks(path):
             if isinstance(edit, InsertCell) and not await self.is_open(path):
                 notebook = nbformat.v4.new_notebook()

@@ -80,22 +80,31 @@ class InverseEdit:
 def inverse_of(before: nbformat.NotebookNode, edit: BaseModel) -> InverseEdit:
     """The inverse of ``edit``, given the notebook just before it was applied."""
     if isinstance(edit, InsertCell):
+        return inverse_from_cell(edit, None, None)
+    cell_id = _cell_id(edit)
+    index = cell_index(before, cell_id)
+    if index is None:
+        raise ToolError("E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(cell_id)))
+    return inverse_from_cell(edit, index, before.cells[index])
+
+
+def inverse_from_cell(edit: BaseModel, index: int | None, old: dict[str, Any] | None) -> InverseEdit:
+    """The inverse of ``edit``, given the cell it touched as it was just before (``old``, at ``index``; None
+    for an insert): all an open tab needs to send back for the undo of one edit."""
+    if isinstance(edit, InsertCell):
         cell = edit.cell
         return InverseEdit(DeleteCell(cell_id=str(cell["id"])), str(cell["id"]), cell_source(cell))
+    if old is None:
+        raise ToolError("E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(_cell_id(edit))))
     if isinstance(edit, SetCellSource):
-        old = _cell(before, edit.cell_id)
         return InverseEdit(
             SetCellSource(cell_id=edit.cell_id, source=cell_source(old)), edit.cell_id, edit.source
         )
     if isinstance(edit, DeleteCell):
-        index = cell_index(before, edit.cell_id)
-        old = _cell(before, edit.cell_id)
         return InverseEdit(InsertCell(index=index or 0, cell=dict(old)), edit.cell_id)
     if isinstance(edit, MoveCell):
-        index = cell_index(before, edit.cell_id)
         return InverseEdit(MoveCell(cell_id=edit.cell_id, to_index=index or 0), edit.cell_id)
     if isinstance(edit, SetCellOutputs):
-        old = _cell(before, edit.cell_id)
         inverse = SetCellOutputs(
             cell_id=edit.cell_id,
             outputs=[dict(output) for output in old.get("outputs", [])],
@@ -107,8 +116,8 @@ def inverse_of(before: nbformat.NotebookNode, edit: BaseModel) -> InverseEdit:
     raise TypeError(f"unknown notebook edit {type(edit).__name__}")
 
 
-def _cell(notebook: nbformat.NotebookNode, cell_id: str) -> Any:
-    index = cell_index(notebook, cell_id)
-    if index is None:
-        raise ToolError("E_CELL_NOT_FOUND", user_text("no cell with id %1", repr(cell_id)))
-    return notebook.cells[index]
+def _cell_id(edit: BaseModel) -> str:
+    """The id of the cell an edit of an existing cell addresses."""
+    if isinstance(edit, SetCellSource | DeleteCell | MoveCell | SetCellOutputs):
+        return edit.cell_id
+    raise TypeError(f"{type(edit).__name__} addresses no existing cell")

@@ -9,18 +9,9 @@ unsaved typing elsewhere in the notebook stays.
 This module knows nothing of tornado: a connection (``bridge_connection.py``) is anything with a
 ``send(dict)``; the route feeds it the browser's messages.
 
-Wire (JSON):
-- browser → server ``{"type": "open", "paths": [...], "editors": [...], "loaded": [...]}``: every notebook
-  (``paths``) and text file in a file editor (``editors``) open in the tab, sent on connect and on every
-  change; ``loaded``: those the tab announces for the first time, i.e. just loaded from the file (a page
-  reload, a document reopened).
-- server → browser ``{"type": "request", "id", "method": "read"|"apply"|"snapshot"|"restore"|"save", "path",
-  "edit"?, "content"?}``; ``id`` is null for ``apply`` sent only to show progress (no answer wanted). For a
-  file editor: ``read_text`` (→ ``{"text", "dirty"}``), ``set_text`` (``expected``, ``text``: refused with
-  ``E_EDITOR_CHANGED`` if the editor no longer shows ``expected``), ``revert_text`` (reload from the file
-  while it shows ``expected`` with nothing unsaved → ``{"reverted"}``), ``save``.
-- browser → server ``{"type": "response", "id", "result": {...}}`` or ``{"type": "response", "id", "error":
-  {"code", "message"}}``.
+The messages are the models of ``bridge_wire.py`` (a tab's ``apply`` answers with the cell it changed and the
+notebook's version, never the whole notebook). Text files open in a file editor are ``live_texts.py``'s; the
+two share the tabs (``bridge_connection.OpenTabs``).
 
 Every edit applied through a tab is also written to the ``DocumentJournal`` (``journal.py``) until the
 notebook is saved. A notebook announced as just loaded while its journal holds edits was reopened from its
@@ -34,113 +25,71 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import nbformat
 from pydantic import BaseModel
 
 from ..tools.base import ToolError
 from ..user_text import user_text
-from .bridge_connection import E_NOTEBOOK_BRIDGE, BridgeConnection, _normalized, _notebook, _text
+from .bridge_connection import (
+    E_NOTEBOOK_BRIDGE,
+    RECONNECT_GRACE_SECONDS,
+    BridgeConnection,
+    OpenTabs,
+    _normalized,
+    _notebook,
+    log,
+)
+from .bridge_wire import AppliedDelta
+from .contract import Applied, ReadPurpose, SettleOutcome
 from .edits import ensure_cell_ids
-from .gateway import NotebookSnapshot, PathLocks, _call, _status
+from .gateway import NotebookSnapshot, _call, _status
+from .inverse import inverse_from_cell, inverse_of
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
-from .merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
+from .live_texts import LiveTexts, _folder_gone
 
-# A reloading tab announces its notebooks again within a few seconds; until then its journal is not written
-# to the file (the reloaded tab might have read the file before the write, and would then overwrite it).
-RECONNECT_GRACE_SECONDS = 5.0
-log = logging.getLogger("hdsp_agent.live")
-
-
-async def _folder_gone(path: str, contents_manager: Any) -> bool:
-    """Whether the folder ``path`` is in no longer exists (deleted with the document in it)."""
-    parent = path.rsplit("/", 1)[0] if "/" in path else ""
-    exists = getattr(contents_manager, "dir_exists", None)
-    return bool(parent) and exists is not None and not await _call(exists, parent)
-
-
-@dataclass
-class AgentText:
-    """The agent's unsaved change to a text file open in an editor (cleared when the file is saved)."""
-
-    # The file's text when the agent first changed the open editor.
-    base: str
-    # The text as the agent made it: what it believes the file is, and what its next edit is computed on.
-    agent: str
-
-
-E_EDITOR_CHANGED = "E_EDITOR_CHANGED"
-
-Settled = Literal["saved", "left_unsaved", "written", "unchanged"]
-
-
-@dataclass(frozen=True)
-class SettleOutcome:
-    """What the end of a turn did with one notebook the agent changed (``LiveNotebooks.settle``)."""
-
-    path: str
-    outcome: Settled
-    problem: str | None = None
+__all__ = ["E_NOTEBOOK_BRIDGE", "RECONNECT_GRACE_SECONDS", "LiveNotebooks", "SettleOutcome"]
 
 
 class LiveNotebooks:
-    """The ``NotebookGateway`` over every connected tab; a path is served by the tab that opened it last.
+    """The ``LiveNotebookGateway`` over every connected tab; a path is served by the tab that opened it last.
 
-    It also keeps the journal of the agent's unsaved changes (see the module's docstring).
+    It also keeps the journal of the agent's unsaved changes (see the module's docstring), and the text files
+    open in the same tabs' editors (``texts``: a ``LiveTexts``), so the end of a turn settles both.
     """
 
-    reconnect_grace_seconds = RECONNECT_GRACE_SECONDS
+    live = True
 
     def __init__(self) -> None:
-        self._connections: list[BridgeConnection] = []
+        self.tabs = OpenTabs(on_open=self._opened)
+        self.texts = LiveTexts(self.tabs)
         self.journal = DocumentJournal()
-        # Applying, replaying and settling one notebook never interleave (a replay must finish before the
-        # next edit or read, or the agent would see the notebook without its own changes).
-        self._locks = PathLocks()
+        self._locks = self.tabs.locks
         self._replays: set[asyncio.Task[None]] = set()
-        self.texts: dict[str, AgentText] = {}
-        # When each document last got an agent change, on a counter: a turn settles the documents changed
-        # since it started (``change_mark``), not other conversations' (whose tabs may be long gone).
-        self._changes = 0
-        self._changed_at: dict[str, int] = {}
+        # The last version each notebook's tab reported (it counts every change to its model).
+        self.versions: dict[str, int] = {}
+
+    @property
+    def reconnect_grace_seconds(self) -> float:
+        return self.tabs.reconnect_grace_seconds
+
+    @reconnect_grace_seconds.setter
+    def reconnect_grace_seconds(self, seconds: float) -> None:
+        self.tabs.reconnect_grace_seconds = seconds
 
     def change_mark(self) -> int:
-        """Where the change counter is now; ``settle(..., since=mark)`` covers what changed after it."""
-        return self._changes
-
-    def _changed(self, path: str) -> None:
-        self._changes += 1
-        self._changed_at[path] = self._changes
+        return self.tabs.changes
 
     def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
-        connection = BridgeConnection(send, on_open=self._opened)
-        self._connections.append(connection)
-        return connection
+        return self.tabs.connect(send)
 
     def disconnect(self, connection: BridgeConnection) -> None:
-        connection.close()
-        if connection in self._connections:
-            self._connections.remove(connection)
+        self.tabs.disconnect(connection)
 
     def holder(self, path: str) -> BridgeConnection | None:
-        path = _normalized(path)
-        for connection in reversed(self._connections):
-            if path in connection.paths and not connection.closed:
-                return connection
-        return None
-
-    def editor_holder(self, path: str) -> BridgeConnection | None:
-        """The tab with ``path`` open in a file editor (the last one that opened it)."""
-        path = _normalized(path)
-        for connection in reversed(self._connections):
-            if path in connection.editors and not connection.closed:
-                return connection
-        return None
+        return self.tabs.holder(path)
 
     def _holder_or_error(self, path: str) -> BridgeConnection:
         connection = self.holder(path)
@@ -157,15 +106,25 @@ class LiveNotebooks:
     async def is_open(self, path: str) -> bool:
         return self.holder(path) is not None
 
-    async def read(self, path: str) -> nbformat.NotebookNode:
+    async def read(self, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+        """The live model; ``purpose`` does not matter: the tab holds the user's latest edits."""
         async with self._locks(_normalized(path)):
             return _notebook(await self._holder_or_error(path).request("read", path), path)
 
-    async def apply(self, path: str, edit: BaseModel) -> nbformat.NotebookNode:
+    async def acknowledge(self, path: str) -> None:
+        return None
+
+    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+        """Apply ``edit`` in the tab, which answers with the touched cell before and after (``AppliedDelta``).
+
+        The undo step is the inverse edit on that cell, computed from ``before`` when given (a run's final
+        outputs must not take the partial ones shown meanwhile as the prior state), else from the tab's prior
+        cell. The notebook after is ``before`` with the delta, when ``before`` is given.
+        """
         key = _normalized(path)
         async with self._locks(key):
             entry = self.journal.record(key, edit)
-            self._changed(key)
+            self.tabs.changed(key)
             try:
                 result = await self._holder_or_error(path).request("apply", path, edit=edit.model_dump())
             except ToolError as error:
@@ -175,7 +134,15 @@ class LiveNotebooks:
                     self.journal.discard(key, entry)
                 raise
             entry.acknowledged = True
-            return _notebook(result, path)
+        delta = AppliedDelta.model_validate(result)
+        self.versions[key] = delta.version
+        if before is not None:
+            undo = inverse_of(before, edit)
+            after: nbformat.NotebookNode | None = with_delta(before, delta)
+        else:
+            undo = inverse_from_cell(edit, delta.prior_index, delta.prior_cell)
+            after = None
+        return Applied(undo, after, delta.version)
 
     def show(self, path: str, edit: BaseModel) -> int:
         """Apply ``edit`` without waiting (progress: a running cell's outputs so far); a gone tab is ignored.
@@ -204,190 +171,20 @@ class LiveNotebooks:
     def saved(self, path: str) -> None:
         """The contents manager saved ``path``: the edits its tab had applied are in the file now."""
         self.journal.saved(_normalized(path))
-        self.texts.pop(_normalized(path), None)
+        self.texts.saved(path)
 
     def renamed(self, old: str, new: str) -> None:
         self.journal.renamed(_normalized(old), _normalized(new))
-        if _normalized(old) in self.texts:
-            self.texts[_normalized(new)] = self.texts.pop(_normalized(old))
+        self.texts.renamed(old, new)
 
     def _opened(self, connection: BridgeConnection, paths: set[str]) -> None:
         for path in paths:
-            replay = None
             if path in connection.paths and self.journal.has(path):
-                replay = self._replay(connection, path)
-            elif path in connection.editors and path in self.texts:
-                replay = self._replay_text(connection, path)
-            if replay is not None:
-                task = asyncio.ensure_future(replay)
+                task = asyncio.ensure_future(self._replay(connection, path))
                 self._replays.add(task)
                 task.add_done_callback(self._replays.discard)
-
-    # -- text files open in a file editor --------------------------------------------------------------------
-
-    async def editor_state(self, path: str) -> tuple[str, bool] | None:
-        """The text in the editor holding ``path`` and whether it has unsaved changes (None: no editor)."""
-        holder = self.editor_holder(path)
-        if holder is None:
-            return None
-        result = await holder.request("read_text", _normalized(path))
-        return _text(result, path), bool(result.get("dirty"))
-
-    async def reload_editor(self, path: str, expected: str) -> bool:
-        """Reload the editor holding ``path`` from the file (the agent just wrote it there), if it still shows
-        ``expected`` with nothing unsaved; False when the user has typed since (their typing is kept)."""
-        holder = self.editor_holder(path)
-        if holder is None:
-            return False
-        result = await holder.request("revert_text", _normalized(path), expected=expected)
-        return bool(result.get("reverted"))
-
-    def agent_text(self, path: str) -> str | None:
-        """The text the agent made of ``path`` while it is unsaved in an editor (None: the file's own)."""
-        record = self.texts.get(_normalized(path))
-        return record.agent if record is not None else None
-
-    async def edit_text(self, path: str, base: str, changed: str, on_disk: str) -> tuple[str, str]:
-        """Put the agent's change (``base`` → ``changed``) into the editor holding ``path``, merged with what
-        the user typed there and did not save. Returns the editor's text before and after.
-
-        ``on_disk``: the file's text now (the base of the record, for the first change since a save).
-        Raises ``E_EDIT_CONFLICTS_WITH_UNSAVED_TYPING`` when the user's typing overlaps the change.
-        """
-        key = _normalized(path)
-        async with self._locks(key):
-            holder = self.editor_holder(key)
-            if holder is None:
-                raise ToolError(
-                    E_NOTEBOOK_BRIDGE,
-                    user_text("%1 is no longer open in a JupyterLab editor", path),
-                    user_text("Try again."),
-                )
-            current = _text(await holder.request("read_text", key), path)
-            merged = merge_texts(base, current, changed)
-            if isinstance(merged, MergeConflict):
-                where = (
-                    f"line {merged.first_line}"
-                    if merged.first_line == merged.last_line
-                    else f"lines {merged.first_line}-{merged.last_line}"
-                )
-                raise ToolError(
-                    E_EDIT_CONFLICT,
-                    user_text(
-                        "%1 is open in JupyterLab with unsaved changes by the user at %2, where your edit "
-                        "changes the text too; nothing was changed",
-                        path,
-                        where,
-                    ),
-                    user_text(
-                        "Leave those lines to the user: edit other lines, or ask the user to save or finish."
-                    ),
-                )
-            await holder.request("set_text", key, expected=current, text=merged)
-            previous = self.texts.get(key)
-            self.texts[key] = AgentText(previous.base if previous is not None else on_disk, changed)
-            self._changed(key)
-            return current, merged
-
-    async def restore_text(self, path: str, agent_made: str, before: str) -> bool:
-        """Undo of an edit made by ``edit_text``: take the agent's change (``before`` → ``agent_made``) back
-        out of the open editor, keeping the user's typing. False when the editor is gone."""
-        key = _normalized(path)
-        async with self._locks(key):
-            holder = self.editor_holder(key)
-            if holder is None:
-                return False
-            current = _text(await holder.request("read_text", key), path)
-            restored = merge_texts(agent_made, current, before)
-            if isinstance(restored, MergeConflict):
-                raise ToolError(
-                    "E_FILE_CHANGED_SINCE_READ",
-                    user_text(
-                        "%1: the lines the agent changed were edited since; they were left as they are", path
-                    ),
-                    user_text("Change them back by hand if you want the agent's change undone."),
-                )
-            await holder.request("set_text", key, expected=current, text=restored)
-            record = self.texts.get(key)
-            if record is not None:
-                record.agent = before
-            elif current == agent_made:
-                # The change had been saved and the user has typed nothing since: the file is put back too.
-                await holder.request("save", key)
             else:
-                # Saved, then typed in: the undo joins the user's unsaved text, saved by the same policy.
-                self.texts[key] = AgentText(agent_made, before)
-            return True
-
-    async def _replay_text(self, connection: BridgeConnection, path: str) -> None:
-        """A file editor reopened (a reload): the agent's unsaved change goes into it again."""
-        async with self._locks(path):
-            record = self.texts.get(path)
-            if record is None or connection.closed:
-                return
-            try:
-                current = _text(await connection.request("read_text", path), path)
-                merged = merge_texts(record.base, current, record.agent)
-                if isinstance(merged, MergeConflict) or merged == current:
-                    return
-                await connection.request("set_text", path, expected=current, text=merged)
-            except ToolError as error:
-                log.warning("hdsp-agent: unsaved agent changes to %s were not replayed: %s", path, error)
-
-    async def reclaim_text(self, path: str, contents_manager: Any) -> bool:
-        """Before ``path`` is edited on disk: True when an editor holds it again; else the agent's unsaved
-        change, if any, is written to the file first (False)."""
-        key = _normalized(path)
-        if key not in self.texts:
-            return False
-        if await self._wait(self.editor_holder, key, self.reconnect_grace_seconds) is not None:
-            return True
-        await self.write_text_to_file(key, contents_manager)
-        return False
-
-    async def write_text_to_file(self, path: str, contents_manager: Any) -> None:
-        async with self._locks(path):
-            record = self.texts.get(path)
-            if record is None:
-                return
-            if await _folder_gone(path, contents_manager):
-                self.texts.pop(path, None)  # the user deleted the file's folder: nothing to write into
-                return
-            model = await _call(contents_manager.get, path, content=True, type="file", format="text")
-            on_disk = str(model["content"]).replace("\r\n", "\n")
-            merged = merge_texts(record.base, on_disk, record.agent)
-            if isinstance(merged, MergeConflict):
-                raise ToolError(
-                    E_EDIT_CONFLICT,
-                    user_text(
-                        "%1 changed on disk at line %2 where the agent's unsaved change is",
-                        path,
-                        merged.first_line,
-                    ),
-                )
-            if merged != on_disk:
-                await _call(
-                    contents_manager.save, {"type": "file", "format": "text", "content": merged}, path
-                )
-            self.texts.pop(path, None)
-
-    async def _settle_text(self, path: str, contents_manager: Any) -> SettleOutcome:
-        holder = await self._wait(self.editor_holder, path, self.reconnect_grace_seconds)
-        if holder is None:
-            await self.write_text_to_file(path, contents_manager)
-            return SettleOutcome(path, "written")
-        async with self._locks(path):
-            record = self.texts.get(path)
-            if record is None:
-                return SettleOutcome(path, "unchanged")
-            current = _text(await holder.request("read_text", path), path)
-            model = await _call(contents_manager.get, path, content=True, type="file", format="text")
-            on_disk = str(model["content"]).replace("\r\n", "\n")
-            if current != record.agent or on_disk != record.base:
-                return SettleOutcome(path, "left_unsaved")
-            await holder.request("save", path)
-            self.texts.pop(path, None)
-            return SettleOutcome(path, "saved")
+                self.texts.opened(connection, path)
 
     async def _replay(self, connection: BridgeConnection, path: str) -> None:
         """Give a notebook reopened from its file the agent's changes it does not have yet."""
@@ -406,18 +203,7 @@ class LiveNotebooks:
 
     async def wait_for_holder(self, path: str, seconds: float) -> BridgeConnection | None:
         """The tab holding ``path``, waiting up to ``seconds`` for one (a reloading tab) to announce it."""
-        return await self._wait(self.holder, path, seconds)
-
-    @staticmethod
-    async def _wait(
-        find: Callable[[str], BridgeConnection | None], path: str, seconds: float
-    ) -> BridgeConnection | None:
-        deadline = time.monotonic() + seconds
-        while True:
-            holder = find(path)
-            if holder is not None or time.monotonic() >= deadline:
-                return holder
-            await asyncio.sleep(0.1)
+        return await self.tabs.wait(self.holder, path, seconds)
 
     async def reclaim(self, path: str, contents_manager: Any) -> bool:
         """Before ``path`` is used as a file: True when a tab holds it again (use the live notebook); else its
@@ -461,22 +247,13 @@ class LiveNotebooks:
         unsaved edits of their own in it, else left unsaved for them to save (the journal keeps the agent's
         changes across a reload). Open nowhere: written to the file.
         """
-        recent = {path for path, at in self._changed_at.items() if at > since}
-        notebooks = [path for path in self.journal.paths() if path in recent]
-        texts = [path for path in self.texts if path in recent]
-        outcomes = await asyncio.gather(
-            *(self._settle_one(path, contents_manager) for path in notebooks),
-            *(self._settle_text_safely(path, contents_manager) for path in texts),
+        changed_at = self.tabs.changed_at
+        notebooks = [path for path in self.journal.paths() if changed_at.get(path, 0) > since]
+        settled, texts = await asyncio.gather(
+            asyncio.gather(*(self._settle_one(path, contents_manager) for path in notebooks)),
+            self.texts.settle(contents_manager, since),
         )
-        return list(outcomes)
-
-    async def _settle_text_safely(self, path: str, contents_manager: Any) -> SettleOutcome:
-        try:
-            return await self._settle_text(path, contents_manager)
-        except Exception as error:
-            log.warning("hdsp-agent: could not save the agent's changes to %s: %s", path, error)
-            message = error.message if isinstance(error, ToolError) else f"{type(error).__name__}: {error}"
-            return SettleOutcome(path, "left_unsaved", problem=message)
+        return [*settled, *texts]
 
     async def _settle_one(self, path: str, contents_manager: Any) -> SettleOutcome:
         try:
@@ -522,9 +299,17 @@ class LiveNotebooks:
                     await self.write_to_file(path, contents_manager)
                 except Exception as error:
                     log.warning("hdsp-agent: the agent's changes to %s were not written: %s", path, error)
-        for path in list(self.texts):
-            if self.editor_holder(path) is None:
-                try:
-                    await self.write_text_to_file(path, contents_manager)
-                except Exception as error:
-                    log.warning("hdsp-agent: the agent's changes to %s were not written: %s", path, error)
+        await self.texts.aclose(contents_manager)
+
+
+def with_delta(before: nbformat.NotebookNode, delta: AppliedDelta) -> nbformat.NotebookNode:
+    """``before`` with the cell the tab reported changed: the notebook after the edit, without the tab sending
+    it whole. A new notebook node and cell list; the cells ``before`` shares are not changed."""
+    after = nbformat.NotebookNode(before)
+    touched = {cell.get("id") for cell in (delta.cell, delta.prior_cell) if cell is not None}
+    cells = [cell for cell in before.cells if cell.get("id") not in touched]
+    if delta.cell is not None:
+        index = delta.index if delta.index is not None else len(cells)
+        cells.insert(max(0, min(index, len(cells))), nbformat.from_dict(delta.cell))
+    after["cells"] = cells
+    return after

@@ -12,11 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..user_text import UserStr
+
+if TYPE_CHECKING:
+    # Types only: documents/ builds on this module (its errors, the context it is given).
+    from ..documents.contract import LiveNotebookGateway, LiveTextGateway
 
 
 class ErrorCode(str, Enum):
@@ -193,7 +197,10 @@ class ToolContext:
     kernel_manager: Any = None
     session_manager: Any = None
     contents_manager: Any = None
-    notebook_gateway: Any = None
+    # The notebooks open in connected JupyterLab tabs (None: files only), and the text files open in their
+    # editors (``documents/contract.py``).
+    notebook_gateway: LiveNotebookGateway | None = None
+    text_editors: LiveTextGateway | None = None
     # What the sidebar sent with the message (active document, selected cells); tools read, never write it.
     client_context: dict[str, Any] = field(default_factory=dict)
     # Paths resolved during this call (the permission check's, reused by ``run``): fresh for every call, None

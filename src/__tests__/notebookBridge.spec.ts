@@ -258,11 +258,39 @@ describe('NotebookBridge', () => {
     expect(read.id).toBe(1);
     expect(read.result.notebook.cells[0].source).toBe('x = 1  # typed');
     expect(applied.id).toBe(2);
-    expect(applied.result.notebook.cells.map((c: any) => c.id)).toEqual([
-      'c0',
-      'agent'
-    ]);
+    // The answer is the cell the edit touched and the version, not the whole notebook.
+    expect(applied.result.notebook).toBeUndefined();
+    expect(applied.result.cell.id).toBe('agent');
+    expect(applied.result.index).toBe(1);
+    expect(applied.result.prior_cell).toBeNull();
+    expect(applied.result.version).toBeGreaterThan(0);
     expect(sources(model)).toEqual(['x = 1  # typed', 'print(6*7)']);
+  });
+
+  it('answers an edit with the cell before and after, and a growing version', () => {
+    const model = notebookWith('x = 1', 'y = 2');
+    tracker.add('nb.ipynb', model);
+    const edited = bridge.handle({
+      type: 'request',
+      id: 1,
+      method: 'apply',
+      path: 'nb.ipynb',
+      edit: { op: 'set_cell_source', cell_id: 'c1', source: 'y = 20' }
+    }).result as any;
+    expect(edited.prior_index).toBe(1);
+    expect(edited.prior_cell.source).toBe('y = 2');
+    expect(edited.index).toBe(1);
+    expect(edited.cell.source).toBe('y = 20');
+    const deleted = bridge.handle({
+      type: 'request',
+      id: 2,
+      method: 'apply',
+      path: 'nb.ipynb',
+      edit: { op: 'delete_cell', cell_id: 'c0' }
+    }).result as any;
+    expect(deleted.cell).toBeNull();
+    expect(deleted.prior_cell.id).toBe('c0');
+    expect(deleted.version).toBeGreaterThan(edited.version);
   });
 
   it('restores a snapshot and reports errors as codes', () => {
@@ -285,7 +313,7 @@ describe('NotebookBridge', () => {
       id: 2,
       method: 'restore',
       path: 'nb.ipynb',
-      notebook: snapshot.result!.notebook
+      notebook: snapshot.result!.notebook as any
     });
     expect(sources(model)).toEqual(['x = 1']);
     expect(model.sharedModel.cells[0].getId()).toBe('c0');

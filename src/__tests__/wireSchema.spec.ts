@@ -2,8 +2,9 @@
  * The TypeScript side of the wire contract, checked against contracts/wire.json: the JSON Schema generated
  * from the server's pydantic models (`make wire-schema`; tests/test_wire_schema.py checks the Python side).
  *
- * The TypeScript compiler reads src/tokens.ts (which re-exports events.ts and wire.ts) and src/notebookOps.ts
- * and resolves the unions `AgentEvent`, `ClientCommand` and `NotebookEdit`. For every variant in the schema
+ * The TypeScript compiler reads src/tokens.ts (which re-exports events.ts and wire.ts), src/notebookOps.ts and
+ * src/bridgeWire.ts and resolves the unions `AgentEvent`, `ClientCommand`, `NotebookEdit`, `BridgeRequest`
+ * and `TabMessage` (and the bridge's result interfaces). For every variant in the schema
  * there must be exactly one union member with the same discriminator, the same field names (the event
  * envelope seq/session_id/ts aside), no optional field where the schema requires one, and the same string
  * literals wherever the schema has an enum or a const; nested objects with named fields are compared the
@@ -28,9 +29,13 @@ function loadProgram(): { checker: ts.TypeChecker; files: ts.SourceFile[] } {
     ts.sys.readFile
   );
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
-  const names = ['tokens.ts', 'notebookOps.ts', 'events.ts', 'wire.ts'].map(
-    name => path.join(ROOT, 'src', name)
-  );
+  const names = [
+    'tokens.ts',
+    'notebookOps.ts',
+    'bridgeWire.ts',
+    'events.ts',
+    'wire.ts'
+  ].map(name => path.join(ROOT, 'src', name));
   // noResolve: only these files, not the JupyterLab packages they import (seconds instead of a minute);
   // the fields compared here are all declared in them.
   const program = ts.createProgram(names, {
@@ -43,7 +48,7 @@ function loadProgram(): { checker: ts.TypeChecker; files: ts.SourceFile[] } {
   });
   return {
     checker: program.getTypeChecker(),
-    files: names.slice(0, 2).map(name => program.getSourceFile(name)!)
+    files: names.slice(0, 3).map(name => program.getSourceFile(name)!)
   };
 }
 
@@ -220,7 +225,19 @@ function compareUnion(group: Json, union: ts.Type, name: string): string[] {
 }
 
 function contractProblems(schema: Json): string[] {
-  const [tokens, notebookOps] = files;
+  const [tokens, notebookOps, bridgeWire] = files;
+  const results: string[] = [];
+  for (const [name, result] of Object.entries(
+    (schema.bridge_results ?? {}) as Record<string, Json>
+  )) {
+    compareObject(
+      result,
+      exportedType(bridgeWire, `I${name}`),
+      result.$defs ?? {},
+      `bridge result ${name}`,
+      results
+    );
+  }
   return [
     ...compareUnion(
       schema.events,
@@ -236,12 +253,23 @@ function contractProblems(schema: Json): string[] {
       schema.notebook_edits,
       exportedType(notebookOps, 'NotebookEdit'),
       'NotebookEdit'
-    )
+    ),
+    ...compareUnion(
+      schema.bridge_requests,
+      exportedType(bridgeWire, 'BridgeRequest'),
+      'BridgeRequest'
+    ),
+    ...compareUnion(
+      schema.bridge_messages,
+      exportedType(bridgeWire, 'TabMessage'),
+      'TabMessage'
+    ),
+    ...results
   ];
 }
 
 describe('the wire contract (contracts/wire.json)', () => {
-  it('is what the TypeScript event, command and notebook edit unions say', () => {
+  it('is what the TypeScript event, command, notebook edit and bridge message types say', () => {
     expect(contractProblems(SCHEMA)).toEqual([]);
   });
 
@@ -257,6 +285,10 @@ describe('the wire contract (contracts/wire.json)', () => {
     drifted.events.discriminator.mapping['turn.paused'] =
       '#/$defs/TurnStartEvent';
     drifted.commands.$defs.DenyCommand.required.push('reason');
+    drifted.bridge_results.AppliedDelta.properties.notebook = {
+      type: 'object'
+    };
+    delete drifted.bridge_requests.$defs.SetTextRequest.properties.expected;
 
     const problems = contractProblems(drifted);
     const expected = [
@@ -266,7 +298,9 @@ describe('the wire contract (contracts/wire.json)', () => {
       'AgentEvent["approval.request"].request: field "drifted_field" is in the schema, not in TypeScript',
       'AgentEvent["assistant.message"].tool_calls[]: field "index" is in the schema, not in TypeScript',
       'AgentEvent: no member with type "turn.paused"',
-      'ClientCommand["deny"].reason: required in the schema, optional in TypeScript'
+      'ClientCommand["deny"].reason: required in the schema, optional in TypeScript',
+      'bridge result AppliedDelta: field "notebook" is in the schema, not in TypeScript',
+      'BridgeRequest["set_text"]: field "expected" is in TypeScript, not in the schema'
     ];
     for (const problem of expected) {
       expect(problems).toContain(problem);

@@ -8,10 +8,10 @@ NotebookBridge is told. So the outputs collected so far are pushed to the live c
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import nbformat
 
+from ...documents.contract import LiveNotebookGateway
 from ...documents.edits import SetCellOutputs
 from .executions import ExecutionRecord
 
@@ -22,7 +22,9 @@ SECONDS_PER_BYTE = 0.1 / 1_000_000
 
 
 class LiveOutputs:
-    def __init__(self, live: Any, record: ExecutionRecord, before: nbformat.NotebookNode) -> None:
+    def __init__(
+        self, live: LiveNotebookGateway, record: ExecutionRecord, before: nbformat.NotebookNode
+    ) -> None:
         self.live = live
         self.record = record
         # The notebook before the run, for undo.
@@ -37,17 +39,13 @@ class LiveOutputs:
         self._scheduled = None
         if self._stopped or self.record.cell_id is None:
             return
-        show = getattr(self.live, "show", None)
-        if show is None:  # a gateway without fire-and-forget updates: the final write shows the outputs
-            return
         edit = SetCellOutputs(
             cell_id=self.record.cell_id,
             outputs=[dict(output) for output in self.record.collector.outputs],
             execution_count=None,
             running=True,
         )
-        sent = show(self.record.path, edit)
-        self._last_size = sent if isinstance(sent, int) else 0
+        self._last_size = self.live.show(self.record.path, edit)
 
     def settle(self) -> None:
         """The run ended without its final write (cancelled, e.g. by a kernel restart): leave the cell idle
@@ -55,14 +53,13 @@ class LiveOutputs:
         if self._stopped:
             return
         self.stop()
-        show = getattr(self.live, "show", None)
-        if show is not None and self.record.cell_id is not None:
+        if self.record.cell_id is not None:
             edit = SetCellOutputs(
                 cell_id=self.record.cell_id,
                 outputs=[dict(output) for output in self.record.collector.outputs],
                 execution_count=self.record.execution_count,
             )
-            show(self.record.path, edit)
+            self.live.show(self.record.path, edit)
 
     def stop(self) -> None:
         self._stopped = True

@@ -15,18 +15,17 @@ from typing import Any
 import nbformat
 from pydantic import BaseModel
 
+from ...documents.contract import FileUndo, NotebookGateway, ReadPurpose
 from ...documents.edits import SetCellOutputs, cell_index, cell_source
 from ...documents.gateway import (
     E_NO_CONTENTS_MANAGER,
     FileNotebookGateway,
-    NotebookGateway,
     NotebookSnapshot,
     ParsedNotebooks,
     PathLocks,
-    ReadPurpose,
 )
 from ...documents.history import NotebookUndoStore, UndoEntry
-from ...documents.inverse import InverseEdit, inverse_of
+from ...documents.inverse import InverseEdit
 from ...user_text import user_text
 from ..base import ToolContext, ToolError
 from .executions import ExecutionRecord, ExecutionRegistry
@@ -63,15 +62,13 @@ class NotebookRuntime:
         """The live notebook when it is open in a connected JupyterLab, else the file."""
         live = ctx.notebook_gateway
         if live is not None and await live.is_open(path):
-            gateway: NotebookGateway = live
-            return gateway
-        reclaim = getattr(live, "reclaim", None)
-        if reclaim is not None and ctx.contents_manager is not None:
+            return live
+        if live is not None and ctx.contents_manager is not None:
             # The tab holding the agent's unsaved changes went away (closed, or reloading): a reloading tab
             # gets them back and is used; else they are written to the file first, which this session has
             # seen live, so an older file stamp must not flag that write as someone else's change.
-            if await reclaim(path, ctx.contents_manager):
-                return live  # type: ignore[return-value]
+            if await live.reclaim(path, ctx.contents_manager):
+                return live
             self._stamps.get(ctx.session_id, {}).pop(path, None)
         if ctx.contents_manager is None:
             raise ToolError(
@@ -79,9 +76,7 @@ class NotebookRuntime:
                 user_text("notebooks cannot be opened here: no Jupyter contents manager is available"),
                 user_text("Run this inside JupyterLab or through the hdsp-agent command line."),
             )
-        return FileNotebookGateway(
-            ctx.contents_manager, self._stamps.setdefault(ctx.session_id, {}), self._file_locks, self._parsed
-        )
+        return self.file_gateway(ctx)
 
     async def read(self, ctx: ToolContext, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
         """The notebook now (a call that does nothing else with it; others use ``open``)."""
@@ -101,10 +96,7 @@ class NotebookRuntime:
     async def _read(
         self, ctx: ToolContext, path: str, gateway: NotebookGateway, purpose: ReadPurpose
     ) -> nbformat.NotebookNode:
-        if isinstance(gateway, FileNotebookGateway):
-            notebook = await gateway.read(path, purpose)
-        else:
-            notebook = await gateway.read(path)
+        notebook = await gateway.read(path, purpose)
         if purpose != "peek":
             self._seen[(ctx.session_id, path)] = notebook
         return notebook
@@ -123,21 +115,18 @@ class NotebookRuntime:
         A file: its exact prior content is put back (refused if the file changed since). A notebook open in
         JupyterLab: the inverse edit on the one cell concerned, so the user's later typing elsewhere stays.
         ``before``: the live notebook before the change, as this call already read it (or a run's notebook
-        before its outputs were shown live); without it the live notebook is read once more for the inverse.
+        before its outputs were shown live): the inverse is computed from it and the tab sends back only the
+        cell it changed; without it the tab's prior cell gives the inverse and the notebook is read after.
         """
-        inverse: InverseEdit | None = None
-        snapshot: NotebookSnapshot | None = None
-        after_stamp: Any = None
         async with self._change_locks(path):
-            if isinstance(gateway, FileNotebookGateway):
-                snapshot = await gateway.snapshot(path)
-                notebook = await gateway.apply(path, edit)
-                after_stamp = gateway.stamps.get(path)
-                restore = partial(gateway.restore, path, snapshot)
-            else:
-                inverse = inverse_of(before if before is not None else await gateway.read(path), edit)
-                notebook = await gateway.apply(path, edit)
-                restore = partial(self._undo_live, ctx, path, inverse)
+            applied = await gateway.apply(path, edit, before)
+        step = applied.undo
+        inverse = step if isinstance(step, InverseEdit) else None
+        restore = (
+            partial(self._undo_live, ctx, path, step)
+            if isinstance(step, InverseEdit)
+            else partial(gateway.restore, path, step.snapshot)
+        )
         self.undo.record(
             UndoEntry(
                 session_id=ctx.session_id,
@@ -149,10 +138,13 @@ class NotebookRuntime:
                 undo_cell=restore if inverse is not None else None,
                 ctx=ctx,
                 inverse=inverse,
-                snapshot=snapshot,
-                after_stamp=after_stamp,
+                snapshot=step.snapshot if isinstance(step, FileUndo) else None,
+                after_stamp=step.after_stamp if isinstance(step, FileUndo) else None,
             )
         )
+        # A tab sends back only the cell it changed; without the call's own read there is no notebook to
+        # put it in, and the whole notebook is read once (as the inverse used to need).
+        notebook = applied.notebook if applied.notebook is not None else await gateway.read(path, "peek")
         self._seen[(ctx.session_id, path)] = notebook
         return notebook
 
@@ -161,19 +153,14 @@ class NotebookRuntime:
     async def undo_view(self, ctx: ToolContext, path: str) -> nbformat.NotebookNode:
         """A copy of the notebook as an undo would find it now (the open tab's model, else the file)."""
         gateway = await self.gateway(ctx, path)
-        if isinstance(gateway, FileNotebookGateway):
-            notebook = await gateway.read(path, "peek")
-        else:
-            notebook = await gateway.read(path)
-        return copy.deepcopy(notebook)
+        return copy.deepcopy(await gateway.read(path, "peek"))
 
     async def apply_planned(self, ctx: ToolContext, path: str, edit: BaseModel) -> None:
         """Apply a cell edit an undo planned and checked: to the open tab's model, else to the file."""
         gateway = await self.gateway(ctx, path)
         async with self._change_locks(path):
-            if isinstance(gateway, FileNotebookGateway):
-                # The plan checked the cells; the user may have saved the file since the turn, which is fine.
-                await gateway.read(path, "show")
+            # The plan checked the cells; the user may have saved the file since the turn, which is fine.
+            await gateway.acknowledge(path)
             await gateway.apply(path, edit)
         self._seen.pop((ctx.session_id, path), None)
 
@@ -227,12 +214,9 @@ class NotebookRuntime:
         """Apply ``inverse`` to the notebook as it is now: open in JupyterLab, else its file."""
         gateway = await self.gateway(ctx, path)
         async with self._change_locks(path):
-            if isinstance(gateway, FileNotebookGateway):
-                current = await gateway.read(path, "show")  # the user may have saved since: that is fine here
-            else:
-                current = await gateway.read(path)
+            current = await gateway.read(path, "show")  # the user may have saved since: that is fine here
             if inverse.applies_to(current, path):
-                await gateway.apply(path, inverse.edit)
+                await gateway.apply(path, inverse.edit, current)
 
     def seen_cell(self, session_id: str, path: str, cell_id: str) -> dict[str, Any] | None:
         notebook = self._seen.get((session_id, path))
@@ -256,9 +240,10 @@ class NotebookRuntime:
         ``before``: the notebook as the run found it (its cell just read or inserted), kept for undo: the
         final write must not record the partial outputs shown meanwhile as the prior state.
         """
-        if record.cell_id is None or not notebook.live:
+        live = notebook.ctx.notebook_gateway
+        if record.cell_id is None or not notebook.live or live is None:
             return None
-        stream = LiveOutputs(notebook.gateway, record, before=before)
+        stream = LiveOutputs(live, record, before=before)
         stream.show()
         return stream
 
@@ -322,7 +307,7 @@ class CallNotebook:
         self.ctx = ctx
         self.path = path
         self.gateway = gateway
-        self.live = not isinstance(gateway, FileNotebookGateway)
+        self.live = gateway.live
 
     async def exists(self) -> bool:
         """Live: open in a tab, so yes. File: whether it exists (insert_cell and run_cell may create it)."""

@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import Field
 
+from ....documents.contract import LiveTextGateway
 from ....documents.history import NotebookUndoStore, UndoEntry
 from ....documents.merge import MergeConflict, merge_texts
 from ....permissions.paths import display_path, resolve_in_root
@@ -142,13 +143,13 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         path, shown_as = self._target(args.filepath, ctx)
         if not await self._held_by_an_editor(editors, ctx, path, shown_as):
             return await asyncio.to_thread(self._apply, args, ctx)
-        state = await editors.editor_state(shown_as)
+        state = await editors.state(shown_as)
         if state is not None and not state[1] and editors.agent_text(shown_as) is None:
             # The editor holds the file as saved: the edit is written (undo and redo as for any file) and the
             # editor reloaded at once, so it shows the change and knows the file it holds. That is the save
             # the end of the turn would make; an editor with unsaved typing goes the other way.
             output = await asyncio.to_thread(self._apply, args, ctx)
-            if not await editors.reload_editor(shown_as, expected=state[0]):
+            if not await editors.reload(shown_as, expected=state[0]):
                 output.content += (
                     "\n(The user started typing in the open editor meanwhile: it was not reloaded, and they "
                     "will be asked on saving whether to keep the file on disk.)"
@@ -156,21 +157,23 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
             return output
         return await self._apply_live(args, ctx, editors, path, shown_as)
 
-    async def _held_by_an_editor(self, editors: Any, ctx: ToolContext, path: Path, shown_as: str) -> bool:
+    async def _held_by_an_editor(
+        self, editors: LiveTextGateway, ctx: ToolContext, path: Path, shown_as: str
+    ) -> bool:
         """Whether ``path`` is open in a JupyterLab editor. An editor that held the agent's unsaved change and
         is gone (a reload takes a moment to announce it again) gets its change written to the file first."""
-        if editors.editor_holder(shown_as) is not None:
+        if editors.is_open(shown_as):
             return True
         if ctx.contents_manager is None or editors.agent_text(shown_as) is None:
             return False
-        if await editors.reclaim_text(shown_as, ctx.contents_manager):
+        if await editors.reclaim(shown_as, ctx.contents_manager):
             return True
         if self.state.has_read(ctx.session_id, path):
             self.state.record_read(ctx.session_id, path)  # it now holds what the agent made of it
         return False
 
     async def _apply_live(
-        self, args: ArgsT, ctx: ToolContext, editors: Any, path: Path, shown_as: str
+        self, args: ArgsT, ctx: ToolContext, editors: LiveTextGateway, path: Path, shown_as: str
     ) -> ToolOutput:
         """The file is open in a JupyterLab editor with unsaved changes: the edit goes into the editor,
         merged with the user's unsaved typing, not to the disk behind the editor's back (the end of the turn
@@ -179,10 +182,10 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         on_disk = decode_text_file(raw, shown_as)
         before = _as_the_agent_knows_it(ctx, shown_as, on_disk)
         planned = self._planned(args, before, shown_as)
-        await editors.edit_text(shown_as, before.text, planned.text, on_disk.text)
+        step = await editors.edit_text(shown_as, before.text, planned.text, on_disk.text)
 
         async def take_back() -> None:
-            if not await editors.restore_text(shown_as, planned.text, before.text):
+            if not await editors.revert(shown_as, step):
                 await asyncio.to_thread(_take_back_from_file, path, shown_as, planned.text, before.text)
 
         undo_id = f"undo-{uuid.uuid4().hex[:12]}"
@@ -301,10 +304,9 @@ def describe_edit(
     return ToolOutput(content.rstrip("\n"), details)
 
 
-def live_editors(ctx: ToolContext) -> Any:
-    """The open-editor side of the NotebookBridge (``LiveNotebooks``), when this context has one."""
-    gateway = ctx.notebook_gateway
-    return gateway if gateway is not None and hasattr(gateway, "edit_text") else None
+def live_editors(ctx: ToolContext) -> LiveTextGateway | None:
+    """The text files open in JupyterLab's editors (``documents/live_texts.py``), if this context has them."""
+    return ctx.text_editors
 
 
 def _as_the_agent_knows_it(ctx: ToolContext, shown_as: str, on_disk: TextFile) -> TextFile:

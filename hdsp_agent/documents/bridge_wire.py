@@ -1,0 +1,139 @@
+"""The NotebookBridge's messages, both directions, as pydantic models (``contracts/wire.json`` keeps
+src/notebookBridge.ts in step with them; ``wire_schema.py``).
+
+server → tab: a ``request`` per ``method``. ``id`` is null for an ``apply`` sent only to show progress (a
+running cell's outputs so far): nobody waits for its answer.
+
+tab → server: ``open`` (every notebook and text-file editor the tab has open, sent on connect and on every
+change; ``loaded``: those announced for the first time, i.e. just loaded from the file) and ``response`` (the
+``result`` of a request, or its ``error``).
+
+Results by method: ``read``/``snapshot`` → ``NotebookResult``; ``apply`` → ``AppliedDelta`` (the cell the edit
+touched before and after, and the notebook's version: never the whole notebook, so an edit costs O(cell));
+``read_text`` → ``TextResult``; ``revert_text`` → ``RevertResult``; the others → ``{}``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+from .edits import NotebookEdit
+
+
+class _Request(BaseModel):
+    type: Literal["request"] = "request"
+    id: int | None
+    path: str
+
+
+class ReadRequest(_Request):
+    method: Literal["read"] = "read"
+
+
+class ApplyRequest(_Request):
+    method: Literal["apply"] = "apply"
+    edit: NotebookEdit
+
+
+class SnapshotRequest(_Request):
+    method: Literal["snapshot"] = "snapshot"
+
+
+class RestoreRequest(_Request):
+    method: Literal["restore"] = "restore"
+    notebook: dict[str, Any]
+
+
+class SaveRequest(_Request):
+    method: Literal["save"] = "save"
+
+
+class ReadTextRequest(_Request):
+    method: Literal["read_text"] = "read_text"
+
+
+class SetTextRequest(_Request):
+    """Refused with ``E_EDITOR_CHANGED`` when the editor no longer shows ``expected``."""
+
+    method: Literal["set_text"] = "set_text"
+    expected: str
+    text: str
+
+
+class RevertTextRequest(_Request):
+    """Reload the editor from its file while it shows ``expected`` with nothing unsaved."""
+
+    method: Literal["revert_text"] = "revert_text"
+    expected: str
+
+
+BridgeRequest = Annotated[
+    ReadRequest
+    | ApplyRequest
+    | SnapshotRequest
+    | RestoreRequest
+    | SaveRequest
+    | ReadTextRequest
+    | SetTextRequest
+    | RevertTextRequest,
+    Field(discriminator="method"),
+]
+
+
+class OpenAnnouncement(BaseModel):
+    type: Literal["open"] = "open"
+    paths: list[str]
+    editors: list[str] = []
+    loaded: list[str] = []
+
+
+class BridgeError(BaseModel):
+    code: str
+    message: str
+
+
+class BridgeResponse(BaseModel):
+    type: Literal["response"] = "response"
+    id: int | None
+    result: dict[str, Any] | None = None
+    error: BridgeError | None = None
+
+
+TabMessage = Annotated[OpenAnnouncement | BridgeResponse, Field(discriminator="type")]
+
+
+class NotebookResult(BaseModel):
+    notebook: dict[str, Any]
+
+
+class AppliedDelta(BaseModel):
+    """What an ``apply`` changed: the touched cell after (``cell`` at ``index``; None when deleted) and before
+    (``prior_cell`` at ``prior_index``; None when inserted), and the notebook model's version after."""
+
+    version: int
+    index: int | None = None
+    cell: dict[str, Any] | None = None
+    prior_index: int | None = None
+    prior_cell: dict[str, Any] | None = None
+
+
+class TextResult(BaseModel):
+    text: str
+    dirty: bool
+
+
+class RevertResult(BaseModel):
+    reverted: bool
+
+
+BRIDGE_REQUESTS: TypeAdapter[Any] = TypeAdapter(BridgeRequest)
+TAB_MESSAGES: TypeAdapter[Any] = TypeAdapter(TabMessage)
+# The results that carry something, by the method that returns them (for the schema and its TS mirror).
+BRIDGE_RESULTS: dict[str, type[BaseModel]] = {
+    "NotebookResult": NotebookResult,
+    "AppliedDelta": AppliedDelta,
+    "TextResult": TextResult,
+    "RevertResult": RevertResult,
+}

@@ -1,0 +1,159 @@
+"""What a live document is, as types: the contract between the tools and whoever serves the document.
+
+A notebook is served two ways — the tab that has it open (``live.LiveNotebooks``, over the NotebookBridge) and
+its file on disk (``gateway.FileNotebookGateway``) — and a text file open in a file editor one way
+(``live_texts.LiveTexts``). The tools and the runtime call these Protocols only: no ``Any``, no probing for a
+method, no asking which concrete class serves the document. mypy checks that both notebook gateways satisfy
+``NotebookGateway`` and the live ones ``LiveNotebookGateway`` / ``LiveTextGateway``; tests/test_contract.py
+checks it at run time too.
+
+Every change returns its own undo step: the gateway that made it knows best what puts it back (the file's
+exact prior content; in an open tab, the inverse edit on the one cell, so the user's typing elsewhere stays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import nbformat
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from .gateway import NotebookSnapshot
+    from .inverse import InverseEdit
+
+# show: the model sees this content, so later changes are checked against it. change: read in order to
+# change the notebook, which must still be what the model saw. peek: neither (e.g. only the kernel name).
+ReadPurpose = Literal["show", "change", "peek"]
+Settled = Literal["saved", "left_unsaved", "written", "unchanged"]
+
+
+@dataclass(frozen=True)
+class FileUndo:
+    """Undo of a change to a notebook's file: its exact content before, and its ``last_modified`` after."""
+
+    snapshot: NotebookSnapshot
+    after_stamp: Any = None
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One edit as the gateway applied it."""
+
+    # An open tab's: the inverse edit of the one cell the change touched; a file's: its content before.
+    undo: InverseEdit | FileUndo
+    # The whole notebook after the edit when the gateway has it without asking for more (the file; an open
+    # tab when the caller gave the notebook as it read it): None otherwise.
+    notebook: nbformat.NotebookNode | None
+    # The document's version after the edit (an open tab counts every change to its model; a file: None).
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class SettleOutcome:
+    """What the end of a turn did with one document the agent changed (``LiveNotebookGateway.settle``)."""
+
+    path: str
+    outcome: Settled
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """An agent edit put into an open editor, as its own undo step: the text the agent's edit started from
+    and the text as the agent made it (the user's unsaved typing around it is in neither)."""
+
+    before: str
+    after: str
+
+
+@runtime_checkable
+class NotebookGateway(Protocol):
+    """Access to notebook documents. Paths are API paths (relative to the server root, ``/``-separated)."""
+
+    # True for the notebook open in a tab (the user sees each change at once; nothing is written to disk).
+    live: bool
+
+    async def is_open(self, path: str) -> bool:
+        """Whether this gateway holds ``path`` (live: open in a connected JupyterLab; file: it exists)."""
+        ...
+
+    async def read(self, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+        """The notebook as it is now (live: including unsaved edits); every cell has an id."""
+        ...
+
+    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+        """Apply one ``edits.NotebookEdit``; the result carries its undo step. ``before``: the notebook as the
+        caller read it just before (its undo is computed from it, and a live tab need not send it back)."""
+        ...
+
+    async def acknowledge(self, path: str) -> None:
+        """The notebook as it is now is what the caller checked: later changes are judged against it (the
+        file: its current ``last_modified``; a live tab always holds the latest, nothing to do)."""
+        ...
+
+    async def snapshot(self, path: str) -> NotebookSnapshot:
+        """The exact current state, to give back to ``restore``."""
+        ...
+
+    async def restore(self, path: str, snapshot: NotebookSnapshot) -> None:
+        """Put the notebook back exactly as ``snapshot`` holds it."""
+        ...
+
+
+@runtime_checkable
+class LiveNotebookGateway(NotebookGateway, Protocol):
+    """The notebooks open in connected tabs, and the journal of the agent's changes to them not yet saved."""
+
+    def show(self, path: str, edit: BaseModel) -> int:
+        """Apply ``edit`` without waiting for the tab (a running cell's outputs so far); the bytes sent."""
+        ...
+
+    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+        """Before ``path`` is used as a file: True when a tab holds it again, else its unsaved agent changes
+        are written to the file first (False)."""
+        ...
+
+    def change_mark(self) -> int:
+        """Where the change counter is now; ``settle(..., since=mark)`` covers what changed after it."""
+        ...
+
+    async def settle(self, contents_manager: Any, since: int = 0) -> list[SettleOutcome]:
+        """At the end of a turn: every document changed after ``since`` is saved or kept safe."""
+        ...
+
+
+@runtime_checkable
+class LiveTextGateway(Protocol):
+    """Text files open in a JupyterLab file editor: the agent's edits go into the editor, merged with what
+    the user typed there and did not save."""
+
+    def is_open(self, path: str) -> bool:
+        """Whether an editor of a connected tab holds ``path``."""
+        ...
+
+    async def state(self, path: str) -> tuple[str, bool] | None:
+        """The editor's text and whether it has unsaved changes (None: no editor)."""
+        ...
+
+    async def reload(self, path: str, expected: str) -> bool:
+        """Reload the editor from the file while it still shows ``expected`` with nothing unsaved."""
+        ...
+
+    def agent_text(self, path: str) -> str | None:
+        """The text the agent made of ``path`` while it is unsaved in an editor (None: the file's own)."""
+        ...
+
+    async def edit_text(self, path: str, base: str, changed: str, on_disk: str) -> TextEdit:
+        """Merge the agent's change (``base`` → ``changed``) into the editor with the user's typing."""
+        ...
+
+    async def revert(self, path: str, edit: TextEdit) -> bool:
+        """Take ``edit`` back out of the open editor (its undo step); False when the editor is gone."""
+        ...
+
+    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+        """Before ``path`` is edited on disk: True when an editor holds it again, else the agent's unsaved
+        change is written to the file first (False)."""
+        ...

@@ -1,0 +1,80 @@
+import type * as nbformat from '@jupyterlab/nbformat';
+
+import type { NotebookEdit } from './notebookOps';
+
+/**
+ * The NotebookBridge's messages, both directions: the TypeScript mirror of
+ * hdsp_agent/documents/bridge_wire.py, checked against contracts/wire.json by
+ * src/__tests__/wireSchema.spec.ts.
+ */
+
+interface IRequestBase {
+  type: 'request';
+  /** null: a progress push (a running cell's outputs so far) that nobody waits for. */
+  id: number | null;
+  path: string;
+}
+
+export type BridgeRequest =
+  | (IRequestBase & { method: 'read' })
+  | (IRequestBase & { method: 'apply'; edit: NotebookEdit })
+  | (IRequestBase & { method: 'snapshot' })
+  | (IRequestBase & { method: 'restore'; notebook: nbformat.INotebookContent })
+  | (IRequestBase & { method: 'save' })
+  | (IRequestBase & { method: 'read_text' })
+  | (IRequestBase & { method: 'set_text'; expected: string; text: string })
+  | (IRequestBase & { method: 'revert_text'; expected: string });
+
+/**
+ * Every notebook and text-file editor the tab has open; `loaded`: those announced for the first time
+ * (just loaded from the file: the server replays the agent's unsaved changes into them).
+ */
+export interface IOpenAnnouncement {
+  type: 'open';
+  paths: string[];
+  editors: string[];
+  loaded: string[];
+}
+
+export interface IBridgeError {
+  code: string;
+  message: string;
+}
+
+export interface IBridgeResponse {
+  type: 'response';
+  id: number | null;
+  result?: Record<string, unknown> | null;
+  error?: IBridgeError | null;
+}
+
+export type TabMessage = IOpenAnnouncement | IBridgeResponse;
+
+/** The answer to `read` and `snapshot`. */
+export interface INotebookResult {
+  notebook: nbformat.INotebookContent;
+}
+
+/**
+ * The answer to `apply`: the cell the edit touched after (`cell` at `index`, null when deleted) and
+ * before (`prior_cell` at `prior_index`, null when inserted), and the model's version after. Never
+ * the whole notebook: an edit costs O(cell) on the wire.
+ */
+export interface IAppliedDelta {
+  version: number;
+  index?: number | null;
+  cell?: nbformat.ICell | null;
+  prior_index?: number | null;
+  prior_cell?: nbformat.ICell | null;
+}
+
+/** The answer to `read_text`. */
+export interface ITextResult {
+  text: string;
+  dirty: boolean;
+}
+
+/** The answer to `revert_text`. */
+export interface IRevertResult {
+  reverted: boolean;
+}
