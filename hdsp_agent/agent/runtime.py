@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel
 
 from ..audit.log import AuditSink
+from ..permissions.approval import Approver
 from ..permissions.broker import ApprovalBroker
 from ..permissions.decision import SessionPolicy
 from ..permissions.policy import mode_filter
@@ -145,7 +146,7 @@ class AgentRuntime:
             context_warning_share=self.context_warning_share,
         )
 
-    def executor(self, approver: ApprovalBroker) -> ToolExecutor:
+    def executor(self, approver: Approver) -> ToolExecutor:
         return ToolExecutor(
             self.registry,
             policy=self.policy,
