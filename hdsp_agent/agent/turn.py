@@ -176,9 +176,9 @@ class TurnBuilder:
     async def notebook_outline(self, ctx: ToolContext) -> str | None:
         """The active notebook as read_notebook's brief outline (live, without outputs), for a compaction.
 
-        A ``read_notebook`` call through the executor like the model's own: its secrets are redacted, the
-        cells come inside the untrusted-data envelope, and the read is audited. It shows no card (the tool
-        context emits nothing) and asks nobody (``NO_OUTLINE``)."""
+        A ``read_notebook`` call through the executor like the model's own: its secrets are redacted and the
+        read is audited; the compaction puts the cells in the untrusted-data envelope (after cutting them to
+        its room). It shows no card (the tool context emits nothing) and asks nobody (``NO_OUTLINE``)."""
         document = ctx.client_context.get("active_document") or {}
         path = document.get("path")
         if self.runtime.registry.get("read_notebook") is None or not isinstance(path, str):
