@@ -74,7 +74,13 @@ def test_the_server_and_the_cli_choose_the_same_sandbox_for_the_same_settings(
 
 
 # Only the assembly builds these; everything else asks it (a second builder is how two sandboxes happen).
-BUILT_ONLY_BY_THE_ASSEMBLY = {"sandbox_from_config", "build_policy", "AgentRuntime", "ToolState", "McpManager"}
+BUILT_ONLY_BY_THE_ASSEMBLY = {
+    "sandbox_from_config",
+    "build_policy",
+    "AgentRuntime",
+    "ToolState",
+    "McpManager",
+}
 # Where each is defined, or builds a default when called without one (the registry for listing definitions).
 ALLOWED = {
     "assembly.py",
