@@ -14,11 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from harness import Figure, clock, compare  # noqa: E402
 from scripted_model import ScriptedModel, text, tool_calls  # noqa: E402
 
-from hdsp_agent.agent.conversations import ConversationManager  # noqa: E402
 from hdsp_agent.agent.llm import ModelSettings  # noqa: E402
 from hdsp_agent.agent.models import ModelCatalog  # noqa: E402
-from hdsp_agent.agent.runtime import AgentRuntime  # noqa: E402
 from hdsp_agent.agent.store import SessionStore  # noqa: E402
+from hdsp_agent.assembly import assemble  # noqa: E402
 from hdsp_agent.permissions.decision import ReadOnlyPolicy  # noqa: E402
 from hdsp_agent.tools.base import ToolCall, ToolContext  # noqa: E402
 from hdsp_agent.tools.builtin.ls import ListDirectoryArgs, ListDirectoryTool  # noqa: E402
@@ -81,14 +80,16 @@ async def loop_overhead(workdir: Path) -> Figure:
     root.mkdir()
     model = ScriptedModel().start()
     settings = ModelSettings(model="scripted", base_url=model.base_url, max_retries=0)
-    runtime = AgentRuntime(
-        registry=ToolRegistry([ListDirectoryTool()]),
+    built = assemble(
+        None,
+        root,
+        lambda **overrides: ToolContext(root_dir=root, **overrides),
+        tools=[ListDirectoryTool()],
         policy=ReadOnlyPolicy(),
         models=ModelCatalog([settings]),
-        context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),
         max_steps=STEPS + 5,
     )
-    manager = ConversationManager(SessionStore(workdir / "loop.sqlite3"), runtime)
+    manager = built.conversations(SessionStore(workdir / "loop.sqlite3"))
     tool = ListDirectoryTool()
     client = openai.AsyncOpenAI(base_url=model.base_url, api_key="x", max_retries=0)
 

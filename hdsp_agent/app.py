@@ -13,29 +13,24 @@ from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
-from .agent.conversations import ConversationManager
 from .agent.llm import ModelError
 from .agent.model_setup import UserModelFile, inherited_key_warning
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
 from .agent.readiness import ReadinessStore
-from .agent.runtime import AgentRuntime
 from .agent.store import SessionStore
+from .assembly import assemble, mcp_manager
 from .audit.log import AuditLog
 from .config import HdspAgentConfig
 from .documents.live import LiveNotebooks
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
-from .permissions.policy import build_policy
 from .permissions.runs_later import shadowed_module_names
 from .proxy.upstream import Upstream
-from .sandbox import sandbox_from_config
 from .tools.base import ToolContext
-from .tools.defaults import default_registry
 from .tools.jupyter import kernel_start
 from .tools.profiles import resolve_profile
 from .tools.registry import ToolCatalog
-from .tools.state import ToolState
 from .user_text import texts_for
 from .web.bridge import build_bridge_handlers
 from .web.instructions import build_instructions_handlers
@@ -67,44 +62,35 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         kernel_start.install(self.serverapp.kernel_spec_manager)
         # The module names a planted file could stand in for (~0.2 s to list): now, not in the first decision.
         shadowed_module_names()
-        # What outlives a tool call (file reads and undo, notebook stamps and runs, background processes) and
-        # the grants (inside the policy): built here, once, and passed to whatever keeps or reads them.
-        self.tool_state = ToolState()
-        # One sandbox for the policy (run modes) and the tools (running in it): they must agree.
-        self.os_sandbox = sandbox_from_config(self)
-        self.registry = default_registry(self, self.tool_state, self.os_sandbox)
+        # What outlives a tool call, the OS sandbox (one, for the policy and the tools), the registry, the
+        # policy with its grants and the runtime: built once, the same way as the CLI's (assembly.py).
         self.user_models = UserModelFile()
-        self.policy = build_policy(self, self.root_dir, sandbox=self.os_sandbox.status)
-        self.runtime = AgentRuntime(
-            registry=self.registry,
-            state=self.tool_state,
-            readiness=ReadinessStore(self.user_models.path.with_name("readiness.json")),
-            policy=self.policy,
-            catalog_filter=self.policy.catalog_filter,
+        built = assemble(
+            self,
+            self.root_dir,
+            self.tool_context,
             broker_factory=lambda emit: ApprovalBroker(on_reply=self.policy.grants.record),
-            models=catalog_from_config(self),
-            context_factory=self.tool_context,
-            executor_settings=self.executor_settings(),
-            max_steps=self.max_steps,
-            tool_call_limits=dict(self.tool_call_limits),
-            disabled_tools=list(self.disabled_tools),
-            web_tools=self.web_tools,
-            context_warning_share=self.context_warning_share,
             audit=self.audit_log_sink(),
+            readiness=ReadinessStore(self.user_models.path.with_name("readiness.json")),
             quotas=Quotas(
                 max_turns=self.max_concurrent_turns,
                 daily_tokens=self.daily_token_limit,
                 usage_path=self.data_file("", "usage.json"),
             ),
         )
+        self.assembly = built
+        self.tool_state, self.os_sandbox, self.registry = built.state, built.sandbox, built.registry
+        self.policy = built.rule_policy
+        self.runtime = built.runtime
         self.upstream = Upstream(
             self.runtime.models,
             frozenset(self.v1_disabled_tools),
             pass_through_models=self.v1_pass_through_models,
         )
         self.store = SessionStore(self.conversation_store_path(), self.log)
-        self.sessions = ConversationManager(self.store, self.runtime)
-        self.mcp = McpServices.for_app(self, build_mcp_endpoint)
+        self.sessions = built.conversations(self.store)
+        manager = mcp_manager(self.registry, self.root_dir, self, self.log)
+        self.mcp = McpServices.for_app(self, manager, build_mcp_endpoint)
         self.mcp.manager.attach(self.runtime)
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
@@ -237,7 +223,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         await self.sessions.shutdown()
         await self.mcp.close()
         # Notebook runs still going after their call answered: stop waiting before the kernels go away.
-        await self.tool_state.notebooks.aclose()
+        await self.assembly.aclose()
         # Agent changes to notebooks no tab holds any more are written to their files, not dropped.
         assert self.serverapp is not None
         await self.live_notebooks.aclose(self.serverapp.contents_manager)

@@ -15,9 +15,9 @@ from hdsp_agent.agent.llm import ModelSettings
 from hdsp_agent.agent.models import ModelCatalog
 from hdsp_agent.agent.runtime import AgentRuntime
 from hdsp_agent.agent.store import SessionStore
+from hdsp_agent.assembly import assemble
 from hdsp_agent.permissions.decision import PermissionPolicy, ReadOnlyPolicy
 from hdsp_agent.tools.base import Tool, ToolContext
-from hdsp_agent.tools.registry import ToolRegistry
 
 
 def make_runtime(
@@ -40,13 +40,16 @@ def make_runtime(
         if model is not None
         else ModelCatalog([])
     )
-    return AgentRuntime(
-        registry=ToolRegistry(tools),
+    # The server's and the CLI's assembly, with the test's own tools, policy and model.
+    return assemble(
+        None,
+        root,
+        lambda **overrides: ToolContext(root_dir=root, **overrides),
+        tools=tools,
         policy=policy or ReadOnlyPolicy(),
         models=models,
-        context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),
         **runtime_options,
-    )
+    ).runtime
 
 
 def make_manager(root: Path, runtime: AgentRuntime, store_path: Path | None = None) -> ConversationManager:

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +15,9 @@ import pytest
 from hdsp_agent.agent.context_window import OLLAMA_DEFAULT_NUM_CTX, detect_context_window
 from hdsp_agent.agent.llm import DEFAULT_CONTEXT_WINDOW, ModelSettings
 from hdsp_agent.agent.models import ModelCatalog
-from hdsp_agent.agent.runtime import AgentRuntime
+from hdsp_agent.assembly import assemble
 from hdsp_agent.permissions.decision import ReadOnlyPolicy
 from hdsp_agent.tools.base import ToolContext
-from hdsp_agent.tools.registry import ToolRegistry
 
 Routes = dict[tuple[str, str], dict[str, Any]]
 
@@ -98,12 +98,14 @@ async def test_a_server_that_says_nothing_gets_the_default_and_the_configuration
     with server({("GET", "/props"): {"default_generation_settings": {"n_ctx": 4096}}}) as base_url:
         quiet = ModelSettings(model="m", base_url=base_url.replace("/v1", "/nothing/v1"))
         configured = ModelSettings(model="m", base_url=base_url, context_window=100_000)
-        runtime = AgentRuntime(
-            registry=ToolRegistry([]),
+        runtime = assemble(
+            None,
+            Path("."),
+            lambda **overrides: ToolContext(root_dir=".", **overrides),
+            tools=[],
             policy=ReadOnlyPolicy(),
             models=ModelCatalog([quiet, configured]),
-            context_factory=lambda **overrides: ToolContext(root_dir=".", **overrides),
-        )
+        ).runtime
         assert await detect_context_window(quiet) is None
         assert await runtime.context_window(quiet) == DEFAULT_CONTEXT_WINDOW
         assert await runtime.context_window(configured) == 100_000

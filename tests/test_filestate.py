@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from pathlib import Path
@@ -138,6 +139,6 @@ def test_forget_session_drops_its_reads_and_undo_records_only(tmp_path: Path) ->
     store.record_read("ended", path)
     store.record_read("other", path)
     store.record_prior("ended", path, b"x")
-    store.forget_session("ended")
+    asyncio.run(store.forget_session("ended"))
     assert not store.has_read("ended", path) and store.records("ended") == []
     assert store.has_read("other", path)

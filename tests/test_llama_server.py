@@ -25,10 +25,10 @@ from hdsp_agent.agent.model_setup import endpoint_models
 from hdsp_agent.agent.models import ModelCatalog
 from hdsp_agent.agent.readiness import check_readiness
 from hdsp_agent.agent.runtime import AgentRuntime
+from hdsp_agent.assembly import assemble
 from hdsp_agent.permissions.decision import ReadOnlyPolicy
 from hdsp_agent.tools.base import ToolContext
 from hdsp_agent.tools.builtin.ls import ListDirectoryTool
-from hdsp_agent.tools.registry import ToolRegistry
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -52,12 +52,14 @@ def _settings(server: LlamaServer, **options: Any) -> ModelSettings:
 
 
 def _runtime(root: Path, settings: ModelSettings) -> AgentRuntime:
-    return AgentRuntime(
-        registry=ToolRegistry([ListDirectoryTool()]),
+    return assemble(
+        None,
+        root,
+        lambda **overrides: ToolContext(root_dir=root, **overrides),
+        tools=[ListDirectoryTool()],
         policy=ReadOnlyPolicy(),
         models=ModelCatalog([settings]),
-        context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),
-    )
+    ).runtime
 
 
 async def _slow_turn(session: Any, content: str) -> list[dict[str, Any]]:

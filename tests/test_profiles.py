@@ -10,12 +10,12 @@ import pytest
 
 from hdsp_agent.agent.models import ModelCatalog
 from hdsp_agent.agent.runtime import AgentRuntime
+from hdsp_agent.assembly import assemble
 from hdsp_agent.permissions.decision import ReadOnlyPolicy
 from hdsp_agent.tools.base import Tool, ToolArgs, ToolCall, ToolContext
 from hdsp_agent.tools.defaults import default_tools
 from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.profiles import notebook_in_play, profile_for_window, resolve_profile
-from hdsp_agent.tools.registry import ToolRegistry
 
 COMPACT_FILES = [
     "read_file",
@@ -45,13 +45,15 @@ class ServerEcho(Tool[EchoArgs]):
 
 
 def _runtime(root: Path, **options: Any) -> AgentRuntime:
-    return AgentRuntime(
-        registry=ToolRegistry([*default_tools(), ServerEcho()]),
+    return assemble(
+        None,
+        root,
+        lambda **overrides: ToolContext(root_dir=root, **overrides),
+        tools=[*default_tools(), ServerEcho()],
         policy=ReadOnlyPolicy(),
         models=ModelCatalog([]),
-        context_factory=lambda **overrides: ToolContext(root_dir=root, **overrides),
         **options,
-    )
+    ).runtime
 
 
 def _offered(runtime: AgentRuntime, profile: Any, context: dict[str, Any] | None = None, messages=()) -> list:

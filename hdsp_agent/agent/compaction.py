@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..tools.output import wrap_untrusted
 from .context_budget import CHARS_PER_TOKEN, OLD_OUTPUT_CHARS, estimate_tokens, prefix_tokens, prompt_budget
 from .llm import ModelClient
 
@@ -77,7 +78,9 @@ async def compact(
         state = (
             live_state if len(live_state) <= cap else live_state[:cap] + "\n[... more cells: read_notebook]"
         )
-        with_state = [*parts, "The active notebook now (cells, without outputs):\n" + state]
+        # Cells are data, like any tool result: inside the envelope (read through the pipeline, redacted).
+        enveloped = wrap_untrusted(state, "read_notebook")
+        with_state = [*parts, "The active notebook now (cells, without outputs):\n" + enveloped]
         if estimate_tokens("\n\n".join(with_state)) <= room:
             parts = with_state
     note = "\n\n".join(parts)

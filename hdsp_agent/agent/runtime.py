@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel
 
 from ..audit.log import AuditSink
+from ..permissions.approval import Approver
 from ..permissions.broker import ApprovalBroker
 from ..permissions.decision import SessionPolicy
 from ..permissions.policy import mode_filter
@@ -23,7 +24,7 @@ from ..tools.definitions import to_openai
 from ..tools.executor import ExecutorSettings, ToolExecutor
 from ..tools.profiles import ProfileName, notebook_in_play, offered_in, resolve_profile
 from ..tools.registry import ToolCatalog, ToolFilter, ToolRegistry
-from ..tools.state import ToolState
+from ..tools.state import ConversationState, ToolState
 from .context_budget import prefix_tokens
 from .context_window import detect_context_window
 from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
@@ -145,7 +146,7 @@ class AgentRuntime:
             context_warning_share=self.context_warning_share,
         )
 
-    def executor(self, approver: ApprovalBroker) -> ToolExecutor:
+    def executor(self, approver: Approver) -> ToolExecutor:
         return ToolExecutor(
             self.registry,
             policy=self.policy,
@@ -196,11 +197,15 @@ class AgentRuntime:
         """The user switched the permission mode (default, accept-edits, read-only) for one conversation."""
         self.policy.set_mode(mode, session_id=session_id)
 
+    def per_conversation(self) -> list[ConversationState]:
+        """Every store that keeps something per conversation (``ConversationState``)."""
+        return [*self.state.per_conversation(), self.undo, self.policy]
+
     async def forget_session(self, session_id: str) -> None:
-        """A conversation was deleted: drop its grants and undo history, stop its background processes."""
-        self.undo.forget(session_id)
-        self.policy.forget_session(session_id)
-        await self.state.processes.kill_session(session_id)
+        """A conversation was deleted: every store forgets it (grants, undo and checkpoints, files read,
+        notebooks seen, kernel snapshots) and its background processes are stopped."""
+        for store in self.per_conversation():
+            await store.forget_session(session_id)
 
     async def prepare_catalog(
         self,

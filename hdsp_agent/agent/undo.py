@@ -562,9 +562,9 @@ class TurnUndo:
         marks = self._checkpoints.get(session_id)
         return marks[-1] if marks else None
 
-    def forget(self, session_id: str) -> None:
-        self.file_state.forget_session(session_id)
-        self.notebooks.undo.forget(session_id)
+    async def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: its checkpoints and redo (the records are the tools' state's, which
+        the runtime asks to forget too)."""
         self._checkpoints.pop(session_id, None)
         self._redo.pop(session_id, None)
         self._locks.pop(session_id, None)

@@ -16,18 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..assembly import assemble, mcp_manager
 from ..config import HdspAgentConfig, load_cli_config
 from ..mcp.manager import McpManager
 from ..mcp.server import McpEndpoint
 from ..permissions.approval import Approver, FixedApprover
-from ..permissions.policy import build_policy
 from ..tools.base import ToolContext
-from ..tools.defaults import default_registry
-from ..tools.executor import ToolExecutor
 from ..tools.jupyter import close_notebook_tools
 from ..tools.jupyter.headless import headless_jupyter
 from ..tools.registry import ToolRegistry
-from .mcp_servers import configured_manager
 
 NOBODY_TO_ASK = (
     "this call needs the user's approval, and `hdsp-agent mcp` (stdio) has no one to ask; "
@@ -85,10 +82,6 @@ def run_mcp(args: argparse.Namespace) -> int:
 async def serve_stdio(root: Path, config: HdspAgentConfig, approver: Approver) -> None:
     from mcp.server.stdio import stdio_server
 
-    registry = default_registry(config)
-    executor = ToolExecutor(
-        registry, policy=build_policy(config, root), approver=approver, settings=config.executor_settings()
-    )
     async with headless_jupyter(root) as jupyter:
 
         def context(**overrides: Any) -> ToolContext:
@@ -100,6 +93,10 @@ async def serve_stdio(root: Path, config: HdspAgentConfig, approver: Approver) -
                 **overrides,
             )
 
+        # The same assembly as the server's (assembly.py): one sandbox, shared by the policy and the tools.
+        built = assemble(config, root, context)
+        registry = built.registry
+        executor = built.executor(approver)
         server = McpEndpoint(executor, context, disabled=list(config.disabled_tools)).server()
         try:
             async with stdio_server() as (read_stream, write_stream):
@@ -109,7 +106,7 @@ async def serve_stdio(root: Path, config: HdspAgentConfig, approver: Approver) -
 
 
 def _manager(root: Path, config: HdspAgentConfig) -> McpManager:
-    return configured_manager(ToolRegistry(), root, config)
+    return mcp_manager(ToolRegistry(), root, config)
 
 
 async def _print_servers(root: Path, config: HdspAgentConfig) -> int:

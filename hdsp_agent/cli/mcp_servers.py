@@ -8,25 +8,14 @@ the command ends, so no MCP server process outlives it.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from ..assembly import mcp_manager
 from ..config import HdspAgentConfig
 from ..mcp.manager import McpManager
 from ..tools.registry import ToolRegistry
-
-
-def configured_manager(registry: ToolRegistry, root: Path, config: HdspAgentConfig) -> McpManager:
-    """A manager over ``registry`` for the servers configured for ``root`` (none started yet)."""
-    return McpManager(
-        registry,
-        root_dir=root,
-        trait_servers=dict(config.mcp_servers),
-        denied=list(config.mcp_denied_servers),
-        logger=logging.getLogger("hdsp_agent.mcp"),
-    )
 
 
 @asynccontextmanager
@@ -34,7 +23,7 @@ async def mcp_servers(
     registry: ToolRegistry, root: Path, config: HdspAgentConfig
 ) -> AsyncIterator[McpManager]:
     """The configured servers' tools go into ``registry`` on ``refresh()``; all are closed on the way out."""
-    manager = configured_manager(registry, root, config)
+    manager = mcp_manager(registry, root, config)
     try:
         yield manager
     finally:

@@ -18,14 +18,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..assembly import assemble
 from ..config import load_cli_config
 from ..permissions.decision import LEVEL_FOR_DECISION
 from ..permissions.defaults import READ_TOOLS, default_level, derive_action
-from ..permissions.policy import MODES, RulePolicy, build_policy
+from ..permissions.policy import MODES, RulePolicy
 from ..permissions.rules import RuleError
 from ..tools.args import validate_arguments
 from ..tools.base import PermissionAction, ToolContext, ToolError
-from ..tools.defaults import default_registry
 from ..tools.registry import ToolRegistry
 
 EXIT_OK = 0
@@ -64,26 +64,32 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(args: argparse.Namespace) -> tuple[RulePolicy, Path] | None:
+def _load(args: argparse.Namespace) -> tuple[RulePolicy, ToolRegistry, Path] | None:
+    """The policy and the tools as the server would build them for ``--root`` (``assembly.py``)."""
     if not args.root.is_dir():
         print(f"hdsp-agent: --root {args.root} is not a directory", file=sys.stderr)
         return None
     root = args.root.resolve()
     try:
-        return build_policy(load_cli_config(), root, args.permissions_file), root
+        built = assemble(
+            load_cli_config(),
+            root,
+            lambda **overrides: ToolContext(root_dir=root, **overrides),
+            permissions_file=args.permissions_file,
+        )
     except RuleError as error:
         print(f"hdsp-agent: {error}", file=sys.stderr)
         return None
+    return built.rule_policy, built.registry, root
 
 
 def check_policy(args: argparse.Namespace) -> int:
     loaded = _load(args)
     if loaded is None:
         return EXIT_USAGE
-    policy, root = loaded
+    policy, registry, root = loaded
     if args.mode:
         policy.set_mode(args.mode, session_id="")
-    registry = default_registry(load_cli_config())
     if args.arguments is not None:
         try:
             print(
@@ -155,8 +161,7 @@ def show_policy(args: argparse.Namespace) -> int:
     loaded = _load(args)
     if loaded is None:
         return EXIT_USAGE
-    policy, _root = loaded
-    registry = default_registry(load_cli_config())
+    policy, registry, _root = loaded
     defaults: dict[str, list[str]] = {level: [] for level in LEVEL_FOR_DECISION.values()}
     for name in sorted(set(registry.names()) | READ_TOOLS | _table_tools()):
         tool = registry.get(name)

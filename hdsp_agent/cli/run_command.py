@@ -14,18 +14,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..agent.conversations import ConversationManager
-from ..agent.models import catalog_from_config
-from ..agent.runtime import AgentRuntime
 from ..agent.store import SessionStore
+from ..assembly import assemble
 from ..config import HdspAgentConfig, load_cli_config
 from ..permissions.approval import ApprovalReply, ApprovalRequest, Approver
 from ..permissions.broker import ApprovalBroker
-from ..permissions.policy import build_policy
 from ..tools.base import ToolContext
-from ..tools.defaults import default_registry
 from ..tools.jupyter.headless import headless_jupyter
-from ..tools.state import ToolState
 from .approvers import approver_for
 from .mcp_servers import mcp_servers
 
@@ -74,43 +69,34 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
     approver = approver_for(args.approve)
     # Jupyter's managers without a server, so the notebook tools read, edit and run notebooks as in the
     # sidebar; the kernels they start are shut down when the run ends.
-    state = ToolState()  # what the tools keep across calls, for this run
     async with headless_jupyter(root) as jupyter:
-        runtime = AgentRuntime(
-            registry=default_registry(config, state),
-            state=state,
-            policy=(policy := build_policy(config, root)),
-            catalog_filter=policy.catalog_filter,
-            models=catalog_from_config(config),
-            context_factory=lambda **overrides: ToolContext(
+        built = assemble(
+            config,
+            root,
+            lambda **overrides: ToolContext(
                 root_dir=root,
                 kernel_manager=jupyter.kernel_manager,
                 session_manager=jupyter.session_manager,
                 contents_manager=jupyter.contents_manager,
                 **overrides,
             ),
-            executor_settings=config.executor_settings(),
-            max_steps=config.max_steps,
-            tool_call_limits=dict(config.tool_call_limits),
-            disabled_tools=list(config.disabled_tools),
-            web_tools=config.web_tools,
-            context_warning_share=config.context_warning_share,
             broker_factory=lambda emit: _DelegatingBroker(approver),
         )
+        runtime = built.runtime
         context = {"active_document": {"path": args.notebook}} if args.notebook else {}
         async with mcp_servers(runtime.registry, root, config) as servers:
             # As in the server: a server starts when the policy allows it (mcp_start_server, which asks
             # unless a rule allows it); the full profile lists at the turn's start those that may start.
             servers.attach(runtime)
             with tempfile.TemporaryDirectory(prefix="hdsp-agent-run-") as scratch:
-                manager = ConversationManager(SessionStore(Path(scratch) / "sessions.sqlite3"), runtime)
+                manager = built.conversations(SessionStore(Path(scratch) / "sessions.sqlite3"))
                 session = manager.create(title=args.prompt[:60])
                 printer = _JsonPrinter() if args.json else _TextPrinter()
                 session.subscribe(printer)
                 session.send(args.prompt, context)
                 await session.wait()
                 await manager.shutdown()
-        await state.notebooks.aclose()
+        await built.aclose()
     return 0 if printer.end_reason == "completed" else 1
 
 

@@ -11,16 +11,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ..assembly import assemble
 from ..config import HdspAgentConfig, load_cli_config
-from ..permissions.policy import build_policy
-from ..sandbox import sandbox_from_config
+from ..permissions.approval import Approver
 from ..tools.base import ToolCall, ToolContext, ToolResult
 from ..tools.defaults import default_registry
 from ..tools.definitions import EXPORT_FORMATS, export
-from ..tools.executor import ToolExecutor
 from ..tools.jupyter import close_notebook_tools
 from ..tools.jupyter.headless import headless_jupyter
-from ..tools.registry import ToolRegistry
 from .approvers import approver_for
 from .mcp_servers import mcp_servers
 
@@ -67,27 +65,35 @@ def list_tools(args: argparse.Namespace) -> int:
 
 
 async def _execute_with_jupyter(
-    executor: ToolExecutor, registry: ToolRegistry, call: ToolCall, root: Path, config: HdspAgentConfig
+    call: ToolCall, root: Path, config: HdspAgentConfig, approver: Approver
 ) -> ToolResult:
     """One call with Jupyter's managers (notebook tools) and the user's MCP servers (`server__tool`) at hand.
 
     Kernels and MCP servers it starts are shut down after. The MCP servers are started only when the tool is
     not one of ours, so calling a built-in tool starts no program.
     """
-    async with headless_jupyter(root) as jupyter, mcp_servers(registry, root, config) as servers:
-        if registry.get(call.name) is None:
-            await servers.refresh()
-        ctx = ToolContext(
-            root_dir=root,
-            kernel_manager=jupyter.kernel_manager,
-            session_manager=jupyter.session_manager,
-            contents_manager=jupyter.contents_manager,
+    async with headless_jupyter(root) as jupyter:
+        built = assemble(
+            config,
+            root,
+            lambda **overrides: ToolContext(
+                root_dir=root,
+                kernel_manager=jupyter.kernel_manager,
+                session_manager=jupyter.session_manager,
+                contents_manager=jupyter.contents_manager,
+                **overrides,
+            ),
         )
-        catalog = registry.catalog(ctx, disabled=config.disabled_tools)
-        try:
-            return await executor.execute(call, ctx, catalog)
-        finally:
-            await close_notebook_tools(registry)
+        registry = built.registry
+        async with mcp_servers(registry, root, config) as servers:
+            if registry.get(call.name) is None:
+                await servers.refresh()
+            ctx = built.runtime.tool_context()
+            catalog = registry.catalog(ctx, disabled=config.disabled_tools)
+            try:
+                return await built.executor(approver).execute(call, ctx, catalog)
+            finally:
+                await close_notebook_tools(registry)
 
 
 def call_tool(args: argparse.Namespace) -> int:
@@ -95,17 +101,9 @@ def call_tool(args: argparse.Namespace) -> int:
     if root is None:
         return 2
     config = load_cli_config()
-    # The same sandbox as the server's (same traits, same detection): policy and tools agree on it.
-    sandbox = sandbox_from_config(config)
-    registry = default_registry(config, sandbox=sandbox)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    executor = ToolExecutor(
-        registry,
-        policy=build_policy(config, root, sandbox=sandbox.status),
-        approver=approver_for(args.approve),
-        settings=config.executor_settings(),
-    )
     call = ToolCall(id=f"cli-{uuid.uuid4().hex[:12]}", name=args.name, arguments=args.arguments)
-    result = asyncio.run(_execute_with_jupyter(executor, registry, call, root, config))
+    # The same assembly as the server's (assembly.py): one sandbox, shared by the policy and the tools.
+    result = asyncio.run(_execute_with_jupyter(call, root, config, approver_for(args.approve)))
     print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
     return 0 if result.ok else 1

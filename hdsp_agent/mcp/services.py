@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..tools.declared import load_declared_tools
@@ -38,16 +37,10 @@ class McpServices:
         return self._endpoint
 
     @classmethod
-    def for_app(cls, app: Any, endpoint_factory: Callable[[Any], Any]) -> McpServices:
-        """From an ``HdspAgentApp`` whose registry, runtime and sessions are built; ``endpoint_factory(app)``
-        builds the ``/hdsp-agent/mcp`` endpoint when it is enabled."""
-        manager = McpManager(
-            app.registry,
-            root_dir=Path(app.root_dir),
-            trait_servers=dict(app.mcp_servers),
-            denied=list(app.mcp_denied_servers),
-            logger=app.log,
-        )
+    def for_app(cls, app: Any, manager: McpManager, endpoint_factory: Callable[[Any], Any]) -> McpServices:
+        """From an ``HdspAgentApp`` whose registry, runtime and sessions are built, and its ``manager``
+        (``assembly.mcp_manager``); ``endpoint_factory(app)`` builds the ``/hdsp-agent/mcp`` endpoint when it
+        is enabled."""
         return cls(
             manager=manager,
             config=app,

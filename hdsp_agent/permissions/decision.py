@@ -56,7 +56,7 @@ class SessionPolicy(PermissionPolicy, Protocol):
 
     def set_mode(self, mode: str, session_id: str | None = None) -> None: ...
 
-    def forget_session(self, session_id: str) -> None:
+    async def forget_session(self, session_id: str) -> None:
         """The conversation was deleted: drop what was granted "for this session"."""
         ...
 
@@ -86,5 +86,5 @@ class ReadOnlyPolicy:
     def set_mode(self, mode: str, session_id: str | None = None) -> None:
         """There is one mode here; switching is not offered."""
 
-    def forget_session(self, session_id: str) -> None:
+    async def forget_session(self, session_id: str) -> None:
         """No grants are kept."""

@@ -251,6 +251,13 @@ class GrantStore:
         self.on_saved = on_saved
         self._asked: OrderedDict[str, _Asked | None] = OrderedDict()
 
+    def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: its grants, and what its unanswered calls asked about."""
+        self.sessions.forget(session_id)
+        mine = [call_id for call_id, asked in self._asked.items() if asked and asked.session_id == session_id]
+        for call_id in mine:
+            del self._asked[call_id]
+
     def note_ask(self, call_id: str, session_id: str, tool_name: str, subject: str) -> None:
         """Remember what call ``call_id`` asked about. A call id pending in two sessions at once is ambiguous
         and never granted (model call ids are not guaranteed unique across conversations)."""

@@ -149,9 +149,9 @@ class RulePolicy:
         else:
             self.user.mode = mode
 
-    def forget_session(self, session_id: str) -> None:
-        """The conversation was deleted: its "for this session" grants and mode go with it."""
-        self.grants.sessions.forget(session_id)
+    async def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: its "for this session" grants, pending asks and mode go with it."""
+        self.grants.forget_session(session_id)
         self._session_modes.pop(session_id, None)
 
     def catalog_filter(self, tool: Tool[Any]) -> bool:

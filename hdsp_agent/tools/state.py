@@ -6,15 +6,29 @@
 - ``processes``: background processes started by run_terminal_command, stopped when their conversation goes.
 
 Grants ("allow for this session") belong to the permission policy, which the same builder makes once.
+
+Every store that keeps something per conversation is a ``ConversationState``: deleting the conversation
+(``AgentRuntime.forget_session``) asks each one to forget it, so nothing of a deleted conversation stays in
+memory (whole notebooks among it) or running.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .builtin.edit.filestate import FileStateStore
 from .builtin.processes import ProcessTracker
 from .jupyter.notebook_runtime import NotebookRuntime
+
+
+class ConversationState(Protocol):
+    """A store keeping something per conversation (by session id)."""
+
+    async def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: drop what is kept for it, stop what it left running."""
+        ...
 
 
 @dataclass
@@ -22,3 +36,6 @@ class ToolState:
     files: FileStateStore = field(default_factory=FileStateStore)
     notebooks: NotebookRuntime = field(default_factory=NotebookRuntime)
     processes: ProcessTracker = field(default_factory=ProcessTracker)
+
+    def per_conversation(self) -> Sequence[ConversationState]:
+        return (self.files, self.notebooks, self.processes)

@@ -357,6 +357,10 @@ class ProcessTracker:
             del self._processes[entry.process_id]
         return len(running)
 
+    async def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: its background processes are stopped and no longer listed."""
+        await self.kill_session(session_id)
+
     async def kill_all(self, grace: float = KILL_GRACE_SECONDS) -> None:
         """Stop everything (server shutdown)."""
         for session_id in {entry.session_id for entry in self._processes.values()}:

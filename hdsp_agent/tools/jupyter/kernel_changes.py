@@ -149,6 +149,10 @@ class KernelChanges:
         if snapshot is not None:
             kernels[kernel_id] = (path, kernel_manager, snapshot)
 
+    async def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted mid-turn: its snapshots (each kernel's variables) go."""
+        self._before.pop(session_id, None)
+
     async def end_turn(self, session_id: str) -> dict[str, list[dict[str, Any]]]:
         """Each notebook's variable changes since the turn's first run on its kernel (nothing: {})."""
         changed: dict[str, list[dict[str, Any]]] = {}

@@ -287,6 +287,15 @@ class NotebookRuntime:
             kernelspec = (notebook.metadata.get("kernelspec") or {}) if notebook is not None else {}
             return await start_notebook_session(ctx.session_manager, path, kernelspec.get("name"))
 
+    async def forget_session(self, session_id: str) -> None:
+        """The conversation was deleted: the stamps and notebooks it last saw (whole notebooks), its undo
+        history and its kernels' snapshots go."""
+        self._stamps.pop(session_id, None)
+        for key in [key for key in self._seen if key[0] == session_id]:
+            del self._seen[key]
+        self.undo.forget(session_id)
+        await self.kernel_changes.forget_session(session_id)
+
     async def aclose(self) -> None:
         """Stop waiting on running executions (the server or the CLI is shutting down)."""
         await self.executions.aclose()

@@ -169,7 +169,7 @@ class FileStateStore:
             (record for record in self._undo.get(session_id, []) if record.record_id == record_id), None
         )
 
-    def forget_session(self, session_id: str) -> None:
+    async def forget_session(self, session_id: str) -> None:
         """Drop everything recorded for a session that has ended (its reads and its undo records)."""
         for key in [key for key in self._reads if key[0] == session_id]:
             del self._reads[key]
