@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import secrets
 import statistics
@@ -32,7 +33,7 @@ from scale_notebook import SMALL_CELL, write_notebook
 from traitlets.config import Config
 
 from hdsp_agent.permissions.approval import FixedApprover
-from hdsp_agent.tools.base import ToolCall
+from hdsp_agent.tools.base import ToolCall, ToolError
 from hdsp_agent.tools.executor import ToolExecutor
 from hdsp_agent.tools.jupyter import NotebookRuntime, notebook_tools
 from hdsp_agent.tools.registry import ToolRegistry
@@ -44,6 +45,10 @@ OUTPUT_BYTES_PER_CELL = 25_000  # 50 MB over 2,000 cells
 # The agent's operations on the 50 MB notebook take seconds each: few repetitions keep the group near 15 min.
 REPEATS, WARMUP = 3, 1
 TARGET_RATIO, TARGET_GROWTH = 1.5, 1.2
+
+
+class AgentCallFailed(RuntimeError):
+    """The agent's call answered with an error (e.g. the bridge's timeout): the figure says so."""
 
 
 class Browser:
@@ -137,7 +142,10 @@ class Agent:
         result = await self.executor.execute(call, self.ctx)
         elapsed = clock() - start
         if result.status != "ok":
-            raise RuntimeError(f"{name}: {result.error}")
+            assert result.error is not None
+            raise AgentCallFailed(
+                f"{name} after {elapsed:.1f} s: {result.error.code}: {result.error.message}"
+            )
         return elapsed
 
     async def wait_for_tab(self, path: str) -> None:
@@ -167,7 +175,7 @@ class Sources:
 async def _figure(
     name: str, what: str, ours: Callable[[], Awaitable[float]], baseline: Callable[[], Awaitable[float]]
 ) -> Figure:
-    ours_median, baseline_median = await compare(ours, baseline, repeats=REPEATS, warmup=WARMUP)
+    ours_median, baseline_median, extra = await _medians(ours, baseline)
     sys.stderr.write(f"scale: {name} {ours_median:.3f} s vs {baseline_median:.3f} s\n")
     return Figure(
         name=name,
@@ -176,7 +184,21 @@ async def _figure(
         ours_median=ours_median,
         baseline_median=baseline_median,
         target=TARGET_RATIO,
+        extra=extra,
     )
+
+
+async def _medians(
+    ours: Callable[[], Awaitable[float]], baseline: Callable[[], Awaitable[float]]
+) -> tuple[float, float, dict[str, Any]]:
+    """Interleaved medians; when the agent's call fails, ours is infinite (the figure fails), the failure is
+    kept beside it and the baseline is still measured."""
+    try:
+        ours_median, baseline_median = await compare(ours, baseline, repeats=REPEATS, warmup=WARMUP)
+        return ours_median, baseline_median, {}
+    except AgentCallFailed as error:
+        baseline_median = statistics.median([await baseline() for _ in range(REPEATS)])
+        return math.inf, baseline_median, {"ours failed": str(error)}
 
 
 async def scale_figures(workdir: Path) -> list[Figure]:
@@ -244,9 +266,7 @@ async def scale_figures(workdir: Path) -> list[Figure]:
             )
         )  # fmt: skip
         # Growth: the agent's edit at 2,000 cells against the same at 500, interleaved.
-        at_large, at_small = await compare(
-            agent_edit(large), agent_edit(small), repeats=REPEATS, warmup=WARMUP
-        )
+        at_large, at_small, growth_extra = await _medians(agent_edit(large), agent_edit(small))
         page_small = statistics.median([await page_edit(small)() for _ in range(REPEATS)])
         figures.append(
             Figure(
@@ -256,7 +276,10 @@ async def scale_figures(workdir: Path) -> list[Figure]:
                 ours_median=at_large,
                 baseline_median=at_small,
                 target=TARGET_GROWTH,
-                extra={f"JupyterLab's own edit at {SMALL:,} cells": f"{page_small * 1000:.2f} ms"},
+                extra={
+                    **growth_extra,
+                    f"JupyterLab's own edit at {SMALL:,} cells": f"{page_small * 1000:.2f} ms",
+                },
             )
         )
         figures[0].extra["notebooks"] = sizes
@@ -264,7 +287,12 @@ async def scale_figures(workdir: Path) -> list[Figure]:
         bridge_read = []
         for _ in range(REPEATS):
             start = clock()
-            await agent.extension.live_notebooks.read(large.name)
+            try:
+                await agent.extension.live_notebooks.read(large.name)
+            except ToolError as error:
+                bridge_read.append(math.inf)
+                figures[0].extra["the bridge's read failed"] = str(error)
+                break
             bridge_read.append(clock() - start)
         figures[0].extra["the bridge's read alone (LiveNotebooks.read)"] = (
             f"{statistics.median(bridge_read):.3f} s"
