@@ -156,8 +156,9 @@ class Agent:
         await self.runtime.aclose()
 
 
-def _cell_id(path: Path, index: int) -> str:
-    return str(nbformat.read(path, as_version=4).cells[index].id)
+def _cell_ids(path: Path) -> list[str]:
+    """Read before the notebook is opened: JupyterLab's autosave rewrites the file in place later."""
+    return [str(cell.id) for cell in nbformat.read(path, as_version=4).cells]
 
 
 class Sources:
@@ -207,6 +208,8 @@ async def scale_figures(workdir: Path) -> list[Figure]:
     large = write_notebook(root / "large.ipynb", LARGE, LARGE * OUTPUT_BYTES_PER_CELL)
     small = write_notebook(root / "small.ipynb", SMALL, SMALL * OUTPUT_BYTES_PER_CELL)
     sizes = {path.name: f"{path.stat().st_size / 1e6:.1f} MB" for path in (large, small)}
+    cell_ids = {path: _cell_ids(path) for path in (large, small)}
+    assert nbformat.read(large, as_version=4).cells[0].source == SMALL_CELL
     token = secrets.token_hex(16)
     port = int(os.environ.get("HDSP_UI_PORT", "58765"))
     serverapp = await _start_server(workdir, root, port, token)
@@ -225,13 +228,18 @@ async def scale_figures(workdir: Path) -> list[Figure]:
         edits = {path: Sources(f"# edited mid-notebook cell of {path.name}") for path in (large, small)}
 
         def agent_edit(path: Path) -> Callable[[], Awaitable[float]]:
-            cell_id = _cell_id(path, middle[path])
+            cell_id = cell_ids[path][middle[path]]
             return lambda: agent.call("edit_cell", path=path.name, cell_id=cell_id, source=edits[path].next())
 
         def page_edit(path: Path) -> Callable[[], Awaitable[float]]:
             return lambda: browser.timed(
                 "edit", path=path.name, index=middle[path], source=edits[path].next()
             )
+
+        # The edit at 500 cells first, before the 2,000-cell notebook is touched: a request the bridge gave up
+        # on is still being answered by the tab for a while, and would be charged to whatever runs next.
+        small_edit, page_small, small_extra = await _medians(agent_edit(small), page_edit(small))
+        await browser.ask("close", path=small.name)
 
         figures.append(
             await _figure(
@@ -242,22 +250,15 @@ async def scale_figures(workdir: Path) -> list[Figure]:
         )  # fmt: skip
         figures.append(await _figure("scale_edit_2000", "edit_cell", agent_edit(large), page_edit(large)))
         # Insert at the end: the other cells keep their indexes for the edits above.
-        ends = {"count": LARGE}
-
-        async def page_insert() -> float:
-            ends["count"] += 1
-            return await browser.timed("insert", path=large.name, index=ends["count"] - 1, source="y = 2")
-
-        async def agent_insert() -> float:
-            ends["count"] += 1
-            return await agent.call("insert_cell", path=large.name, source="y = 2")
-
         figures.append(
-            await _figure("scale_insert_2000", "insert_cell (at the end)", agent_insert, page_insert)
-        )
+            await _figure(
+                "scale_insert_2000", "insert_cell (at the end)",
+                lambda: agent.call("insert_cell", path=large.name, source="y = 2"),
+                lambda: browser.timed("insert", path=large.name, source="y = 2"),
+            )
+        )  # fmt: skip
         # Run: the notebook's first cell (`x = 1`) on the notebook's own kernel.
-        first_id = _cell_id(large, 0)
-        assert nbformat.read(large, as_version=4).cells[0].source == SMALL_CELL
+        first_id = cell_ids[large][0]
         figures.append(
             await _figure(
                 "scale_run_2000", f"run_cell of `{SMALL_CELL}`",
@@ -265,19 +266,18 @@ async def scale_figures(workdir: Path) -> list[Figure]:
                 lambda: browser.timed("run", path=large.name, index=0),
             )
         )  # fmt: skip
-        # Growth: the agent's edit at 2,000 cells against the same at 500, interleaved.
-        at_large, at_small, growth_extra = await _medians(agent_edit(large), agent_edit(small))
-        page_small = statistics.median([await page_edit(small)() for _ in range(REPEATS)])
+        # Growth: the agent's edit at 2,000 cells (the figure above) against the same at 500 (measured first).
+        large_edit = figures[1]
         figures.append(
             Figure(
                 name="scale_edit_growth",
                 ours=f"edit_cell at {LARGE:,} cells ({sizes[large.name]})",
                 baseline=f"edit_cell at {SMALL:,} cells ({sizes[small.name]}), the same output per cell",
-                ours_median=at_large,
-                baseline_median=at_small,
+                ours_median=large_edit.ours_median,
+                baseline_median=small_edit,
                 target=TARGET_GROWTH,
                 extra={
-                    **growth_extra,
+                    **{f"at {SMALL:,} cells: {key}": value for key, value in small_extra.items()},
                     f"JupyterLab's own edit at {SMALL:,} cells": f"{page_small * 1000:.2f} ms",
                 },
             )

@@ -132,9 +132,11 @@ const OPERATIONS = {
     model.sharedModel.getCell(index).setSource(source);
     return model.sharedModel.cells.length;
   },
-  insert: (notebook, { index, source }) => {
+  // At the end, as the agent's insert_cell without a position.
+  insert: (notebook, { source }) => {
     const model = window.__benchPanel(notebook).content.model;
-    model.sharedModel.insertCell(index, { cell_type: 'code', source });
+    const end = model.sharedModel.cells.length;
+    model.sharedModel.insertCell(end, { cell_type: 'code', source });
     return model.sharedModel.cells.length;
   },
   // NotebookActions.run through its command, on the notebook's own kernel; resolves when the run is done.
