@@ -91,9 +91,13 @@ lint: setup
 wire-schema: setup
 	$(PY) -m hdsp_agent.wire_schema
 
-# Speed: every figure against its baseline in the same run (bench/results.json).
-bench: setup
+# Speed: every figure against its baseline in the same run (bench/results.json). The scale group drives
+# Chromium with the UI tests' Playwright.
+bench: setup browser ui-tests/node_modules/.package-lock.json
 	$(PY) bench/run.py
+
+ui-tests/node_modules/.package-lock.json: ui-tests/package-lock.json
+	cd ui-tests && npm ci --no-audit --no-fund
 
 # Reliability: fault, hostile-input and access suites, then load figures (soak/results.json).
 soak: setup

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from figures_core import loop_overhead, pipeline_overhead
 from figures_lean import lean_figures
+from figures_scale import scale_figures
 from figures_server import startup, stream_relay
 from figures_shell import shell_figures
 from figures_tools import edit_figures, run_cell_figures, search_figures
@@ -51,6 +52,7 @@ GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "lean": lean_figures,  # prompt tokens: first request per profile (vs the Continue CLI; with MCP); a task
     "ttft": _ttft,  # a new chat's first token over the session WebSocket on a 4k model
     "trust": trust_figures,  # replay vs nbconvert --execute; replay and numbers-check detection rates
+    "scale": scale_figures,  # 2,000 cells, 50 MB open in Chromium: the agent's live ops vs JupyterLab's
 }
 
 
