@@ -157,7 +157,7 @@ class Conversation:
         self.runtime.undo.mark(self.id, turn_id)  # the turn's checkpoint
         # Open documents this turn changes are settled at its end; other conversations' are theirs.
         mark = getattr(self.runtime.tool_context(session_id=self.id).notebook_gateway, "change_mark", None)
-        self._change_mark = mark() if callable(mark) else 0
+        self._change_mark = mark(self.id) if callable(mark) else 0
         self._turn = asyncio.create_task(self._run_turn(turn_id, context, model, self._cancel))
         return turn_id
 
@@ -169,6 +169,7 @@ class Conversation:
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before undoing it")
         result = await self.runtime.undo.undo_last(self.id, unsaved)
+        await self._settle_documents(result.paths)
         self._tell_undone(result)
         return result
 
@@ -177,6 +178,7 @@ class Conversation:
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before restoring a checkpoint")
         result = await self.runtime.undo.restore(self.id, turn_id, unsaved)
+        await self._settle_documents(result.paths)
         self._tell_undone(result)
         return result
 
@@ -185,6 +187,7 @@ class Conversation:
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before redoing")
         result = await self.runtime.undo.redo(self.id, unsaved)
+        await self._settle_documents(result.paths)
         self.emit(TurnRedoneEvent(turn_ids=result.turn_ids, restored=result.restored, paths=result.paths))
         self._note(
             "The user redid what they had undone; these changes are back:\n" + "\n".join(result.restored)
@@ -217,6 +220,7 @@ class Conversation:
         if mark is None:
             raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
         restored = await self.runtime.undo.undo_cell(self.id, mark, path, cell_id)
+        await self._settle_documents([path])
         self.messages.append(
             {
                 "role": "user",
@@ -391,16 +395,20 @@ class Conversation:
         if marks is not None:
             self.emit(marks)
 
-    async def _settle_documents(self) -> None:
+    async def _settle_documents(self, paths: list[str] | None = None) -> None:
         """Before the turn says it ended: the agent's unsaved changes to open notebooks are saved, left for
         the user (who has unsaved edits of their own there), or written to the file no tab holds any more
-        (``LiveNotebooks.settle``). A change that could not be kept safe is said, not hidden behind "Done"."""
+        (``LiveNotebooks.settle``). A change that could not be kept safe is said, not hidden behind "Done".
+
+        ``paths``: the documents an undo or a redo changed, settled by the same rule, so the file holds what
+        the tab shows unless the user has unsaved edits of their own there (a Discard, a restart or a crash
+        would otherwise bring the undone change back)."""
         try:
             ctx = self.runtime.tool_context(session_id=self.id)
             settle = getattr(ctx.notebook_gateway, "settle", None)
             if settle is None or ctx.contents_manager is None:
                 return
-            outcomes = await settle(ctx.contents_manager, since=self._change_mark)
+            outcomes = await settle(ctx.contents_manager, since=self._change_mark, paths=paths)
         except Exception:  # settling is a safety net: its own failure must not leave the turn "running"
             self.log.exception("hdsp-agent: settling the documents at the end of a turn failed")
             return

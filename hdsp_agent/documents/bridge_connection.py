@@ -38,10 +38,13 @@ class BridgeConnection:
         self,
         send: Callable[[dict[str, Any]], Any],
         on_open: Callable[[BridgeConnection, set[str]], None] | None = None,
+        on_close: Callable[[set[str]], None] | None = None,
     ) -> None:
         self._send = send
         # Called with the paths this tab announces for the first time and as loaded from disk.
         self._on_open = on_open
+        # Called with the documents the user closed in this tab (it stays connected).
+        self._on_close = on_close
         self.paths: set[str] = set()
         # Text files open in the tab's file editors.
         self.editors: set[str] = set()
@@ -67,8 +70,13 @@ class BridgeConnection:
                     if isinstance(editors, list)
                     else set()
                 )
+                before = self.paths | self.editors
                 opened = just_loaded & (announced | self.editors)
                 self.paths = announced
+                gone = before - (announced | self.editors)
+                # A rename shows as one path gone and a new one there in the same message: not a close.
+                if gone and not (announced | self.editors) - before and self._on_close is not None:
+                    self._on_close(gone)
                 if opened and self._on_open is not None:
                     self._on_open(self, opened)
         elif kind == "response":
