@@ -194,7 +194,7 @@ test.describe('the file is the truth the user sees', () => {
     request,
     tmpPath
   }, testInfo) => {
-    const path = `${tmpPath}/closed.ipynb`;
+    const path = `${tmpPath}/analysis.ipynb`;
     await newSavedNotebook(page, request, path, 'x = 1');
     await loadScript(request, [
       { tool_calls: [insert(path, 'a = 1')] },
@@ -225,7 +225,7 @@ test.describe('the file is the truth the user sees', () => {
     ).toContainText('Added two cells.', { timeout: 45_000 });
     // The next step was refused, as data on its card: the notebook is closed.
     await expect(panel.locator('.jp-hdsp-ToolCard').last()).toContainText(
-      'closed'
+      'was closed in JupyterLab'
     );
     await screenshot(page, testInfo, 'closed-refused.png');
     // "Discard" means discard: the file is as the user last saved it, also after the turn ended.
