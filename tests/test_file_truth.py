@@ -98,7 +98,7 @@ async def test_an_undo_under_the_users_unsaved_typing_saves_nothing_of_theirs(
             await session.undo_last_turn()
             assert sources(tab.notebooks["nb.ipynb"]) == ["x = 1  # mine, not saved"]
             assert "save" not in [request["method"] for request in tab.requests[asked:]]
-            assert on_disk(jp_root_dir, "nb.ipynb") == ["x = 1", "a = 1"], "the user's typing is theirs to save"
+            assert on_disk(jp_root_dir, "nb.ipynb") == ["x = 1", "a = 1"], "the typing is theirs to save"
         finally:
             await tab.close()
             await manager.shutdown()

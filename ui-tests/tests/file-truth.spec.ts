@@ -182,9 +182,7 @@ test.describe('the file is the truth the user sees', () => {
     await untilAnswered(panel, 'Added a cell.');
     await expect(notebookCells(page)).toHaveCount(2);
     // Saved like any other notebook: the file has the agent's cell, the tab nothing unsaved.
-    await expect
-      .poll(() => cellsOnDisk(request, path))
-      .toContain('a = 1');
+    await expect.poll(() => cellsOnDisk(request, path)).toContain('a = 1');
     await expect(dirtyTabs(page)).toHaveCount(0);
     await screenshot(page, testInfo, 'launcher-saved.png');
   });
@@ -212,7 +210,9 @@ test.describe('the file is the truth the user sees', () => {
 
     // The user closes the notebook and discards the agent's unsaved cell.
     await page
-      .locator('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current .lm-TabBar-tabCloseIcon')
+      .locator(
+        '.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current .lm-TabBar-tabCloseIcon'
+      )
       .click();
     await page
       .locator('.jp-Dialog')
@@ -239,7 +239,8 @@ test.describe('the file is the truth the user sees', () => {
     tmpPath
   }) => {
     const path = `${tmpPath}/utils.py`;
-    const original = 'def load():\n    return 1\n\n\ndef clean():\n    return 2\n';
+    const original =
+      'def load():\n    return 1\n\n\ndef clean():\n    return 2\n';
     await page.contents.uploadContent(original, 'text', path);
     await loadScript(request, [
       {
