@@ -92,6 +92,7 @@ def _nothing_of_the_user_unsaved(
     disk a save could overwrite, and what the user typed in the tab is safer saved than left to a crash)."""
     return _typed_cells(live) == _typed_cells(expected) or not on_disk.get("cells")
 
+
 Settled = Literal["saved", "left_unsaved", "written", "unchanged"]
 
 
