@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from agent_harness import make_manager, run_turn
+from agent_harness import make_manager, of_type, run_turn
 from scripted_model import ScriptedModel, text, tool_calls
 from test_loop import _AllowAll
 from test_notebook_bridge import live_agent
@@ -224,3 +224,40 @@ async def test_a_rename_or_a_reload_is_not_a_close(
     finally:
         await tab.close()
         await agent.close()
+
+
+async def test_a_kept_cell_is_final_restore_leaves_it_and_the_keep_is_in_the_event_log(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    write_notebook(jp_root_dir, "nb.ipynb", "x = 1")
+    tab = await open_from_disk(jp_ws_fetch, jp_serverapp, jp_root_dir, "nb.ipynb")
+    script = [
+        tool_calls(_insert("nb.ipynb", "a = 1"), _insert("nb.ipynb", "b = 2")),
+        text("Added two cells."),
+        text("Nothing else."),
+    ]
+    with ScriptedModel(script) as model:
+        manager = make_manager(jp_root_dir, _live_runtime(jp_serverapp, jp_root_dir, model))
+        session = manager.create()
+        try:
+            await run_turn(session, "add two cells")
+            first = of_type(session.events, "turn.end")[-1]["turn_id"]
+            [kept] = [cell.id for cell in tab.notebooks["nb.ipynb"].cells if cell.source == "a = 1"]
+            assert session.keep_cell("nb.ipynb", kept) == 1
+            reviewed = session.events[-1]
+            assert [reviewed[key] for key in ("type", "path", "cell_id", "outcome")] == [
+                "cell.reviewed",
+                "nb.ipynb",
+                kept,
+                "kept",
+            ]
+            await run_turn(session, "anything else?")
+
+            # Restore to before the first turn: the kept cell stays, the other goes; the file agrees.
+            await session.restore(first)
+            assert sources(tab.notebooks["nb.ipynb"]) == ["x = 1", "a = 1"]
+            await wait_until(lambda: on_disk(jp_root_dir, "nb.ipynb") == ["x = 1", "a = 1"])
+        finally:
+            await tab.close()
+            await manager.shutdown()
+            await jp_serverapp.kernel_manager.shutdown_all()

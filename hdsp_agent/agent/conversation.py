@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..events import (
     ApprovalResolvedEvent,
+    CellReviewedEvent,
     ErrorEvent,
     KernelChangesEvent,
     SessionUpdatedEvent,
@@ -216,11 +217,13 @@ class Conversation:
         stays."""
         if self.running:
             raise TurnAlreadyRunning("stop the running turn before undoing its changes")
-        mark = self.runtime.undo.last_mark(self.id)
+        # A cell's mark stays reviewable across later turns: its changes since the first checkpoint.
+        mark = self.runtime.undo.first_mark(self.id)
         if mark is None:
             raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
         restored = await self.runtime.undo.undo_cell(self.id, mark, path, cell_id)
         await self._settle_documents([path])
+        self.emit(CellReviewedEvent(path=path, cell_id=cell_id, outcome="undone"))
         self.messages.append(
             {
                 "role": "user",
@@ -230,6 +233,13 @@ class Conversation:
         )
         self.store.save_messages(self.id, self.messages)
         return restored
+
+    def keep_cell(self, path: str, cell_id: str) -> int:
+        """The user keeps the agent's change to one cell (the review's per-cell "Keep"): final, so undo,
+        undo-all and restore leave it; said in the event log, so a reloaded page shows it kept."""
+        kept = self.runtime.undo.keep_cell(self.id, path, cell_id)
+        self.emit(CellReviewedEvent(path=path, cell_id=cell_id, outcome="kept"))
+        return kept
 
     def _turn_file(self, path: str) -> TurnFile | None:
         mark = self.runtime.undo.last_mark(self.id)
