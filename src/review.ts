@@ -16,6 +16,22 @@ const CELL_CHANGES: Record<string, IReviewMark['kind']> = {
   run_cell: 'inserted'
 };
 
+/** A call's arguments from its final status (the JSON the model sent), or null when they do not parse. */
+function callArguments(event: {
+  arguments?: Record<string, any> | null;
+  raw_arguments?: string | null;
+}): Record<string, any> | null {
+  if (event.arguments) {
+    return event.arguments;
+  }
+  try {
+    const parsed = JSON.parse(event.raw_arguments ?? '');
+    return parsed && typeof parsed === 'object' ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface IReviewMark {
   path: string;
   cellId: string;
@@ -83,7 +99,7 @@ export class ReviewState {
       // A cell the agent only ran (run_cell with a cell_id) is the user's cell, not a change to review.
       const ranExisting =
         event.name === 'run_cell' &&
-        typeof event.arguments?.cell_id === 'string';
+        typeof callArguments(event)?.cell_id === 'string';
       const kind = ranExisting ? undefined : CELL_CHANGES[event.name];
       const path = event.details?.path;
       const cellId = event.details?.cell_id;

@@ -36,7 +36,7 @@ describe('ReviewState', () => {
     const review = new ReviewState();
     review.apply({
       ...done('run_cell', 'nb.ipynb', 'mine'),
-      arguments: { cell_id: 'mine' }
+      raw_arguments: '{"path": "nb.ipynb", "cell_id": "mine"}'
     });
     review.apply({
       ...done('run_cell', 'nb.ipynb', 'new'),
