@@ -92,6 +92,16 @@ class TurnRedoneEvent(WithTexts):
     paths: list[str] = Field(default_factory=list)
 
 
+class CellReviewedEvent(BaseModel):
+    """The user kept the agent's change to one cell of an open notebook, or undid it alone (the review's
+    Keep / Undo on the cell): its mark goes, also on a reloaded page; no undo takes a kept change back."""
+
+    type: Literal["cell.reviewed"] = "cell.reviewed"
+    path: str
+    cell_id: str
+    outcome: Literal["kept", "undone"]
+
+
 class AssistantDeltaEvent(BaseModel):
     """A piece of streamed answer text (``kind="text"``) or thinking (``kind="reasoning"``)."""
 
@@ -233,6 +243,7 @@ AgentEvent = Annotated[
     | TurnEndEvent
     | TurnUndoneEvent
     | TurnRedoneEvent
+    | CellReviewedEvent
     | AssistantDeltaEvent
     | AssistantMessageEvent
     | ErrorEvent

@@ -295,6 +295,25 @@ export function undoCell(
 }
 
 /**
+ * `POST /hdsp-agent/sessions/{id}/keep-cell`: keep the agent's change to one cell; no undo takes it back.
+ */
+export function keepCell(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  path: string,
+  cellId: string
+): Promise<{ kept: number }> {
+  return requestAPI<{ kept: number }>(
+    `${sessionPath(sessionId)}/keep-cell`,
+    serverSettings,
+    {
+      method: 'POST',
+      body: JSON.stringify({ path, cell_id: cellId })
+    }
+  );
+}
+
+/**
  * `GET /hdsp-agent/sessions/{id}/hunks?path=`: the last turn's change to one file, hunk by hunk, as the file
  * is on disk now ([] when the turn did not change it).
  */

@@ -222,6 +222,17 @@ export interface ITurnRedoneEvent extends IEventEnvelope, IWithTexts {
   paths?: string[];
 }
 
+/**
+ * The user kept the agent's change to one cell, or undid it alone: its review mark goes (also on a reloaded
+ * page), and no later undo takes a kept change back.
+ */
+export interface ICellReviewedEvent extends IEventEnvelope {
+  type: 'cell.reviewed';
+  path: string;
+  cell_id: string;
+  outcome: 'kept' | 'undone';
+}
+
 export interface IErrorEvent extends IEventEnvelope, IWithTexts {
   type: 'error';
   code: string;
@@ -326,5 +337,6 @@ export type AgentEvent =
   | ISessionUpdatedEvent
   | ITurnUndoneEvent
   | ITurnRedoneEvent
+  | ICellReviewedEvent
   | IAnswerNumbersEvent
   | IKernelChangesEvent;

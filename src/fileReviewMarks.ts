@@ -240,10 +240,15 @@ export function showFileReviewMarks(
   const undo = async (path: string, hunk: IHunk) => {
     const entry = shown.get(path);
     try {
-      // The server checks the hunk against the file on disk: the user's unsaved typing must be there first,
-      // and is reloaded with the undo, never dropped.
+      // The undo is made on disk. With unsaved typing in the editor it would have to save that typing (what
+      // the user has not chosen to) or reload over it (losing it): neither; the user saves or reverts first.
       if (entry?.context.model.dirty) {
-        await entry.context.save();
+        throw new Error(
+          trans.__(
+            '%1 has unsaved changes: save or revert them first, then undo',
+            path
+          )
+        );
       }
       await model.undoHunk(path, hunk);
     } catch (error) {

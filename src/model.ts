@@ -13,6 +13,7 @@ import {
   redoUndo,
   restoreCheckpoint,
   undoCell,
+  keepCell,
   undoHunk,
   undoLastTurn
 } from './api';
@@ -226,9 +227,22 @@ export class AgentModel implements IDisposable {
     return this._plan;
   }
 
-  /** Keep the agent's change to one cell: its mark goes, the change stays. */
-  keepCell(path: string, cellId: string): void {
+  /**
+   * Keep the agent's change to one cell: its mark goes, the change stays, and the server records it so no
+   * undo takes it back and a reloaded page shows it kept.
+   */
+  async keepCell(path: string, cellId: string): Promise<void> {
+    const active = this._active;
     this.review.remove(path, cellId);
+    if (active) {
+      await keepCell(this._serverSettings, active.id, path, cellId);
+    }
+  }
+
+  /** Keep every marked cell change (the review bar's Keep all). */
+  async keepAllCells(): Promise<void> {
+    const marks = [...this.review.marks];
+    await Promise.all(marks.map(mark => this.keepCell(mark.path, mark.cellId)));
   }
 
   /**

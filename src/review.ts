@@ -1,8 +1,8 @@
 /**
- * The agent's changes, to review where they happened: every cell the last turn inserted or edited is marked
- * until the user keeps it or undoes it (Cursor's and VS Code's pattern), and every file its file tools changed
- * (an open editor shows that file's hunks). Folded from the conversation's events, so a reloaded page shows
- * the same marks.
+ * The agent's changes, to review where they happened: every cell a turn inserted or edited is marked until
+ * the user keeps it or undoes it (Cursor's and VS Code's pattern) — a later message does not take the mark
+ * away — and every file the last turn's file tools changed (an open editor shows that file's hunks). Folded
+ * from the conversation's events (a Keep or a cell's Undo is one too), so a reloaded page shows the same marks.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -16,10 +16,28 @@ const CELL_CHANGES: Record<string, IReviewMark['kind']> = {
   run_cell: 'inserted'
 };
 
+/** A call's arguments from its final status (the JSON the model sent), or null when they do not parse. */
+function callArguments(event: {
+  arguments?: Record<string, any> | null;
+  raw_arguments?: string | null;
+}): Record<string, any> | null {
+  if (event.arguments) {
+    return event.arguments;
+  }
+  try {
+    const parsed = JSON.parse(event.raw_arguments ?? '');
+    return parsed && typeof parsed === 'object' ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface IReviewMark {
   path: string;
   cellId: string;
   kind: 'inserted' | 'edited';
+  /** The turn that made the change (its undo takes the mark away). */
+  turnId: string;
 }
 
 /** A file the last turn's file tools changed; `version` counts its changes (its hunks are fetched again). */
@@ -43,8 +61,16 @@ export class ReviewState {
 
   /** Take one event of the active conversation into account (live or replayed). */
   apply(event: AgentEvent): void {
-    if (event.type === 'turn.start' || event.type === 'turn.undone') {
-      this.clear();
+    if (event.type === 'turn.start') {
+      // The files' hunks are the last turn's (the server answers for that turn); the cells' marks stay.
+      this._turnId = event.turn_id;
+      this._clearFiles();
+    } else if (event.type === 'turn.undone') {
+      const undone = new Set(event.turn_ids ?? [event.turn_id]);
+      this._clearFiles();
+      this._setMarks(this._marks.filter(mark => !undone.has(mark.turnId)));
+    } else if (event.type === 'cell.reviewed') {
+      this.remove(event.path, event.cell_id);
     } else if (event.type === 'tool.status' && event.status === 'done') {
       // A shell command's result lists every file it changed that has an undo record
       // (tools/builtin/shell_changes.py).
@@ -70,7 +96,11 @@ export class ReviewState {
         this._fileChanged(filePath);
         return;
       }
-      const kind = CELL_CHANGES[event.name];
+      // A cell the agent only ran (run_cell with a cell_id) is the user's cell, not a change to review.
+      const ranExisting =
+        event.name === 'run_cell' &&
+        typeof callArguments(event)?.cell_id === 'string';
+      const kind = ranExisting ? undefined : CELL_CHANGES[event.name];
       const path = event.details?.path;
       const cellId = event.details?.cell_id;
       if (
@@ -79,7 +109,10 @@ export class ReviewState {
         typeof cellId === 'string' &&
         !this.find(path, cellId)
       ) {
-        this._marks = [...this._marks, { path, cellId, kind }];
+        this._marks = [
+          ...this._marks,
+          { path, cellId, kind, turnId: this._turnId }
+        ];
         this._changed.emit();
       }
     }
@@ -151,8 +184,19 @@ export class ReviewState {
   }
 
   clear(): void {
-    if (this._marks.length > 0 || this._files.length > 0) {
-      this._marks = [];
+    this._setMarks([]);
+    this._clearFiles();
+  }
+
+  private _setMarks(marks: IReviewMark[]): void {
+    if (marks.length !== this._marks.length) {
+      this._marks = marks;
+      this._changed.emit();
+    }
+  }
+
+  private _clearFiles(): void {
+    if (this._files.length > 0) {
       this._files = [];
       this._kept.clear();
       this._agentHunks.clear();
@@ -171,6 +215,7 @@ export class ReviewState {
   }
 
   private _marks: IReviewMark[] = [];
+  private _turnId = '';
   private _files: IFileReviewMark[] = [];
   private _kept = new Map<string, Set<string>>();
   private _agentHunks = new Map<

@@ -33,7 +33,15 @@ class ReviewBadge extends Widget {
     const keep = button(
       trans.__('Keep'),
       trans.__('Keep the agent’s change to this cell'),
-      () => model.keepCell(path, cellId)
+      () =>
+        model
+          .keepCell(path, cellId)
+          .catch(error =>
+            Notification.error(
+              trans.__('This cell was not kept: %1', (error as Error).message),
+              { autoClose: 6000 }
+            )
+          )
     );
     const undo = button(
       trans.__('Undo'),

@@ -56,10 +56,10 @@ class Conversation:
         self.broker = runtime.new_broker(self.emit)
         # What the model reads; taking turns back; building and running a turn: one object each.
         self.history = ConversationHistory(record.id, store, messages)
-        self.review = TurnReview(record.id, runtime, self.history, self.emit)
         self.turns = TurnBuilder(
             record.id, runtime, self.history, self.emit, self.broker, lambda: self.events
         )
+        self.review = TurnReview(record.id, runtime, self.history, self.emit, self.turns.settle_documents)
         self._subscribers: list[Subscriber] = []
         self._turn: asyncio.Task[None] | None = None
         self._cancel: CancelToken | None = None
@@ -165,6 +165,11 @@ class Conversation:
         stays."""
         self._idle("stop the running turn before undoing its changes")
         return await self.review.undo_cell(path, cell_id)
+
+    def keep_cell(self, path: str, cell_id: str) -> int:
+        """Keep the agent's change to one cell (the review's per-cell "Keep"): undo, undo-all and restore
+        leave it, and a reloaded page shows it kept."""
+        return self.review.keep_cell(path, cell_id)
 
     async def file_hunks(self, path: str) -> list[Hunk]:
         """The last turn's changes to one file, hunk by hunk, as they are on disk now ([]: none to review)."""

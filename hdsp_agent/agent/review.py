@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import TurnRedoneEvent, TurnUndoneEvent
+from ..events import CellReviewedEvent, TurnRedoneEvent, TurnUndoneEvent
 from ..tools.base import ToolError
 from ..user_text import user_text
 from .history import ConversationHistory
@@ -34,24 +34,31 @@ class TurnReview:
         runtime: AgentRuntime,
         history: ConversationHistory,
         emit: Callable[[BaseModel], Any],
+        settle: Callable[[list[str]], Awaitable[None]],
     ) -> None:
         self.session_id = session_id
         self.runtime = runtime
         self.history = history
         self.emit = emit
+        # What an undo or a redo changed is saved by the turn end's rule (``TurnBuilder.settle_documents``):
+        # the file holds what the tab shows, unless the user has unsaved edits of their own there.
+        self.settle = settle
 
     async def undo_last_turn(self, unsaved: frozenset[str]) -> UndoResult:
         result = await self.runtime.undo.undo_last(self.session_id, unsaved)
+        await self.settle(result.paths)
         self._tell_undone(result)
         return result
 
     async def restore(self, turn_id: str, unsaved: frozenset[str]) -> UndoResult:
         result = await self.runtime.undo.restore(self.session_id, turn_id, unsaved)
+        await self.settle(result.paths)
         self._tell_undone(result)
         return result
 
     async def redo(self, unsaved: frozenset[str]) -> UndoResult:
         result = await self.runtime.undo.redo(self.session_id, unsaved)
+        await self.settle(result.paths)
         self.emit(TurnRedoneEvent(turn_ids=result.turn_ids, restored=result.restored, paths=result.paths))
         self.history.note(
             "The user redid what they had undone; these changes are back:\n" + "\n".join(result.restored)
@@ -72,14 +79,24 @@ class TurnReview:
         self.history.note(f"The user undid {what}. Restored:\n" + "\n".join(result.restored))
 
     async def undo_cell(self, path: str, cell_id: str) -> list[str]:
-        mark = self.runtime.undo.last_mark(self.session_id)
+        # A cell's mark stays reviewable across later turns: its changes since the first checkpoint.
+        mark = self.runtime.undo.first_mark(self.session_id)
         if mark is None:
             raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
         restored = await self.runtime.undo.undo_cell(self.session_id, mark, path, cell_id)
+        await self.settle([path])
+        self.emit(CellReviewedEvent(path=path, cell_id=cell_id, outcome="undone"))
         self.history.note(
             f"The user undid your change to cell {cell_id} of {path}. Restored:\n" + "\n".join(restored)
         )
         return restored
+
+    def keep_cell(self, path: str, cell_id: str) -> int:
+        """The user keeps the agent's change to one cell (the review's per-cell "Keep"): final, so undo,
+        undo-all and restore leave it; said in the event log, so a reloaded page shows it kept."""
+        kept = self.runtime.undo.keep_cell(self.session_id, path, cell_id)
+        self.emit(CellReviewedEvent(path=path, cell_id=cell_id, outcome="kept"))
+        return kept
 
     def _turn_file(self, path: str) -> TurnFile | None:
         mark = self.runtime.undo.last_mark(self.session_id)

@@ -75,7 +75,7 @@ class TurnBuilder:
         self.runtime.undo.mark(self.session_id, turn_id)
         # Open documents this turn changes are settled at its end; other conversations' are theirs.
         live = self.runtime.tool_context(session_id=self.session_id).notebook_gateway
-        self._change_mark = live.change_mark() if live is not None else 0
+        self._change_mark = live.change_mark(self.session_id) if live is not None else 0
 
     async def run(
         self,
@@ -115,7 +115,7 @@ class TurnBuilder:
         finally:
             self.broker.cancel_all("the turn ended")
             if not interrupted():  # the server is going away: it writes what no tab holds as it stops
-                await self._settle_documents()
+                await self.settle_documents()
                 await self._report_kernel_changes(turn_id)
             if outcome.reason == "completed":
                 self._tie_answer_numbers(turn_id)
@@ -221,16 +221,20 @@ class TurnBuilder:
         if marks is not None:
             self.emit(marks)
 
-    async def _settle_documents(self) -> None:
+    async def settle_documents(self, paths: list[str] | None = None) -> None:
         """Before the turn says it ended: the agent's unsaved changes to open notebooks are saved, left for
         the user (who has unsaved edits of their own there), or written to the file no tab holds any more
-        (``LiveNotebooks.settle``). A change that could not be kept safe is said, not hidden behind "Done"."""
+        (``LiveNotebooks.settle``). A change that could not be kept safe is said, not hidden behind "Done".
+
+        ``paths``: the documents an undo or a redo changed, settled by the same rule, so the file holds what
+        the tab shows unless the user has unsaved edits of their own there (a Discard, a restart or a crash
+        would otherwise bring the undone change back)."""
         try:
             ctx = self.runtime.tool_context(session_id=self.session_id)
             live = ctx.notebook_gateway
             if live is None or ctx.contents_manager is None:
                 return
-            outcomes = await live.settle(ctx.contents_manager, since=self._change_mark)
+            outcomes = await live.settle(ctx.contents_manager, since=self._change_mark, paths=paths)
         except Exception:  # settling is a safety net: its own failure must not leave the turn "running"
             log.exception("hdsp-agent: settling the documents at the end of a turn failed")
             return

@@ -464,7 +464,10 @@ class TurnUndo:
         file_records = self.file_state.records(session_id)[
             mark.file_records : until.file_records if until is not None else None
         ]
-        steps: list[Step] = [notebook_step(self.notebooks, entry) for entry in reversed(notebook_entries)]
+        # A change the user kept (or undid alone) is final: no whole-turn undo or restore takes it back.
+        steps: list[Step] = [
+            notebook_step(self.notebooks, entry) for entry in reversed(notebook_entries) if not entry.reviewed
+        ]
         steps += [file_step(self.file_state, record) for record in reversed(file_records)]
         return steps
 
@@ -557,6 +560,19 @@ class TurnUndo:
         if not restored:
             raise NothingToUndo(f"turn {mark.turn_id} left nothing to undo in cell {cell_id} of {path}")
         return restored
+
+    def keep_cell(self, session_id: str, path: str, cell_id: str) -> int:
+        """The user keeps what the turns since the first checkpoint did to one cell of an open notebook:
+        undo, undo-all and restore leave it from now on. Returns how many changes that was."""
+        mark = self.first_mark(session_id)
+        if mark is None:
+            return 0
+        return self.notebooks.undo.keep_cell_since(session_id, mark.notebook_entries, path, cell_id)
+
+    def first_mark(self, session_id: str) -> TurnMark | None:
+        """The oldest checkpoint: a cell's change stays reviewable from then on, until kept or undone."""
+        marks = self._checkpoints.get(session_id)
+        return marks[0] if marks else None
 
     def last_mark(self, session_id: str) -> TurnMark | None:
         marks = self._checkpoints.get(session_id)

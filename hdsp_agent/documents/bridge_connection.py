@@ -49,10 +49,13 @@ class BridgeConnection:
         self,
         send: Callable[[dict[str, Any]], Any],
         on_open: Callable[[BridgeConnection, set[str]], None] | None = None,
+        on_close: Callable[[set[str]], None] | None = None,
     ) -> None:
         self._send = send
         # Called with the paths this tab announces for the first time and as loaded from disk.
         self._on_open = on_open
+        # Called with the documents the user closed in this tab (it stays connected).
+        self._on_close = on_close
         self.paths: set[str] = set()
         # Text files open in the tab's file editors.
         self.editors: set[str] = set()
@@ -72,8 +75,13 @@ class BridgeConnection:
             announced = {_normalized(path) for path in parsed.paths}
             just_loaded = {_normalized(path) for path in parsed.loaded}
             self.editors = {_normalized(path) for path in parsed.editors}
+            before = self.paths | self.editors
             opened = just_loaded & (announced | self.editors)
             self.paths = announced
+            gone = before - (announced | self.editors)
+            # A rename shows as one path gone and a new one there in the same message: not a close.
+            if gone and not (announced | self.editors) - before and self._on_close is not None:
+                self._on_close(gone)
             if opened and self._on_open is not None:
                 self._on_open(self, opened)
         elif isinstance(parsed, BridgeResponse) and parsed.id is not None:
@@ -150,9 +158,14 @@ class OpenTabs:
 
     reconnect_grace_seconds = RECONNECT_GRACE_SECONDS
 
-    def __init__(self, on_open: Callable[[BridgeConnection, set[str]], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_open: Callable[[BridgeConnection, set[str]], None] | None = None,
+        on_close: Callable[[set[str]], None] | None = None,
+    ) -> None:
         self.connections: list[BridgeConnection] = []
         self.on_open = on_open
+        self.on_close = on_close
         # Applying, replaying and settling one document never interleave (a replay must finish before the
         # next edit or read, or the agent would see the document without its own changes).
         self.locks = PathLocks()
@@ -166,13 +179,17 @@ class OpenTabs:
         self.changed_at[path] = self.changes
 
     def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
-        connection = BridgeConnection(send, on_open=self._opened)
+        connection = BridgeConnection(send, on_open=self._opened, on_close=self._closed)
         self.connections.append(connection)
         return connection
 
     def _opened(self, connection: BridgeConnection, paths: set[str]) -> None:
         if self.on_open is not None:
             self.on_open(connection, paths)
+
+    def _closed(self, paths: set[str]) -> None:
+        if self.on_close is not None:
+            self.on_close(paths)
 
     def disconnect(self, connection: BridgeConnection) -> None:
         connection.close()

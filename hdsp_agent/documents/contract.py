@@ -13,6 +13,7 @@ exact prior content; in an open tab, the inverse edit on the one cell, so the us
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -115,12 +116,20 @@ class LiveNotebookGateway(NotebookGateway, Protocol):
         are written to the file first (False)."""
         ...
 
-    def change_mark(self) -> int:
-        """Where the change counter is now; ``settle(..., since=mark)`` covers what changed after it."""
+    def change_mark(self, session_id: str | None = None) -> int:
+        """Where the change counter is now; ``settle(..., since=mark)`` covers what changed after it. With
+        ``session_id``: that session's turn starts here (``closed_during_turn``)."""
         ...
 
-    async def settle(self, contents_manager: Any, since: int = 0) -> list[SettleOutcome]:
-        """At the end of a turn: every document changed after ``since`` is saved or kept safe."""
+    def closed_during_turn(self, session_id: str, path: str) -> bool:
+        """Whether the user closed ``path`` after ``session_id``'s turn started : its work there ends."""
+        ...
+
+    async def settle(
+        self, contents_manager: Any, since: int = 0, paths: Collection[str] | None = None
+    ) -> list[SettleOutcome]:
+        """At the end of a turn: every document changed after ``since`` (or the documents ``paths``, after an
+        undo or a redo) is saved or kept safe."""
         ...
 
 

@@ -38,6 +38,9 @@ class UndoEntry:
     inverse: InverseEdit | None = None
     snapshot: NotebookSnapshot | None = None
     after_stamp: Any = None
+    # The user kept this change, or undid it alone (the review's Keep / Undo on its cell): final for it, so a
+    # whole-turn undo or a restore leaves it. Flagged, not removed: turn marks are positions in the history.
+    reviewed: bool = False
 
 
 @dataclass
@@ -63,9 +66,10 @@ class NotebookUndoStore:
         undone: list[UndoEntry] = []
         while len(history) > mark:
             entry = history[-1]
-            await entry.restore()
+            if not entry.reviewed:
+                await entry.restore()
+                undone.append(entry)
             history.pop()
-            undone.append(entry)
         return undone
 
     async def undo_cell_since(self, session_id: str, mark: int, path: str, cell_id: str) -> list[UndoEntry]:
@@ -74,19 +78,31 @@ class NotebookUndoStore:
         Each entry leaves the history once its inverse applied: a failure (the user edited the cell since)
         leaves it, and everything older, undoable later.
         """
-        history = self._entries.get(session_id, [])
-        mine = [
-            entry
-            for entry in history[mark:]
-            if entry.path == path and entry.cell_id == cell_id and entry.undo_cell is not None
-        ]
         undone: list[UndoEntry] = []
-        for entry in reversed(mine):
+        for entry in reversed(self._cell_entries(session_id, mark, path, cell_id)):
             assert entry.undo_cell is not None
             await entry.undo_cell()
-            history.remove(entry)
+            entry.reviewed = True
             undone.append(entry)
         return undone
+
+    def keep_cell_since(self, session_id: str, mark: int, path: str, cell_id: str) -> int:
+        """The user keeps the changes to one cell recorded after ``mark``: no undo takes them back any more.
+        Returns how many there were."""
+        kept = self._cell_entries(session_id, mark, path, cell_id)
+        for entry in kept:
+            entry.reviewed = True
+        return len(kept)
+
+    def _cell_entries(self, session_id: str, mark: int, path: str, cell_id: str) -> list[UndoEntry]:
+        return [
+            entry
+            for entry in self._entries.get(session_id, [])[mark:]
+            if entry.path == path
+            and entry.cell_id == cell_id
+            and entry.undo_cell is not None
+            and not entry.reviewed
+        ]
 
     async def undo_last(self, session_id: str) -> UndoEntry | None:
         history = self._entries.get(session_id, [])

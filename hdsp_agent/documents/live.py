@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import nbformat
@@ -50,7 +50,30 @@ from .inverse import inverse_from_cell, inverse_of
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
 from .live_texts import LiveTexts, _folder_gone
 
-__all__ = ["E_NOTEBOOK_BRIDGE", "RECONNECT_GRACE_SECONDS", "LiveNotebooks", "SettleOutcome"]
+__all__ = [
+    "E_NOTEBOOK_BRIDGE",
+    "E_NOTEBOOK_CLOSED",
+    "RECONNECT_GRACE_SECONDS",
+    "LiveNotebooks",
+    "SettleOutcome",
+]
+
+E_NOTEBOOK_CLOSED = "E_NOTEBOOK_CLOSED"
+
+
+def _typed_cells(notebook: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """The cells with something typed in them: an empty cell (the starter cell JupyterLab puts into a new
+    notebook, one inserted and left empty) holds nothing of the user's."""
+    return [cell for cell in cell_texts(notebook) if cell[1].strip()]
+
+
+def _nothing_of_the_user_unsaved(
+    live: nbformat.NotebookNode, on_disk: nbformat.NotebookNode, expected: nbformat.NotebookNode
+) -> bool:
+    """Whether saving the tab writes nothing the user has not chosen to save: the tab is the file plus the
+    agent's changes, or the file has no cells at all (a notebook new from the launcher: there is nothing on
+    disk a save could overwrite, and what the user typed in the tab is safer saved than left to a crash)."""
+    return _typed_cells(live) == _typed_cells(expected) or not on_disk.get("cells")
 
 
 class LiveNotebooks:
@@ -63,13 +86,17 @@ class LiveNotebooks:
     live = True
 
     def __init__(self) -> None:
-        self.tabs = OpenTabs(on_open=self._opened)
+        self.tabs = OpenTabs(on_open=self._opened, on_close=self._user_closed)
         self.texts = LiveTexts(self.tabs)
         self.journal = DocumentJournal()
         self._locks = self.tabs.locks
         self._replays: set[asyncio.Task[None]] = set()
         # The last version each notebook's tab reported (it counts every change to its model).
         self.versions: dict[str, int] = {}
+        # Documents the user closed (on the tabs' change counter), and where each session's running turn
+        # started: a turn's calls on a document closed after it started are refused (``closed_during_turn``).
+        self._closed_at: dict[str, int] = {}
+        self._turn_marks: dict[str, int] = {}
 
     @property
     def reconnect_grace_seconds(self) -> float:
@@ -79,8 +106,35 @@ class LiveNotebooks:
     def reconnect_grace_seconds(self, seconds: float) -> None:
         self.tabs.reconnect_grace_seconds = seconds
 
-    def change_mark(self) -> int:
+    def change_mark(self, session_id: str | None = None) -> int:
+        """Where the change counter is now; ``settle(..., since=mark)`` covers what changed after it.
+
+        With ``session_id``: that session's turn starts here (see ``closed_during_turn``)."""
+        if session_id is not None:
+            self._turn_marks[session_id] = self.tabs.changes
         return self.tabs.changes
+
+    def closed_during_turn(self, session_id: str, path: str) -> bool:
+        """Whether the user closed ``path`` in JupyterLab after ``session_id``'s turn started: the agent's
+        work on it ends there (its changes are the user's to keep or discard, and they chose)."""
+        closed = self._closed_at.get(_normalized(path))
+        start = self._turn_marks.get(session_id)
+        return closed is not None and start is not None and closed > start
+
+    def _user_closed(self, paths: set[str]) -> None:
+        """The user closed documents in a tab that stays connected (not a reload: that disconnects).
+
+        Closing is the user's decision about the agent's unsaved changes: "Save" wrote them (the save cleared
+        the journal), "Discard" threw them away — so the journal is dropped, and nothing writes them to the
+        file later. A document still open in another tab is not closed.
+        """
+        for path in paths:
+            if self.holder(path) is not None or self.tabs.editor_holder(path) is not None:
+                continue
+            self.tabs.changes += 1
+            self._closed_at[path] = self.tabs.changes
+            self.journal.forget(path)
+            self.texts.texts.pop(path, None)
 
     def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
         return self.tabs.connect(send)
@@ -178,6 +232,7 @@ class LiveNotebooks:
         self.texts.renamed(old, new)
 
     def _opened(self, connection: BridgeConnection, paths: set[str]) -> None:
+        self._closed_at = {path: at for path, at in self._closed_at.items() if path not in paths}
         for path in paths:
             if path in connection.paths and self.journal.has(path):
                 task = asyncio.ensure_future(self._replay(connection, path))
@@ -239,19 +294,27 @@ class LiveNotebooks:
             )
             self.journal.forget(path)
 
-    async def settle(self, contents_manager: Any, since: int = 0) -> list[SettleOutcome]:
+    async def settle(
+        self, contents_manager: Any, since: int = 0, paths: Collection[str] | None = None
+    ) -> list[SettleOutcome]:
         """At the end of a turn: every notebook with unsaved agent changes made after ``since`` (the turn's
-        ``change_mark``) is saved or kept safe.
+        ``change_mark``) is saved or kept safe. ``paths``: these documents instead (after an undo or a redo,
+        which leave the file as the user sees it by the same rule).
 
         Open in a tab: saved through the tab (so JupyterLab knows the file it holds) when the user has no
         unsaved edits of their own in it, else left unsaved for them to save (the journal keeps the agent's
         changes across a reload). Open nowhere: written to the file.
         """
         changed_at = self.tabs.changed_at
-        notebooks = [path for path in self.journal.paths() if changed_at.get(path, 0) > since]
+        recent = (
+            {_normalized(path) for path in paths}
+            if paths is not None
+            else {path for path, at in changed_at.items() if at > since}
+        )
+        notebooks = [path for path in self.journal.paths() if path in recent]
         settled, texts = await asyncio.gather(
             asyncio.gather(*(self._settle_one(path, contents_manager) for path in notebooks)),
-            self.texts.settle(contents_manager, since),
+            self.texts.settle(contents_manager, recent=recent),
         )
         return [*settled, *texts]
 
@@ -268,7 +331,7 @@ class LiveNotebooks:
                 live = _notebook(await holder.request("read", path), path)
                 on_disk = await self._file_notebook(path, contents_manager)
                 expected = replay_onto(on_disk, [entry.edit for entry in entries])
-                if cell_texts(live) != cell_texts(expected):
+                if not _nothing_of_the_user_unsaved(live, on_disk, expected):
                     return SettleOutcome(path, "left_unsaved")
                 await holder.request("save", path)
                 self.journal.saved(path)

@@ -208,10 +208,11 @@ class LiveTexts:
                 )
             self.texts.pop(path, None)
 
-    async def settle(self, contents_manager: Any, since: int = 0) -> list[SettleOutcome]:
-        """The texts changed after ``since``: saved through the editor, left for the user, or written."""
-        recent = [path for path in self.texts if self.tabs.changed_at.get(path, 0) > since]
-        return list(await asyncio.gather(*(self._settle_text_safely(p, contents_manager) for p in recent)))
+    async def settle(self, contents_manager: Any, recent: set[str]) -> list[SettleOutcome]:
+        """The texts among ``recent`` (changed in the turn, or by an undo): saved through the editor, left for
+        the user, or written."""
+        changed = [path for path in self.texts if path in recent]
+        return list(await asyncio.gather(*(self._settle_text_safely(p, contents_manager) for p in changed)))
 
     async def _settle_text_safely(self, path: str, contents_manager: Any) -> SettleOutcome:
         try:

@@ -215,6 +215,20 @@ class SessionUndoCellHandler(_AgentHandler):
         self.write_json({"restored": restored})
 
 
+class SessionKeepCellHandler(_AgentHandler):
+    """``POST .../keep-cell`` ``{"path", "cell_id"}``: keep the agent's change to one cell (no undo takes it
+    back any more)."""
+
+    @tornado.web.authenticated
+    async def post(self, session_id: str) -> None:
+        session = await self.session_or_404(session_id)
+        body = self.body_json()
+        path, cell_id = body.get("path"), body.get("cell_id")
+        if not isinstance(path, str) or not isinstance(cell_id, str) or not path or not cell_id:
+            raise tornado.web.HTTPError(400, "path and cell_id are required")
+        self.write_json({"kept": session.keep_cell(path, cell_id)})
+
+
 class SessionHunksHandler(_AgentHandler):
     """``GET .../hunks?path=P``: the last turn's changes to one file, hunk by hunk, between what it was before
     the turn and what it is on disk now (``[]`` when the turn did not change it); an open editor shows them
@@ -424,6 +438,7 @@ def build_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:
         (route(f"sessions/{SESSION_ID}/events"), SessionEventsHandler),
         (route(f"sessions/{SESSION_ID}/undo"), SessionUndoHandler),
         (route(f"sessions/{SESSION_ID}/undo-cell"), SessionUndoCellHandler),
+        (route(f"sessions/{SESSION_ID}/keep-cell"), SessionKeepCellHandler),
         (route(f"sessions/{SESSION_ID}/restore"), SessionRestoreHandler),
         (route(f"sessions/{SESSION_ID}/redo"), SessionRedoHandler),
         (route(f"sessions/{SESSION_ID}/hunks"), SessionHunksHandler),

@@ -14,43 +14,66 @@ function done(name: string, path: string, cellId: string): any {
 }
 
 describe('ReviewState', () => {
+  function start(turnId: string): any {
+    return { ...envelope, type: 'turn.start', turn_id: turnId, model: 'm' };
+  }
+
   it('marks each cell the turn inserted or edited once, and nothing else', () => {
     const review = new ReviewState();
+    review.apply(start('t1'));
     review.apply(done('insert_cell', 'nb.ipynb', 'a'));
     review.apply(done('edit_cell', 'nb.ipynb', 'b'));
     review.apply(done('edit_cell', 'nb.ipynb', 'a'));
     review.apply(done('read_notebook', 'nb.ipynb', 'c'));
     review.apply({ ...done('edit_cell', 'nb.ipynb', 'd'), status: 'errored' });
     expect(review.marks).toEqual([
-      { path: 'nb.ipynb', cellId: 'a', kind: 'inserted' },
-      { path: 'nb.ipynb', cellId: 'b', kind: 'edited' }
+      { path: 'nb.ipynb', cellId: 'a', kind: 'inserted', turnId: 't1' },
+      { path: 'nb.ipynb', cellId: 'b', kind: 'edited', turnId: 't1' }
     ]);
   });
 
-  it('forgets the marks when a new turn starts or the turn is undone, and one by one', () => {
+  it('does not mark a cell the agent only ran', () => {
+    const review = new ReviewState();
+    review.apply({
+      ...done('run_cell', 'nb.ipynb', 'mine'),
+      raw_arguments: '{"path": "nb.ipynb", "cell_id": "mine"}'
+    });
+    review.apply({
+      ...done('run_cell', 'nb.ipynb', 'new'),
+      arguments: { code: 'x' }
+    });
+    expect(review.marks.map(mark => mark.cellId)).toEqual(['new']);
+  });
+
+  it('keeps the marks across the next message until kept or undone, also from the event log', () => {
     const review = new ReviewState();
     const changes: number[] = [];
     review.changed.connect(() => changes.push(review.marks.length));
+    review.apply(start('t1'));
     review.apply(done('insert_cell', 'nb.ipynb', 'a'));
     review.apply(done('insert_cell', 'nb.ipynb', 'b'));
-    review.remove('nb.ipynb', 'a');
-    expect(review.marks.map(mark => mark.cellId)).toEqual(['b']);
+    review.apply(start('t2'));
+    review.apply(done('insert_cell', 'nb.ipynb', 'c'));
+    expect(review.marks.map(mark => mark.cellId)).toEqual(['a', 'b', 'c']);
+    // A Keep (or a cell's Undo), as the server logs it: a replayed log forgets the mark too.
+    review.apply({
+      ...envelope,
+      type: 'cell.reviewed',
+      path: 'nb.ipynb',
+      cell_id: 'a',
+      outcome: 'kept'
+    } as any);
+    expect(review.marks.map(mark => mark.cellId)).toEqual(['b', 'c']);
+    // Undoing the second turn takes its marks only.
     review.apply({
       ...envelope,
       type: 'turn.undone',
-      turn_id: 't',
+      turn_id: 't2',
+      turn_ids: ['t2'],
       restored: []
     } as any);
-    expect(review.marks).toEqual([]);
-    review.apply(done('insert_cell', 'nb.ipynb', 'c'));
-    review.apply({
-      ...envelope,
-      type: 'turn.start',
-      turn_id: 't2',
-      model: 'm'
-    } as any);
-    expect(review.marks).toEqual([]);
-    expect(changes).toEqual([1, 2, 1, 0, 1, 0]);
+    expect(review.marks.map(mark => mark.cellId)).toEqual(['b']);
+    expect(changes).toEqual([1, 2, 3, 2, 1]);
   });
 });
 

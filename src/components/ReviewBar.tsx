@@ -75,6 +75,7 @@ export function ReviewBar({
         type="button"
         className="jp-mod-styled"
         onClick={() => {
+          void model.keepAllCells();
           model.review.clear();
           conversation?.dismissKernelChanges();
           refresh();

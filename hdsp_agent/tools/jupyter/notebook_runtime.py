@@ -26,6 +26,7 @@ from ...documents.gateway import (
 )
 from ...documents.history import NotebookUndoStore, UndoEntry
 from ...documents.inverse import InverseEdit
+from ...documents.live import E_NOTEBOOK_CLOSED
 from ...user_text import user_text
 from ..base import ToolContext, ToolError
 from .executions import ExecutionRecord, ExecutionRegistry
@@ -61,6 +62,19 @@ class NotebookRuntime:
     async def gateway(self, ctx: ToolContext, path: str) -> NotebookGateway:
         """The live notebook when it is open in a connected JupyterLab, else the file."""
         live = ctx.notebook_gateway
+        if live is not None and live.closed_during_turn(ctx.session_id, path):
+            raise ToolError(
+                E_NOTEBOOK_CLOSED,
+                user_text(
+                    "%1 was closed in JupyterLab during this turn: the agent's work on it has ended, "
+                    "nothing was changed or run",
+                    path,
+                ),
+                user_text(
+                    "Do not change or run this notebook again in this turn; tell the user, who can reopen it "
+                    "and ask again."
+                ),
+            )
         if live is not None and await live.is_open(path):
             return live
         if live is not None and ctx.contents_manager is not None:
