@@ -33,7 +33,7 @@ class InstructionsHandler(_AgentHandler):
                     }
                     for rule in rules
                 ]
-            }
+            },
         )
 
 

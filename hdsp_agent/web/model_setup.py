@@ -79,7 +79,9 @@ class EndpointModelsHandler(_SetupHandler):
         self.require_allowed()
         base_url, api_key = self.endpoint_and_key(self.body(EndpointModelsRequest))
         try:
-            self.reply(EndpointModels, {"base_url": base_url, "models": await endpoint_models(base_url, api_key)})
+            self.reply(
+                EndpointModels, {"base_url": base_url, "models": await endpoint_models(base_url, api_key)}
+            )
         except EndpointError as error:
             self.reply(EndpointModels, {"base_url": base_url, "models": [], "error": str(error)})
 

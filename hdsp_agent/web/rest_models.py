@@ -111,7 +111,7 @@ class EndpointModelsRequest(_Strict):
 
 
 class McpTrustRequest(_Strict):
-    """``POST mcp/trust``: the sha256 of ``.hdsp/mcp.json`` as the user reviewed it (from ``GET mcp/servers``)."""
+    """``POST mcp/trust``: the sha256 of ``.hdsp/mcp.json`` as the user reviewed it (``GET mcp/servers``)."""
 
     sha256: str
 
@@ -119,31 +119,37 @@ class McpTrustRequest(_Strict):
 # -- query strings -------------------------------------------------------------------------------------------
 
 
-class EventsQuery(_Strict):
+class _Query(BaseModel):
+    """Query strings ignore arguments they do not name (a proxy's or a cache-buster's)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class EventsQuery(_Query):
     since: int = 0
 
 
-class HunksQuery(_Strict):
+class HunksQuery(_Query):
     path: str = Field(min_length=1)
 
 
-class ExportQuery(_Strict):
+class ExportQuery(_Query):
     format: Literal["markdown", "json"] = "markdown"
 
 
-class PermissionsQuery(_Strict):
+class PermissionsQuery(_Query):
     session_id: str | None = None
 
 
-class InstructionsQuery(_Strict):
+class InstructionsQuery(_Query):
     path: str = ""
 
 
-class MentionsQuery(_Strict):
+class MentionsQuery(_Query):
     q: str = ""
 
 
-class McpServersQuery(_Strict):
+class McpServersQuery(_Query):
     refresh: Literal["0", "1"] = "1"
 
 

@@ -54,6 +54,7 @@ from .rest_models import (
     SessionRecord,
     UndoCellRequest,
     UndoHunkReply,
+    UndoHunkRequest,
     UndoReply,
     UndoRequest,
 )
@@ -114,7 +115,11 @@ class _AgentHandler(_AgentMixin, APIHandler):
             super().write_error(status_code, **kwargs)
             return
         reply = ErrorReply(
-            code=error.code, message=str(error.text), field=error.field, texts=texts_for(error.text), **error.extra
+            code=error.code,
+            message=str(error.text),
+            field=error.field,
+            texts=texts_for(error.text),
+            **error.extra,
         )
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(reply.model_dump(mode="json", exclude_none=True)))
@@ -217,7 +222,9 @@ class _UndoHandler(_AgentHandler):
             raise RestError("undo_conflicts", error, extra={"conflicts": conflicts}) from None
         except ToolError as error:  # e.g. the tab holding the notebook went away while the undo applied
             raise RestError("document_unavailable", error.message) from None
-        self.reply(UndoReply, {"restored": result.restored, "turn_ids": result.turn_ids, "paths": result.paths})
+        self.reply(
+            UndoReply, {"restored": result.restored, "turn_ids": result.turn_ids, "paths": result.paths}
+        )
 
 
 class SessionUndoHandler(_UndoHandler):
