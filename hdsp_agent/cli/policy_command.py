@@ -20,7 +20,7 @@ from typing import Any
 
 from ..config import load_cli_config
 from ..permissions.decision import LEVEL_FOR_DECISION
-from ..permissions.defaults import READ_TOOLS, default_level, derive_action
+from ..permissions.defaults import default_level, derive_action, read_tools
 from ..permissions.policy import MODES, RulePolicy, build_policy
 from ..permissions.rules import RuleError
 from ..tools.args import validate_arguments
@@ -158,7 +158,7 @@ def show_policy(args: argparse.Namespace) -> int:
     policy, _root = loaded
     registry = default_registry(load_cli_config())
     defaults: dict[str, list[str]] = {level: [] for level in LEVEL_FOR_DECISION.values()}
-    for name in sorted(set(registry.names()) | READ_TOOLS | _table_tools()):
+    for name in sorted(set(registry.names()) | read_tools() | _table_tools()):
         tool = registry.get(name)
         level, _why = default_level(name, tool.read_only if tool is not None else None)
         defaults[LEVEL_FOR_DECISION[level]].append(name)
@@ -181,9 +181,9 @@ def show_policy(args: argparse.Namespace) -> int:
 
 
 def _table_tools() -> set[str]:
-    from ..permissions.defaults import TABLE_TOOLS
+    from ..permissions.defaults import table_tools
 
-    return set(TABLE_TOOLS)
+    return set(table_tools())
 
 
 def _sandbox_line(sandbox: dict[str, Any] | None) -> str:

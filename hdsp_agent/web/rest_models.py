@@ -385,12 +385,7 @@ class McpProjectFile(_Strict):
 
 class McpProblem(_Strict):
     source: str
-    server: str | None
-    message: str
-
-
-class McpDeclaredToolProblem(_Strict):
-    source: str
+    server: str | None = None  # absent for a declared tool's problem
     message: str
 
 
@@ -405,7 +400,7 @@ class McpReport(_Strict):
     servers: list[McpServerStatus]
     project: McpProjectFile | None
     problems: list[McpProblem]
-    declared_tool_problems: list[McpDeclaredToolProblem]
+    declared_tool_problems: list[McpProblem]
     endpoint: McpEndpointState
 
 
