@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, TypeAdapter
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from .documents.edits import NotebookEdit
-from .tools.facts import known_facts
 from .events import AgentEvent
+from .tools.facts import known_facts
 from .web.rest_models import REST_MODELS
 from .wire import ClientCommand
 
@@ -63,7 +63,9 @@ TYPESCRIPT: dict[str, dict[str, Any]] = {
 def named_models(models: tuple[type[BaseModel], ...]) -> dict[str, Any]:
     """Named models in one ``$defs`` (shared parts defined once): requests as the server validates them,
     replies as it serializes them."""
-    keyed = [(model, "validation" if model.__name__.endswith("Request") else "serialization") for model in models]
+    keyed: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (model, "validation" if model.__name__.endswith("Request") else "serialization") for model in models
+    ]
     _, schema = models_json_schema(keyed, ref_template="#/$defs/{model}")
     return {"$defs": schema["$defs"], "models": [model.__name__ for model in models]}
 
@@ -112,7 +114,9 @@ def main(argv: list[str]) -> int:
     """Write the schema and the sidebar's tool words (``--check``: exit 1 when a committed file differs)."""
     outputs = {SCHEMA_PATH: render(), TOOL_WORDS_PATH: render_tool_words()}
     if "--check" in argv:
-        stale = [path for path, text in outputs.items() if (path.read_text() if path.exists() else "") != text]
+        stale = [
+            path for path, text in outputs.items() if (path.read_text() if path.exists() else "") != text
+        ]
         for path in stale:
             print(f"{path} is out of date: run `make wire-schema`", file=sys.stderr)
         return 1 if stale else 0

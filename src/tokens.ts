@@ -230,7 +230,7 @@ export interface IModelTestReply extends IWithTexts {
    * The server's environment holds a model key that every kernel inherits (points to `api_key_file`).
    */
   warning?: string | null;
-  texts?: ServerTexts | null;
+  texts?: ServerTexts;
 }
 
 export type SessionStatus = 'idle' | 'running';

@@ -1,5 +1,5 @@
-"""A tool's facts live on the tool (``Tool.facts``, tools/facts.py) and are read by the policy, the catalog and
-the sidebar's words: no table keyed by tool name elsewhere."""
+"""A tool's facts live on the tool (``Tool.facts``, tools/facts.py), read by the policy, the catalog and the
+sidebar's words: no table keyed by tool name elsewhere."""
 
 from __future__ import annotations
 

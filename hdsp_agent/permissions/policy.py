@@ -36,8 +36,8 @@ from .defaults import (
     default_level,
     edit_tools,
     is_read_tool,
-    read_tools,
     make_subject,
+    read_tools,
     subject_kind,
     subject_text,
 )

@@ -30,7 +30,7 @@ class _Strict(BaseModel):
 class _WithTexts(_Strict):
     """A reply with server-written user text: how the sidebar translates each string (see user_text.py)."""
 
-    texts: dict[str, TextRef] | None = None
+    texts: dict[str, TextRef] = Field(default_factory=dict)
 
 
 # -- requests ------------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from ..app import HdspAgentApp
 
 NAMESPACE = "hdsp-agent"
-Body = TypeVar("Body")
+Body = TypeVar("Body", bound=BaseModel)
 SESSION_ID = r"(?P<session_id>[0-9a-f]{32})"
 
 
