@@ -89,7 +89,7 @@ export interface IServerInfo {
   name: string;
   version: string;
   tools: IToolInfo[];
-  sandbox: ISandboxInfo;
+  sandbox?: ISandboxInfo;
 }
 
 /**

@@ -176,7 +176,9 @@ class ServerInfo(_Strict):
     name: str
     version: str
     tools: list[ToolInfo]
-    sandbox: SandboxInfo
+    # Always sent; optional in the contract because servers older than the sandbox did not send it (the
+    # sidebar's handshake reads their replies too).
+    sandbox: SandboxInfo | None = None
 
 
 class ReadinessLine(_Strict):
