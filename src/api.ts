@@ -271,7 +271,10 @@ export function restoreCheckpoint(
   return requestAPI<IUndoReply>(
     `${sessionPath(sessionId)}/restore`,
     serverSettings,
-    { method: 'POST', body: jsonBody<IRestoreRequest>({ turn_id: turnId, unsaved }) }
+    {
+      method: 'POST',
+      body: jsonBody<IRestoreRequest>({ turn_id: turnId, unsaved })
+    }
   );
 }
 

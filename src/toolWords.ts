@@ -61,8 +61,14 @@ function phrase(
   plain: string,
   withSubject: string | undefined
 ): Phrase {
+  // The templates are the server's strings (`user_template` in the tools' facts), in the catalog as such:
+  // extracted from hdsp_agent/, not from here.
   return {
-    withSubject: withSubject ? s => trans.__(withSubject, s) : undefined,
+    withSubject: withSubject
+      ? // eslint-disable-next-line jupyter/no-dynamic-translation
+        s => trans.__(withSubject, s)
+      : undefined,
+    // eslint-disable-next-line jupyter/no-dynamic-translation
     plain: trans.__(plain)
   };
 }
@@ -78,11 +84,7 @@ function phrases(
       name,
       {
         question: phrase(trans, words.question, words.question_with_subject),
-        statement: phrase(
-          trans,
-          words.statement,
-          words.statement_with_subject
-        )
+        statement: phrase(trans, words.statement, words.statement_with_subject)
       }
     ])
   );

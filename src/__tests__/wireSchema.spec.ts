@@ -156,13 +156,7 @@ function compareObject(
     ) {
       problems.push(`${here}: may be null in the schema, not in TypeScript`);
     }
-    compareValue(
-      schema.properties[name],
-      valueType,
-      defs,
-      here,
-      problems
-    );
+    compareValue(schema.properties[name], valueType, defs, here, problems);
   }
 }
 
