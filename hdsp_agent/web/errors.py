@@ -13,7 +13,7 @@ from typing import Any
 
 import tornado.web
 
-from ..user_text import user_template, user_text
+from ..user_text import UserText, user_template
 
 # code → (HTTP status, template: %1, %2, … are the parameters the raiser gives).
 ERRORS: dict[str, tuple[int, str]] = {
@@ -54,7 +54,8 @@ class RestError(tornado.web.HTTPError):
         status, template = ERRORS[code]
         super().__init__(status)
         self.code = code
-        self.text = user_text(template, *params)
+        # The template is the table's (extracted from it); a parameter that is a server string stays one.
+        self.text = UserText(template, (p if isinstance(p, UserText) else str(p) for p in params))
         self.field = field
         self.extra = extra or {}
 
