@@ -114,15 +114,13 @@ class _AgentHandler(_AgentMixin, APIHandler):
         if not isinstance(error, RestError):
             super().write_error(status_code, **kwargs)
             return
+        fields: dict[str, Any] = {"field": error.field} if error.field else {}
         reply = ErrorReply(
-            code=error.code,
-            message=str(error.text),
-            field=error.field,
-            texts=texts_for(error.text),
-            **error.extra,
+            code=error.code, message=str(error.text), texts=texts_for(error.text), **fields, **error.extra
         )
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(reply.model_dump(mode="json", exclude_none=True)))
+        # Absent, not null, what does not apply (a conflict's cell_id of None stays: it is the data).
+        self.finish(json.dumps(reply.model_dump(mode="json", exclude_unset=True)))
 
 
 def _validated(model: type[Body] | TypeAdapter[Body], raw: Any) -> Body:
