@@ -4,8 +4,8 @@
 (``decision``, ``level``, ``reasons``, ``rule``, ``run_mode`` — how a shell command would run, null for
 other tools — and ``sandbox``, the OS sandbox layer in force); without ARGS_JSON it reads JSON Lines of
 arguments from stdin and prints one decision per line. Tools that are not registered here are still decided,
-from their name and arguments (the tools' own facts, read by ``permissions/defaults.py``). ``show`` prints the rules
-in force and where each comes from.
+from their name and arguments (the tools' own facts, read by ``permissions/defaults.py``). ``show`` prints
+the rules in force and where each comes from.
 
 Exit codes: 0 decided (whatever the decision), 2 a usage error (invalid JSON, unreadable rules, bad --root).
 """
