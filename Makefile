@@ -87,7 +87,8 @@ lint: setup
 	npm run --silent lint:check
 	$(PY) -m hdsp_agent.wire_schema --check
 
-# The wire contract (events, commands, notebook edits) from the pydantic models, for pytest and jest to check.
+# The wire contract (events, commands, notebook edits, REST bodies and replies) from the pydantic models, and
+# the sidebar's tool words from the tools' facts (src/toolWordsTable.ts), for pytest and jest to check.
 wire-schema: setup
 	$(PY) -m hdsp_agent.wire_schema
 

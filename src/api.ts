@@ -10,20 +10,41 @@ import { requestAPI, requestText } from './request';
 import {
   API_NAMESPACE,
   ExportFormat,
+  ICreateSessionRequest,
   IEventsPage,
   IEndpointModels,
+  IEndpointModelsRequest,
+  IHunksReply,
   IInstruction,
-  IModelSetupRequest,
+  IInstructionsReply,
   IMcpReport,
+  IMcpTrustRequest,
+  IMentionsReply,
+  IModelSetupRequest,
   IModelsOverview,
   IModelTestReply,
   IPermissionsOverview,
+  IRenameSessionRequest,
+  IRestoreRequest,
+  IRevokeSavedRequest,
+  IRevokeSessionRequest,
   IServerInfo,
   ISessionDetail,
   ISessionList,
   ISessionRecord,
-  IUndoReply
+  IUndoCellRequest,
+  IKeepCellReply,
+  IKeepCellRequest,
+  IUndoHunkReply,
+  IUndoHunkRequest,
+  IUndoReply,
+  IUndoRequest
 } from './tokens';
+
+/** A request body, typed by its model's mirror (so a field the server does not know fails to compile). */
+function jsonBody<T>(body: T): string {
+  return JSON.stringify(body);
+}
 
 /**
  * `GET /hdsp-agent/info`: the server version and its tool catalog.
@@ -66,7 +87,7 @@ export async function fetchInstructions(
   path: string | null
 ): Promise<IInstruction[]> {
   const query = path ? URLExt.objectToQueryString({ path }) : '';
-  const reply = await requestAPI<{ instructions?: IInstruction[] }>(
+  const reply = await requestAPI<Partial<IInstructionsReply>>(
     `instructions${query}`,
     serverSettings
   );
@@ -80,7 +101,7 @@ export async function fetchMentionFiles(
   serverSettings: ServerConnection.ISettings,
   query: string
 ): Promise<string[]> {
-  const reply = await requestAPI<{ files?: string[] }>(
+  const reply = await requestAPI<Partial<IMentionsReply>>(
     `mentions${URLExt.objectToQueryString({ q: query })}`,
     serverSettings
   );
@@ -96,7 +117,7 @@ export function saveModelSetup(
 ): Promise<IModelsOverview> {
   return requestAPI<IModelsOverview>('model-setup', serverSettings, {
     method: 'PUT',
-    body: JSON.stringify(request)
+    body: jsonBody<IModelSetupRequest>(request)
   });
 }
 
@@ -110,7 +131,7 @@ export function listEndpointModels(
 ): Promise<IEndpointModels> {
   return requestAPI<IEndpointModels>('model-setup/models', serverSettings, {
     method: 'POST',
-    body: JSON.stringify({
+    body: jsonBody<IEndpointModelsRequest>({
       base_url: baseUrl,
       ...(apiKey ? { api_key: apiKey } : {})
     })
@@ -126,7 +147,7 @@ export function testModel(
 ): Promise<IModelTestReply> {
   return requestAPI<IModelTestReply>('model-setup/test', serverSettings, {
     method: 'POST',
-    body: JSON.stringify(request)
+    body: jsonBody<IModelSetupRequest>(request)
   });
 }
 
@@ -149,7 +170,7 @@ export function createSession(
 ): Promise<ISessionRecord> {
   return requestAPI<ISessionRecord>('sessions', serverSettings, {
     method: 'POST',
-    body: JSON.stringify(options)
+    body: jsonBody<ICreateSessionRequest>(options)
   });
 }
 
@@ -173,7 +194,7 @@ export function renameSession(
 ): Promise<ISessionRecord> {
   return requestAPI<ISessionRecord>(sessionPath(sessionId), serverSettings, {
     method: 'PATCH',
-    body: JSON.stringify({ title })
+    body: jsonBody<IRenameSessionRequest>({ title })
   });
 }
 
@@ -232,7 +253,7 @@ export function undoLastTurn(
   return requestAPI<IUndoReply>(
     `${sessionPath(sessionId)}/undo`,
     serverSettings,
-    { method: 'POST', body: JSON.stringify({ unsaved }) }
+    { method: 'POST', body: jsonBody<IUndoRequest>({ unsaved }) }
   );
 }
 
@@ -252,7 +273,10 @@ export function restoreCheckpoint(
   return requestAPI<IUndoReply>(
     `${sessionPath(sessionId)}/restore`,
     serverSettings,
-    { method: 'POST', body: JSON.stringify({ turn_id: turnId, unsaved }) }
+    {
+      method: 'POST',
+      body: jsonBody<IRestoreRequest>({ turn_id: turnId, unsaved })
+    }
   );
 }
 
@@ -269,7 +293,7 @@ export function redoUndo(
   return requestAPI<IUndoReply>(
     `${sessionPath(sessionId)}/redo`,
     serverSettings,
-    { method: 'POST', body: JSON.stringify({ unsaved }) }
+    { method: 'POST', body: jsonBody<IUndoRequest>({ unsaved }) }
   );
 }
 
@@ -289,7 +313,7 @@ export function undoCell(
     serverSettings,
     {
       method: 'POST',
-      body: JSON.stringify({ path, cell_id: cellId })
+      body: jsonBody<IUndoCellRequest>({ path, cell_id: cellId })
     }
   );
 }
@@ -302,13 +326,13 @@ export function keepCell(
   sessionId: string,
   path: string,
   cellId: string
-): Promise<{ kept: number }> {
-  return requestAPI<{ kept: number }>(
+): Promise<IKeepCellReply> {
+  return requestAPI<IKeepCellReply>(
     `${sessionPath(sessionId)}/keep-cell`,
     serverSettings,
     {
       method: 'POST',
-      body: JSON.stringify({ path, cell_id: cellId })
+      body: jsonBody<IKeepCellRequest>({ path, cell_id: cellId })
     }
   );
 }
@@ -323,7 +347,7 @@ export async function fetchHunks(
   path: string
 ): Promise<IHunk[]> {
   const query = URLExt.objectToQueryString({ path });
-  const reply = await requestAPI<{ hunks: IHunk[] }>(
+  const reply = await requestAPI<IHunksReply>(
     `${sessionPath(sessionId)}/hunks${query}`,
     serverSettings
   );
@@ -342,13 +366,13 @@ export function undoHunk(
   sessionId: string,
   path: string,
   hunk: IHunk
-): Promise<IUndoReply & { hunks: IHunk[] }> {
-  return requestAPI<IUndoReply & { hunks: IHunk[] }>(
+): Promise<IUndoHunkReply> {
+  return requestAPI<IUndoHunkReply>(
     `${sessionPath(sessionId)}/undo-hunk`,
     serverSettings,
     {
       method: 'POST',
-      body: JSON.stringify({ path, hunk })
+      body: jsonBody<IUndoHunkRequest>({ path, hunk })
     }
   );
 }
@@ -391,7 +415,7 @@ export async function trustProjectFile(
 ): Promise<void> {
   await requestAPI('mcp/trust', serverSettings, {
     method: 'POST',
-    body: JSON.stringify({ sha256 })
+    body: jsonBody<IMcpTrustRequest>({ sha256 })
   });
 }
 
@@ -450,13 +474,11 @@ export async function fetchPermissions(
  */
 export async function revokePermission(
   serverSettings: ServerConnection.ISettings,
-  what:
-    | { kind: 'session'; session_id: string; tool: string; subject: string }
-    | { kind: 'saved'; rule: string }
+  what: IRevokeSessionRequest | IRevokeSavedRequest
 ): Promise<void> {
   await requestAPI('permissions/revoke', serverSettings, {
     method: 'POST',
-    body: JSON.stringify(what)
+    body: jsonBody<IRevokeSessionRequest | IRevokeSavedRequest>(what)
   });
 }
 

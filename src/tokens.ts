@@ -6,6 +6,7 @@
 
 import type { AgentEvent } from './events';
 import type { IWithTexts, ServerTexts } from './events';
+import type { IHunk } from './hunks';
 
 /**
  * The URL namespace of every hdsp-agent route on the Jupyter server.
@@ -45,6 +46,9 @@ export namespace CommandIDs {
 
 // -- REST replies ------------------------------------------------------------------------------------
 
+// Every REST body and reply below is checked, type by type, against its pydantic model in
+// hdsp_agent/web/rest_models.py (contracts/wire.json, section `rest`; src/__tests__/wireSchema.spec.ts).
+
 /**
  * One tool as the server describes it (`GET /hdsp-agent/info`).
  */
@@ -55,7 +59,7 @@ export interface IToolInfo {
   /**
    * The JSON Schema of the tool's arguments.
    */
-  parameters: object;
+  parameters: Record<string, unknown>;
 }
 
 /**
@@ -97,11 +101,12 @@ export interface IModelInfo {
   base_url: string | null;
   context_window: number;
   vision: boolean;
-  tool_calls?: ToolCallMode;
-  price_per_mtok_in?: number;
-  price_per_mtok_out?: number;
+  profile?: string | null;
+  tool_calls?: ToolCallMode | null;
+  price_per_mtok_in?: number | null;
+  price_per_mtok_out?: number | null;
   /** The latest readiness check of this model (the setup's "Test"), if one ran. */
-  readiness?: IReadinessReport;
+  readiness?: IReadinessReport | null;
 }
 
 /** How the model calls tools: natively, described in the prompt and read from its text, or chosen for it. */
@@ -147,9 +152,9 @@ export interface IDiscoveredServer {
 export interface IModelsOverview extends IWithTexts {
   configured: boolean;
   models: IModelInfo[];
-  setup_help?: string;
-  discovered?: IDiscoveredServer[];
-  setup?: IModelSetupState;
+  setup_help?: string | null;
+  discovered?: IDiscoveredServer[] | null;
+  setup?: IModelSetupState | null;
 }
 
 /**
@@ -165,26 +170,43 @@ export interface IInstruction {
  * What the sidebar's model setup may show (`GET /hdsp-agent/model-setup`). The key never comes back: only
  * whether one is saved.
  */
-export interface IModelSetupState {
+export interface IModelSetupState extends IWithTexts {
   allowed: boolean;
   admin_contact: string;
-  saved: {
-    base_url: string;
-    model: string;
-    key_set: boolean;
-    tool_calls?: ToolCallMode;
-  } | null;
+  saved: ISavedModel | null;
+  /** The server's environment holds a model key that every kernel inherits. */
+  warning?: string | null;
+}
+
+/** The model the user saved (never its key: only whether one is set). */
+export interface ISavedModel {
+  base_url: string;
+  model: string;
+  key_set: boolean;
+  tool_calls?: ToolCallMode | null;
 }
 
 /**
  * What the user saves in the model setup; `api_key` omitted keeps the key saved for the same endpoint.
  */
 export interface IModelSetupRequest {
-  base_url: string;
-  model: string;
-  api_key?: string;
+  base_url?: string;
+  model?: string;
+  api_key?: string | null;
   clear_key?: boolean;
   tool_calls?: ToolCallMode;
+}
+
+/** `POST model-setup/models`: the endpoint to list (its saved key is used when none is sent). */
+export interface IEndpointModelsRequest {
+  base_url?: string;
+  api_key?: string | null;
+}
+
+/** `GET model-setup/test`: what the check costs at most. */
+export interface IModelTestCost {
+  max_tokens: number;
+  requests: number;
 }
 
 /**
@@ -193,7 +215,7 @@ export interface IModelSetupRequest {
 export interface IEndpointModels {
   base_url: string;
   models: string[];
-  error?: string;
+  error?: string | null;
 }
 
 /**
@@ -203,11 +225,11 @@ export interface IEndpointModels {
 export interface IModelTestReply extends IWithTexts {
   ok: boolean;
   readiness: IReadinessReport;
-  error?: string;
+  error?: string | null;
   /**
    * The server's environment holds a model key that every kernel inherits (points to `api_key_file`).
    */
-  warning?: string;
+  warning?: string | null;
   texts?: ServerTexts;
 }
 
@@ -252,9 +274,106 @@ export type ExportFormat = 'markdown' | 'json';
 export interface IUndoReply {
   restored: string[];
   /** The turns undone or redone (absent for a single cell's undo). */
-  turn_ids?: string[];
+  turn_ids?: string[] | null;
   /** Every document touched, as Jupyter contents paths. */
-  paths?: string[];
+  paths?: string[] | null;
+}
+
+/** `POST sessions`. */
+export interface ICreateSessionRequest {
+  title?: string | null;
+  model?: string | null;
+}
+
+/** `PATCH sessions/{id}`. */
+export interface IRenameSessionRequest {
+  title: string;
+}
+
+/** `POST sessions/{id}/undo` and `.../redo`: the paths open with unsaved changes (never written under). */
+export interface IUndoRequest {
+  unsaved?: string[];
+}
+
+/** `POST sessions/{id}/restore`: back to the checkpoint before `turn_id`. */
+export interface IRestoreRequest extends IUndoRequest {
+  turn_id: string;
+}
+
+/** `POST sessions/{id}/undo-cell`. */
+export interface IUndoCellRequest {
+  path: string;
+  cell_id: string;
+}
+
+export interface IKeepCellRequest {
+  path: string;
+  cell_id: string;
+}
+
+export interface IKeepCellReply {
+  /** How many of the agent's changes to the cell are now kept. */
+  kept: number;
+}
+
+/** `POST sessions/{id}/undo-hunk`. */
+export interface IUndoHunkRequest {
+  path: string;
+  hunk: IHunk;
+}
+
+/** `GET sessions/{id}/hunks?path=P`. */
+export interface IHunksReply {
+  path: string;
+  hunks: IHunk[];
+}
+
+/** `POST sessions/{id}/undo-hunk`: what was restored and the file's hunks left. */
+export interface IUndoHunkReply {
+  restored: string[];
+  hunks: IHunk[];
+}
+
+/** `POST permissions/revoke`, a saved "always" rule. */
+export interface IRevokeSavedRequest {
+  kind: 'saved';
+  rule: string;
+}
+
+/** `POST permissions/revoke`, a grant "for this chat". */
+export interface IRevokeSessionRequest {
+  kind: 'session';
+  session_id: string;
+  tool: string;
+  subject: string;
+}
+
+/** `GET instructions`. */
+export interface IInstructionsReply {
+  instructions: IInstruction[];
+}
+
+/** `GET mentions`. */
+export interface IMentionsReply {
+  files: string[];
+}
+
+/** An undo that could not apply: the file or cell and why (`IErrorReply.conflicts`). */
+export interface IUndoConflict {
+  path: string;
+  cell_id: string | null;
+  reason: string;
+}
+
+/**
+ * Every refusal of every route (hdsp_agent/web/errors.py): a stable code, the English message, the field
+ * at fault for a malformed request, and the conflicts of an undo that could not apply.
+ */
+export interface IErrorReply extends IWithTexts {
+  code: string;
+  message: string;
+  field?: string | null;
+  conflicts?: IUndoConflict[] | null;
 }
 
 /**
@@ -315,12 +434,12 @@ export interface IMcpServerStatus {
   state: McpServerState;
   message?: string | null;
   server_name?: string | null;
-  tools?: string[];
-  tool_details?: IMcpToolDetail[];
-  skipped_tools?: string[];
-  auto_approve?: string[];
+  tools?: string[] | null;
+  tool_details?: IMcpToolDetail[] | null;
+  skipped_tools?: string[] | null;
+  auto_approve?: string[] | null;
   /** For an untrusted server: the command line or URL that trusting the file would start. */
-  launch?: string;
+  launch?: string | null;
 }
 
 export interface IMcpProjectFile {
@@ -329,14 +448,15 @@ export interface IMcpProjectFile {
   /** Of the file's content as the server read it: trust is granted for exactly that content. */
   sha256: string | null;
   /** Files inside the project its servers run, pinned with the file when it is trusted. */
-  pinned_files?: string[];
+  pinned_files?: string[] | null;
   /** Pinned files that changed since it was trusted (the problems list names them too). */
-  changed_files?: string[];
+  changed_files?: string[] | null;
 }
 
 export interface IMcpProblem {
   source: string;
-  server: string | null;
+  /** Absent for a declared tool's problem (it has no server). */
+  server?: string | null;
   message: string;
 }
 
@@ -349,6 +469,16 @@ export interface IMcpReport {
   problems: IMcpProblem[];
   declared_tool_problems: IMcpProblem[];
   endpoint: { enabled: boolean; path: string };
+}
+
+/** `POST mcp/trust` ``{"sha256"}``: the digest of .hdsp/mcp.json as the user reviewed it. */
+export interface IMcpTrustRequest {
+  sha256: string;
+}
+
+/** The reply of `POST mcp/trust`. */
+export interface IMcpTrustReply {
+  project: IMcpProjectFile;
 }
 
 export * from './events';

@@ -7,6 +7,7 @@
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import { IApprovalRequest } from './tokens';
+import { TOOL_WORDS } from './toolWordsTable';
 
 /**
  * The last part of a path (the notebook or file the user knows by name).
@@ -37,6 +38,17 @@ export function callSubject(
   return '';
 }
 
+/**
+ * A built-in tool's words, declared with the tool on the server (`ToolFacts.words`,
+ * hdsp_agent/tools/facts.py) and generated into toolWordsTable.ts: English templates, `%1` the subject.
+ */
+export interface IToolWords {
+  question: string;
+  statement: string;
+  question_with_subject?: string;
+  statement_with_subject?: string;
+}
+
 type Phrase = {
   /** With the subject (a file or notebook name). */
   withSubject?: (subject: string) => string;
@@ -44,198 +56,38 @@ type Phrase = {
   plain: string;
 };
 
+function phrase(
+  trans: TranslationBundle,
+  plain: string,
+  withSubject: string | undefined
+): Phrase {
+  // The templates are the server's strings (`user_template` in the tools' facts), in the catalog as such:
+  // extracted from hdsp_agent/, not from here.
+  return {
+    withSubject: withSubject
+      ? // eslint-disable-next-line jupyter/no-dynamic-translation
+        s => trans.__(withSubject, s)
+      : undefined,
+    // eslint-disable-next-line jupyter/no-dynamic-translation
+    plain: trans.__(plain)
+  };
+}
+
 /**
  * The phrase of each built-in tool, as a question (approval) or as a statement (tool card).
  */
 function phrases(
   trans: TranslationBundle
 ): Record<string, { question: Phrase; statement: Phrase }> {
-  return {
-    run_cell: {
-      question: {
-        withSubject: s => trans.__('Run a cell in %1?', s),
-        plain: trans.__('Run a cell in the notebook?')
-      },
-      statement: {
-        withSubject: s => trans.__('Run a cell in %1', s),
-        plain: trans.__('Run a cell in the notebook')
+  return Object.fromEntries(
+    Object.entries(TOOL_WORDS).map(([name, words]) => [
+      name,
+      {
+        question: phrase(trans, words.question, words.question_with_subject),
+        statement: phrase(trans, words.statement, words.statement_with_subject)
       }
-    },
-    execute_code: {
-      question: {
-        withSubject: s => trans.__("Run code in %1's kernel?", s),
-        plain: trans.__("Run code in the notebook's kernel?")
-      },
-      statement: {
-        withSubject: s => trans.__("Run code in %1's kernel", s),
-        plain: trans.__("Run code in the notebook's kernel")
-      }
-    },
-    insert_cell: {
-      question: {
-        withSubject: s => trans.__('Insert a cell into %1?', s),
-        plain: trans.__('Insert a cell into the notebook?')
-      },
-      statement: {
-        withSubject: s => trans.__('Insert a cell into %1', s),
-        plain: trans.__('Insert a cell into the notebook')
-      }
-    },
-    edit_cell: {
-      question: {
-        withSubject: s => trans.__('Change a cell of %1?', s),
-        plain: trans.__('Change a cell of the notebook?')
-      },
-      statement: {
-        withSubject: s => trans.__('Change a cell of %1', s),
-        plain: trans.__('Change a cell of the notebook')
-      }
-    },
-    delete_cell: {
-      question: {
-        withSubject: s => trans.__('Delete a cell of %1?', s),
-        plain: trans.__('Delete a cell of the notebook?')
-      },
-      statement: {
-        withSubject: s => trans.__('Delete a cell of %1', s),
-        plain: trans.__('Delete a cell of the notebook')
-      }
-    },
-    move_cell: {
-      question: {
-        withSubject: s => trans.__('Move a cell in %1?', s),
-        plain: trans.__('Move a cell in the notebook?')
-      },
-      statement: {
-        withSubject: s => trans.__('Move a cell in %1', s),
-        plain: trans.__('Move a cell in the notebook')
-      }
-    },
-    restart_kernel: {
-      question: {
-        withSubject: s =>
-          trans.__("Restart %1's kernel? Its variables are lost.", s),
-        plain: trans.__(
-          "Restart the notebook's kernel? Its variables are lost."
-        )
-      },
-      statement: {
-        withSubject: s => trans.__("Restart %1's kernel", s),
-        plain: trans.__("Restart the notebook's kernel")
-      }
-    },
-    interrupt_kernel: {
-      question: {
-        withSubject: s => trans.__("Interrupt %1's kernel?", s),
-        plain: trans.__("Interrupt the notebook's kernel?")
-      },
-      statement: {
-        withSubject: s => trans.__("Interrupt %1's kernel", s),
-        plain: trans.__("Interrupt the notebook's kernel")
-      }
-    },
-    create_new_file: {
-      question: {
-        withSubject: s => trans.__('Create the file %1?', s),
-        plain: trans.__('Create a file?')
-      },
-      statement: {
-        withSubject: s => trans.__('Create %1', s),
-        plain: trans.__('Create a file')
-      }
-    },
-    ...fileEdit(trans, [
-      'edit_existing_file',
-      'single_find_and_replace',
-      'search_and_replace_in_file',
-      'multi_edit'
-    ]),
-    run_terminal_command: {
-      question: { plain: trans.__('Run this command in the terminal?') },
-      statement: { plain: trans.__('Run a command') }
-    },
-    fetch_url_content: {
-      question: { plain: trans.__('Fetch this web page?') },
-      statement: { plain: trans.__('Fetch a web page') }
-    },
-    search_web: {
-      question: { plain: trans.__('Search the web?') },
-      statement: { plain: trans.__('Search the web') }
-    },
-    create_rule_block: {
-      question: {
-        plain: trans.__('Save a rule the agent follows in every chat?')
-      },
-      statement: { plain: trans.__('Save a rule') }
-    },
-    ...fileRead(trans, [
-      'read_file',
-      'read_file_range',
-      'read_currently_open_file',
-      'read_notebook',
-      'read_cell'
-    ]),
-    ...listing(trans, ['ls', 'view_subdirectory']),
-    grep_search: {
-      question: { plain: trans.__('Search the files’ contents?') },
-      statement: { plain: trans.__('Search the files’ contents') }
-    },
-    file_glob_search: {
-      question: { plain: trans.__('Find files by name?') },
-      statement: { plain: trans.__('Find files by name') }
-    }
-  };
-}
-
-function fileEdit(
-  trans: TranslationBundle,
-  names: string[]
-): Record<string, { question: Phrase; statement: Phrase }> {
-  const entry = {
-    question: {
-      withSubject: (s: string) => trans.__('Change the file %1?', s),
-      plain: trans.__('Change a file?')
-    },
-    statement: {
-      withSubject: (s: string) => trans.__('Change %1', s),
-      plain: trans.__('Change a file')
-    }
-  };
-  return Object.fromEntries(names.map(name => [name, entry]));
-}
-
-function fileRead(
-  trans: TranslationBundle,
-  names: string[]
-): Record<string, { question: Phrase; statement: Phrase }> {
-  const entry = {
-    question: {
-      withSubject: (s: string) => trans.__('Read %1?', s),
-      plain: trans.__('Read a file?')
-    },
-    statement: {
-      withSubject: (s: string) => trans.__('Read %1', s),
-      plain: trans.__('Read a file')
-    }
-  };
-  return Object.fromEntries(names.map(name => [name, entry]));
-}
-
-function listing(
-  trans: TranslationBundle,
-  names: string[]
-): Record<string, { question: Phrase; statement: Phrase }> {
-  const entry = {
-    question: {
-      withSubject: (s: string) => trans.__('List the folder %1?', s),
-      plain: trans.__('List a folder?')
-    },
-    statement: {
-      withSubject: (s: string) => trans.__('List %1', s),
-      plain: trans.__('List a folder')
-    }
-  };
-  return Object.fromEntries(names.map(name => [name, entry]));
+    ])
+  );
 }
 
 function say(phrase: Phrase, subject: string): string {

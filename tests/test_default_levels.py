@@ -1,7 +1,8 @@
-"""Each tool's default permission level has one source: the table in permissions/defaults.py.
+"""Each tool's default permission level has one source: the tool's own facts (``Tool.facts``, tools/facts.py),
+which permissions/defaults.py reads.
 
-The tool classes say only whether they change anything (``read_only``); these tests keep the two from telling
-different stories: every built-in tool is in the table, a tool the table allows changes nothing, and every
+``read_only`` says only whether a tool changes anything; these tests keep the two from telling different
+stories: every built-in tool declares its level, a tool the table allows changes nothing, and every
 policy (the rule policy's defaults, the executor's fallback ``ReadOnlyPolicy``, read-only mode) gives the
 table's level; read-only mode keeps the tools that change nothing.
 """
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from hdsp_agent.permissions.decision import ReadOnlyPolicy
-from hdsp_agent.permissions.defaults import TABLE_TOOLS, default_level, is_read_tool
+from hdsp_agent.permissions.defaults import default_level, is_read_tool, table_tools
 from hdsp_agent.permissions.modes import mode_filter
 from hdsp_agent.tools.base import Tool, ToolContext
 from hdsp_agent.tools.defaults import default_tools
@@ -23,7 +24,7 @@ BUILTIN = {tool.name: tool for tool in default_tools()}
 
 
 def test_every_built_in_tool_has_its_level_in_the_table() -> None:
-    assert set(BUILTIN) - TABLE_TOOLS == set(), "add the tool to permissions/defaults.py"
+    assert set(BUILTIN) - table_tools() == set(), "declare the tool's facts (Tool.facts)"
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))

@@ -102,7 +102,7 @@ async def test_invalid_regex_is_refused(tmp_path: Path) -> None:
 async def test_request_rule_returns_a_rule_by_name(tmp_path: Path) -> None:
     text = "---\nname: SQL style\ndescription: for queries\nalwaysApply: false\n---\nUppercase keywords.\n"
     write_rule(tmp_path, "sql", text)
-    # request_rule is disabled by default (permissions/defaults.py); an allow rule enables it.
+    # request_rule is disabled by default (its facts: level "deny"); an allow rule enables it.
     disabled = await call(tmp_path, "request_rule", {"name": "sql style"})
     assert disabled.error is not None and disabled.error.code == "E_TOOL_DENIED"
     config = HdspAgentConfig(allow_rules=["request_rule"])

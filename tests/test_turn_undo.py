@@ -225,9 +225,9 @@ async def test_restore_and_redo_routes_answer_conflicts_with_the_cells_and_files
     agent_app = jp_serverapp.web_app.settings["hdsp_agent"]
     created = await jp_fetch("hdsp-agent", "sessions", method="POST", body="{}")
     session_id = json.loads(created.body)["id"]
-    for name in ("restore", "redo"):
+    for name, body in (("restore", '{"turn_id": "t"}'), ("redo", "{}")):
         with pytest.raises(tornado.httpclient.HTTPClientError) as refused:
-            await jp_fetch("hdsp-agent", "sessions", session_id, name, method="POST", body='{"turn_id": "t"}')
+            await jp_fetch("hdsp-agent", "sessions", session_id, name, method="POST", body=body)
         assert refused.value.code == 409
     with pytest.raises(tornado.httpclient.HTTPClientError) as bad:
         await jp_fetch("hdsp-agent", "sessions", session_id, "restore", method="POST", body="{}")

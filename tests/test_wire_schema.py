@@ -43,3 +43,15 @@ def test_every_event_command_and_notebook_edit_is_in_it() -> None:
     }
     edits = set(schema["notebook_edits"]["discriminator"]["mapping"])
     assert edits == {"insert_cell", "set_cell_source", "delete_cell", "move_cell", "set_cell_outputs"}
+
+
+def test_every_rest_model_is_in_it_with_its_typescript_mirror() -> None:
+    from hdsp_agent.web.rest_models import REST_MODELS
+
+    schema = wire_schema.wire_schema()
+    names = [model.__name__ for model in REST_MODELS]
+    assert schema["rest"]["models"] == names
+    assert set(names) <= set(schema["rest"]["$defs"])
+    assert schema["typescript"]["rest"]["types"] == {name: f"I{name}" for name in names}
+    # Every section has a mirror the TypeScript check reads (src/__tests__/wireSchema.spec.ts).
+    assert set(schema["typescript"]) == set(schema) - {"$comment", "typescript"}

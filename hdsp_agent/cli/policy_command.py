@@ -4,8 +4,8 @@
 (``decision``, ``level``, ``reasons``, ``rule``, ``run_mode`` — how a shell command would run, null for
 other tools — and ``sandbox``, the OS sandbox layer in force); without ARGS_JSON it reads JSON Lines of
 arguments from stdin and prints one decision per line. Tools that are not registered here are still decided,
-from their name and arguments (the defaults table in ``permissions/defaults.py``). ``show`` prints the rules
-in force and where each comes from.
+from their name and arguments (the tools' own facts, read by ``permissions/defaults.py``). ``show`` prints
+the rules in force and where each comes from.
 
 Exit codes: 0 decided (whatever the decision), 2 a usage error (invalid JSON, unreadable rules, bad --root).
 """
@@ -21,7 +21,7 @@ from typing import Any
 from ..assembly import assemble
 from ..config import load_cli_config
 from ..permissions.decision import LEVEL_FOR_DECISION
-from ..permissions.defaults import READ_TOOLS, default_level, derive_action
+from ..permissions.defaults import default_level, derive_action, read_tools
 from ..permissions.policy import MODES, RulePolicy
 from ..permissions.rules import RuleError
 from ..tools.args import validate_arguments
@@ -163,7 +163,7 @@ def show_policy(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     policy, registry, _root = loaded
     defaults: dict[str, list[str]] = {level: [] for level in LEVEL_FOR_DECISION.values()}
-    for name in sorted(set(registry.names()) | READ_TOOLS | _table_tools()):
+    for name in sorted(set(registry.names()) | read_tools() | _table_tools()):
         tool = registry.get(name)
         level, _why = default_level(name, tool.read_only if tool is not None else None)
         defaults[LEVEL_FOR_DECISION[level]].append(name)
@@ -186,9 +186,9 @@ def show_policy(args: argparse.Namespace) -> int:
 
 
 def _table_tools() -> set[str]:
-    from ..permissions.defaults import TABLE_TOOLS
+    from ..permissions.defaults import table_tools
 
-    return set(TABLE_TOOLS)
+    return set(table_tools())
 
 
 def _sandbox_line(sandbox: dict[str, Any] | None) -> str:

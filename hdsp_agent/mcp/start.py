@@ -32,8 +32,9 @@ from ..tools.base import (
     ToolOutput,
 )
 from ..tools.declared import PassThroughArgs, SchemaTool
+from ..tools.facts import ToolFacts
 from ..tools.naming import split_tool_name
-from ..user_text import user_text
+from ..user_text import user_template, user_text
 from .config import McpServerSpec
 
 if TYPE_CHECKING:
@@ -72,6 +73,12 @@ class McpStartServer(Tool[McpStartArgs]):
     """``mcp_start_server``. Build with ``start_tool`` (its description names the servers)."""
 
     name = START_TOOL
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 starts an MCP server's program, outside the sandbox"),
+        changes="other",
+        profiles=frozenset({"compact", "standard", "full"}),
+    )
     description = "Start one of the user's MCP servers so its tools can be called (asks the user)."
     args_model = McpStartArgs
     read_only = False

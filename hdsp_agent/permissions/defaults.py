@@ -1,68 +1,51 @@
 """Each tool's default level, and what a call is about when only its name and arguments are known.
 
-The table covers every tool named in DESIGN.md §3, registered or not, so ``hdsp-agent policy check`` can
-decide for a tool another engineer has not finished yet. Tools outside the table: MCP tools (``server__tool``)
-ask, registered tools that declare themselves read-only are allowed, anything else asks.
+The levels are the built-in tools' own (``Tool.facts``, tools/facts.py: allow, ask with its reason, or deny),
+so ``hdsp-agent policy check`` decides for every built-in tool by name. Tools without facts: MCP tools
+(``server__tool``) ask, registered tools that declare themselves read-only are allowed, anything else asks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..tools.base import PermissionAction, PermissionKind
+from ..tools.facts import ToolFacts, known_facts
 from ..tools.naming import GROUP_SEPARATOR
 from ..tools.profiles import TOOL_INDEX
-from ..user_text import UserText, user_template, user_text
+from ..user_text import UserText, user_text
 from .paths import display_path, inspect_path, read_action, write_action
 from .rules import Subject, SubjectKind
 
 if TYPE_CHECKING:  # decision.py builds its default policy on this module
     from .decision import DecisionKind
 
-# fmt: off
-READ_TOOLS = frozenset(
-    {
-        "read_file", "read_file_range", "read_currently_open_file", "ls", "grep_search", "file_glob_search",
-        "view_diff", "view_subdirectory", "view_repo_map", "codebase", "search_web", "read_notebook",
-        "read_cell", "get_cell_output", "inspect_variables",
-        "todo",  # the agent's plan: changes nothing outside the conversation
-    }
-)
-# fmt: on
-FILE_EDIT_TOOLS = frozenset(
-    {
-        "create_new_file",
-        "edit_existing_file",
-        "search_and_replace_in_file",
-        "single_find_and_replace",
-        "multi_edit",
-    }
-)
-CELL_EDIT_TOOLS = frozenset({"insert_cell", "edit_cell", "delete_cell", "move_cell"})
-KERNEL_TOOLS = frozenset(
-    {"run_cell", "execute_code", "interrupt_kernel", "restart_kernel", "check_reproducibility"}
-)
-# The edits accept-edits mode lets through (inside the root, away from .git and secrets).
-EDIT_TOOLS = FILE_EDIT_TOOLS | CELL_EDIT_TOOLS
-# Templates (``user_template``): %1 is the tool's name.
-_ASK_REASONS: dict[str, str] = {
-    **{name: user_template("%1 edits files") for name in FILE_EDIT_TOOLS},
-    **{name: user_template("%1 changes a notebook") for name in CELL_EDIT_TOOLS},
-    **{
-        name: user_template("%1 acts on a notebook's kernel (runs code or changes its state)")
-        for name in KERNEL_TOOLS
-    },
-    "run_terminal_command": user_template("%1 runs shell commands"),
-    "fetch_url_content": user_template("%1 fetches a URL from the network"),
-    "create_rule_block": user_template("%1 writes a rule file into the project"),
-    "mcp_start_server": user_template("%1 starts an MCP server's program, outside the sandbox"),
-}
-DISABLED_BY_DEFAULT = frozenset({"request_rule"})
-# Every tool this table gives a level. The tool classes declare no level of their own: ``read_only`` on a
-# class says only that it changes nothing (it may run beside other calls; MCP's readOnlyHint), and decides
-# the level only for tools outside this table (tests/test_default_levels.py keeps every built-in tool in it).
-TABLE_TOOLS = READ_TOOLS | frozenset(_ASK_REASONS) | DISABLED_BY_DEFAULT
+
+def _facts() -> Mapping[str, ToolFacts]:
+    # Read on the first decision, not at import: the tool modules import this package's helpers.
+    return known_facts()
+
+
+def _named(wanted: Any) -> frozenset[str]:
+    return frozenset(name for name, facts in _facts().items() if wanted(facts))
+
+
+def read_tools() -> frozenset[str]:
+    """The built-in tools allowed without asking: they only read."""
+    return _named(lambda facts: facts.level == "allow")
+
+
+def edit_tools() -> frozenset[str]:
+    """The edits accept-edits mode lets through (inside the root, away from .git and secrets)."""
+    return _named(lambda facts: facts.changes in ("file_edit", "cell_edit"))
+
+
+def table_tools() -> frozenset[str]:
+    """Every tool that declares its level."""
+    return frozenset(_facts())
+
 
 # Where a call's rule subject is found in its arguments when the tool reported no action (DESIGN.md §4).
 SUBJECT_FIELDS = ("filepath", "dirPath", "path", "command", "url", "query", "directory_path")
@@ -77,12 +60,13 @@ def is_group_tool(tool_name: str) -> bool:
 
 def default_level(tool_name: str, read_only: bool | None) -> tuple[DecisionKind, str]:
     """The level a tool has when no rule speaks about it, and why (``read_only``: None when unregistered)."""
-    if tool_name in DISABLED_BY_DEFAULT:
+    facts = _facts().get(tool_name)
+    if facts is not None and facts.level == "deny":
         return "deny", user_text("%1 is disabled by default (enable it with an allow or ask rule)", tool_name)
-    if tool_name in READ_TOOLS:
+    if facts is not None and facts.level == "allow":
         return "allow", user_text("%1 only reads", tool_name)
-    if tool_name in _ASK_REASONS:
-        return "ask", UserText(_ASK_REASONS[tool_name], [tool_name])
+    if facts is not None and facts.ask_reason:
+        return "ask", UserText(facts.ask_reason, [tool_name])
     if is_group_tool(tool_name):
         # An MCP tool is read_only only when the user's own server entry lists it in autoApprove, a declared
         # tool when its declaration says readOnly: the user's word, not the server's.
@@ -97,9 +81,12 @@ def default_level(tool_name: str, read_only: bool | None) -> tuple[DecisionKind,
 def is_read_tool(tool_name: str, read_only: bool | None) -> bool:
     """Whether read-only mode keeps this tool: the table's read tools, or registered tools that say they only
     read (never a tool from an outside server on its own say-so)."""
-    if tool_name in DISABLED_BY_DEFAULT or tool_name == TOOL_INDEX:
+    facts = _facts().get(tool_name)
+    if (facts is not None and facts.level == "deny") or tool_name == TOOL_INDEX:
         return False  # the MCP index lists tools this mode does not offer: it would only start servers
-    return tool_name in READ_TOOLS or (bool(read_only) and not is_group_tool(tool_name))
+    if facts is not None and facts.level == "allow":
+        return True
+    return bool(read_only) and not is_group_tool(tool_name)
 
 
 def derive_action(tool_name: str, arguments: dict[str, Any], root: Path) -> PermissionAction | None:
@@ -111,11 +98,14 @@ def derive_action(tool_name: str, arguments: dict[str, Any], root: Path) -> Perm
     if tool_name == "search_web":
         return PermissionAction(PermissionKind.NETWORK, str(arguments.get("query", "")))
     path = _first(arguments, _READ_PATH_FIELDS)
-    if tool_name in FILE_EDIT_TOOLS or tool_name in CELL_EDIT_TOOLS:
+    facts = _facts().get(tool_name)
+    changes = facts.changes if facts is not None else None
+    if changes in ("file_edit", "cell_edit"):
         return write_action(root, path or "")
-    if tool_name in KERNEL_TOOLS:
+    if changes == "kernel":
         return PermissionAction(PermissionKind.KERNEL, path or "", str(arguments.get("code", "")))
-    if path is not None and (tool_name in READ_TOOLS or not is_group_tool(tool_name)):
+    reads = facts is not None and facts.level == "allow"
+    if path is not None and (reads or not is_group_tool(tool_name)):
         return read_action(root, path)
     return None
 

@@ -33,11 +33,11 @@ from ..tools.base import PermissionAction, PermissionKind, Tool, ToolContext
 from ..user_text import user_text
 from .decision import PolicyDecision
 from .defaults import (
-    EDIT_TOOLS,
-    READ_TOOLS,
     default_level,
+    edit_tools,
     is_read_tool,
     make_subject,
+    read_tools,
     subject_kind,
     subject_text,
 )
@@ -233,7 +233,7 @@ class RulePolicy:
         if kind == "command" and subject_raw is not None:
             return self._command_units(subject_raw, arguments, root)
         level, why = default_level(name, read_only)
-        editing = (action is not None and action.kind == PermissionKind.FILE_WRITE) or name in EDIT_TOOLS
+        editing = (action is not None and action.kind == PermissionKind.FILE_WRITE) or name in edit_tools()
         findings = [Finding(level, why, edit=editing and level == "ask")]
         findings += self._action_findings(name, kind, subject_raw, action, root)
         return [_Unit(make_subject(kind, subject_raw, root), findings)], None
@@ -300,7 +300,7 @@ class RulePolicy:
                 else []
             )
         if action_kind in (PermissionKind.FILE_READ, PermissionKind.FILE_READ_SENSITIVE) or (
-            action is None and name in READ_TOOLS
+            action is None and name in read_tools()
         ):
             if not facts.inside:
                 return [caution(user_text("reads %1, outside the project", subject_raw))]

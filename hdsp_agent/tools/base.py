@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..user_text import UserStr
+from .facts import ToolFacts, declare
 
 if TYPE_CHECKING:
     # Types only: documents/ builds on this module (its errors, the context it is given).
@@ -249,6 +250,15 @@ class Tool(Generic[ArgsT]):
     # Loaded on demand (an MCP server's tools): the compact and standard profiles do not send its schema
     # until the conversation has used it; the model finds it with ``mcp_tools`` and calls it by name.
     on_demand: ClassVar[bool] = False
+    # A built-in tool's facts: its default permission level, what it changes, the profiles that offer it and
+    # the sidebar's words for it (``facts.py``). None for tools from outside.
+    facts: ClassVar[ToolFacts | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("facts")
+        if own is not None:
+            declare(cls.name, own)
 
     def time_limit(self, args: ArgsT) -> float | None:
         """Seconds this call may take; tools whose arguments carry a timeout override this."""

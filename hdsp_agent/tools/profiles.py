@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast, get_args
 
 from .base import Tool
+from .facts import ProfileName
 from .naming import GROUP_SEPARATOR
 
-ProfileName = Literal["compact", "standard", "full"]
 PROFILES: tuple[ProfileName, ...] = get_args(ProfileName)
 AUTO = "auto"
 
@@ -31,79 +31,13 @@ AUTO = "auto"
 COMPACT_UP_TO = 16_384
 STANDARD_UP_TO = 65_536
 
-# Built-in tools by what they are for. A name in none of these sets is offered in every profile.
-NOTEBOOK_TOOLS = frozenset(
-    {
-        "read_notebook",
-        "read_cell",
-        "insert_cell",
-        "edit_cell",
-        "delete_cell",
-        "move_cell",
-        "run_cell",
-        "execute_code",
-        "get_cell_output",
-        "inspect_variables",
-        "interrupt_kernel",
-        "restart_kernel",
-        "check_reproducibility",
-    }
-)
-WEB_TOOLS = frozenset({"fetch_url_content", "search_web"})
 # The index of the MCP servers' tools (hdsp_agent/mcp/index.py): what compact and standard send instead of
 # the servers' schemas. ``full`` sends the schemas themselves and keeps the index callable by name.
 TOOL_INDEX = "mcp_tools"
 
-# compact: one tool per need. Editing is covered by create_new_file (new files) and single_find_and_replace
-# (any change to an existing one, replace_all for many); notebooks by read, insert, edit and run.
-_COMPACT = frozenset(
-    {
-        "read_file",
-        "ls",
-        "grep_search",
-        "create_new_file",
-        "single_find_and_replace",
-        "run_terminal_command",
-        "read_notebook",
-        "insert_cell",
-        "edit_cell",
-        "run_cell",
-    }
-)
-# standard adds paging, finding, several edits in one call, review, and the notebook's kernel tools.
-_STANDARD = _COMPACT | {
-    "read_file_range",
-    "read_currently_open_file",
-    "file_glob_search",
-    "multi_edit",
-    "view_diff",
-    "codebase",
-    "request_rule",
-    "read_cell",
-    "delete_cell",
-    "execute_code",
-    "get_cell_output",
-    "inspect_variables",
-    "check_reproducibility",
-    "interrupt_kernel",
-    "fetch_url_content",
-    "search_web",
-    "todo",
-}
-_BUILTIN = _STANDARD | {
-    "search_and_replace_in_file",
-    "edit_existing_file",
-    "view_subdirectory",
-    "view_repo_map",
-    "create_rule_block",
-    "move_cell",
-    "restart_kernel",
-}
-_OFFERED: dict[ProfileName, frozenset[str]] = {
-    "compact": _COMPACT,
-    "standard": frozenset(_STANDARD),
-    "full": frozenset(_BUILTIN),
-}
+# Which profiles offer a built-in tool is its own fact (``Tool.facts.profiles``): compact is one tool per
+# need (editing by create_new_file and single_find_and_replace; notebooks by read, insert, edit and run),
+# standard adds paging, finding, several edits in one call, review and the kernel tools, full offers all.
 
 
 def profile_for_window(context_window: int) -> ProfileName:
@@ -130,12 +64,13 @@ def offered_in(tool: Tool[Any], profile: ProfileName, *, notebook_in_play: bool,
         return profile == "full"
     if name == TOOL_INDEX:
         return profile != "full"
-    if name in NOTEBOOK_TOOLS and not notebook_in_play and profile != "full":
-        return False
-    if name in WEB_TOOLS and not web_enabled:
-        return False
-    if name in _BUILTIN:
-        return name in _OFFERED[profile]
+    facts = tool.facts
+    if facts is not None:
+        if facts.needs == "notebook" and not notebook_in_play and profile != "full":
+            return False
+        if facts.needs == "web" and not web_enabled:
+            return False
+        return profile in facts.profiles
     # Not built in: an extension's grouped tool waits to be called by name in compact.
     return not (profile == "compact" and GROUP_SEPARATOR in name)
 

@@ -12,6 +12,7 @@ import tornado.web
 
 from ..permissions.paths import display_path
 from ..tools.builtin.rules import INSTRUCTION_FILES, applicable_rules
+from .rest_models import InstructionsQuery, InstructionsReply
 from .routes import _AgentHandler, route
 
 
@@ -19,9 +20,10 @@ class InstructionsHandler(_AgentHandler):
     @tornado.web.authenticated
     async def get(self) -> None:
         root = self.agent.root_dir
-        path = self.get_query_argument("path", "")
+        path = self.query(InstructionsQuery).path
         rules = await asyncio.to_thread(applicable_rules, root, [path] if path else [])
-        self.write_json(
+        self.reply(
+            InstructionsReply,
             {
                 "instructions": [
                     {
@@ -31,7 +33,7 @@ class InstructionsHandler(_AgentHandler):
                     }
                     for rule in rules
                 ]
-            }
+            },
         )
 
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
+from .errors import RestError
+from .rest_models import McpReport, McpServersQuery, McpTrustReply, McpTrustRequest
 from .routes import _AgentHandler, route
 
 if TYPE_CHECKING:
@@ -43,9 +45,7 @@ class McpEndpointHandler(_AgentHandler):
     async def _serve(self) -> None:
         endpoint = self.agent.mcp.endpoint
         if endpoint is None:
-            raise tornado.web.HTTPError(
-                404, "the MCP endpoint is disabled (c.HdspAgentApp.mcp_endpoint_enabled)"
-            )
+            raise RestError("mcp_endpoint_disabled")
         from .mcp_endpoint import TornadoAsgiExchange  # the MCP SDK loads on the first request
 
         self._exchange = TornadoAsgiExchange(self)
@@ -68,10 +68,10 @@ class McpServersHandler(_AgentHandler):
 
     @tornado.web.authenticated
     async def get(self) -> None:
-        if self.get_query_argument("refresh", "1") != "0":
+        if self.query(McpServersQuery).refresh != "0":
             self.agent.mcp.manager.reload()
             await self.agent.mcp.manager.refresh(retry_failed=True)
-        self.write_json(self.agent.mcp.status())
+        self.reply(McpReport, self.agent.mcp.status())
 
 
 class McpTrustHandler(_AgentHandler):
@@ -79,18 +79,14 @@ class McpTrustHandler(_AgentHandler):
 
     @tornado.web.authenticated
     async def post(self) -> None:
-        expected = self.body_json().get("sha256")
-        if not isinstance(expected, str):
-            raise tornado.web.HTTPError(
-                400, "'sha256' (of the file as reviewed, from GET mcp/servers) is required"
-            )
+        expected = self.body(McpTrustRequest).sha256
         try:
             state = self.agent.mcp.manager.trust_project(expected)
         except FileNotFoundError as error:
-            raise tornado.web.HTTPError(404, str(error)) from None
+            raise RestError("mcp_project_file_missing", error) from None
         except ValueError as error:
-            raise tornado.web.HTTPError(409, str(error)) from None
-        self.write_json({"project": state})
+            raise RestError("mcp_trust_changed", error) from None
+        self.reply(McpTrustReply, {"project": state})
 
 
 def build_mcp_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:

@@ -14,6 +14,7 @@ import tornado.web
 
 from ..tools.base import ToolError
 from ..tools.builtin.search.ripgrep import list_files
+from .rest_models import MentionsQuery, MentionsReply
 from .routes import _AgentHandler, route
 
 MAX_SUGGESTIONS = 20
@@ -44,9 +45,9 @@ def rank(files: list[str], query: str) -> list[str]:
 class MentionsHandler(_AgentHandler):
     @tornado.web.authenticated
     async def get(self) -> None:
-        query = self.get_query_argument("q", "")[:200]
+        query = self.query(MentionsQuery).q[:200]
         files = await project_files(self.agent.root_dir)
-        self.write_json({"files": rank(files, query)})
+        self.reply(MentionsReply, {"files": rank(files, query)})
 
 
 def build_mentions_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:

@@ -13,57 +13,62 @@ from typing import Any
 import tornado.web
 
 from ..agent.llm import ModelSettings
-from ..agent.model_setup import TOOL_CALL_MODES, EndpointError, endpoint_models, normalize_base_url
+from ..agent.model_setup import EndpointError, endpoint_models, normalize_base_url
 from ..agent.readiness import MAX_CHECK_TOKENS, check_readiness
 from ..user_text import texts_for
+from .errors import RestError
+from .rest_models import (
+    EndpointModels,
+    EndpointModelsRequest,
+    ModelSetupRequest,
+    ModelSetupState,
+    ModelsOverview,
+    ModelTestCost,
+    ModelTestReply,
+)
 from .routes import _AgentHandler, route
 
 
 class _SetupHandler(_AgentHandler):
     def require_allowed(self) -> None:
         if not self.agent.allow_user_models:
-            contact = self.agent.admin_contact or "your administrator"
-            raise tornado.web.HTTPError(403, f"Models are set by the administrator; ask {contact}.")
+            raise RestError("models_locked", self.agent.admin_contact or "your administrator")
 
-    def endpoint_and_key(self, body: dict[str, Any]) -> tuple[str, str]:
+    def endpoint_and_key(self, body: EndpointModelsRequest | ModelSetupRequest) -> tuple[str, str]:
         """The endpoint the browser names and the key to use with it: the one sent, or the one saved for that
         same endpoint — never a key from the server's configuration or environment (it could leave for any
         URL)."""
         try:
-            base_url = normalize_base_url(str(body.get("base_url") or ""))
+            base_url = normalize_base_url(body.base_url)
         except EndpointError as error:
-            raise tornado.web.HTTPError(400, str(error)) from None
+            raise RestError("invalid_endpoint", error, field="base_url") from None
         if not base_url:
-            raise tornado.web.HTTPError(400, "base_url is required")
-        api_key = body.get("api_key")
-        if isinstance(api_key, str) and api_key.strip():
-            return base_url, api_key.strip()
+            raise RestError("invalid_field", "base_url", "is required", field="base_url")
+        if body.api_key is not None and body.api_key.strip():
+            return base_url, body.api_key.strip()
         return base_url, self.agent.user_models.key_for(base_url)
 
 
 class ModelSetupHandler(_SetupHandler):
     @tornado.web.authenticated
     def get(self) -> None:
-        self.write_json(self.agent.model_setup_state())
+        self.reply(ModelSetupState, self.agent.model_setup_state())
 
     @tornado.web.authenticated
     async def put(self) -> None:
         self.require_allowed()
-        body = self.body_json()
-        api_key = body.get("api_key")
-        if body.get("clear_key"):
+        body = self.body(ModelSetupRequest)
+        api_key: str | None = body.api_key
+        if body.clear_key:
             api_key = ""
-        elif not isinstance(api_key, str) or not api_key.strip():
+        elif api_key is None or not api_key.strip():
             api_key = None  # keep the key saved for this endpoint
-        tool_calls = str(body.get("tool_calls") or "auto")
         try:
-            self.agent.user_models.save(
-                str(body.get("base_url") or ""), str(body.get("model") or ""), api_key, tool_calls
-            )
+            self.agent.user_models.save(body.base_url, body.model, api_key, body.tool_calls)
         except EndpointError as error:
-            raise tornado.web.HTTPError(400, str(error)) from None
+            raise RestError("invalid_endpoint", error) from None
         self.agent.reload_models()
-        self.write_json(await self.agent.models_overview())
+        self.reply(ModelsOverview, await self.agent.models_overview())
 
 
 class EndpointModelsHandler(_SetupHandler):
@@ -72,11 +77,13 @@ class EndpointModelsHandler(_SetupHandler):
     @tornado.web.authenticated
     async def post(self) -> None:
         self.require_allowed()
-        base_url, api_key = self.endpoint_and_key(self.body_json())
+        base_url, api_key = self.endpoint_and_key(self.body(EndpointModelsRequest))
         try:
-            self.write_json({"base_url": base_url, "models": await endpoint_models(base_url, api_key)})
+            self.reply(
+                EndpointModels, {"base_url": base_url, "models": await endpoint_models(base_url, api_key)}
+            )
         except EndpointError as error:
-            self.write_json({"base_url": base_url, "models": [], "error": str(error)})
+            self.reply(EndpointModels, {"base_url": base_url, "models": [], "error": str(error)})
 
 
 class TestModelHandler(_SetupHandler):
@@ -86,25 +93,22 @@ class TestModelHandler(_SetupHandler):
     @tornado.web.authenticated
     def get(self) -> None:
         # What the form says before the check runs: what it costs at most.
-        self.write_json({"max_tokens": MAX_CHECK_TOKENS, "requests": 2})
+        self.reply(ModelTestCost, {"max_tokens": MAX_CHECK_TOKENS, "requests": 2})
 
     @tornado.web.authenticated
     async def post(self) -> None:
         self.require_allowed()
-        body = self.body_json()
+        body = self.body(ModelSetupRequest)
         base_url, api_key = self.endpoint_and_key(body)
-        model = str(body.get("model") or "").strip()
+        model = body.model.strip()
         if not model:
-            raise tornado.web.HTTPError(400, "model is required")
-        tool_calls = str(body.get("tool_calls") or "auto")
-        if tool_calls not in TOOL_CALL_MODES:
-            raise tornado.web.HTTPError(400, f"tool_calls must be one of {', '.join(TOOL_CALL_MODES)}")
+            raise RestError("invalid_field", "model", "is required", field="model")
         configured = self.agent.runtime.models.find(model)
         settings = ModelSettings(
             model=model,
             base_url=base_url,
             api_key=api_key or None,
-            tool_calls=tool_calls,
+            tool_calls=body.tool_calls,
             context_window=configured.context_window if configured else self.agent.context_window,
             profile=configured.profile if configured else self.agent.profile,
             max_retries=0,
@@ -123,7 +127,7 @@ class TestModelHandler(_SetupHandler):
         if warning:
             reply["warning"] = warning
         reply["texts"] = texts_for(public, warning)
-        self.write_json(reply)
+        self.reply(ModelTestReply, reply)
 
 
 def build_model_setup_handlers() -> list[tuple[str, type[tornado.web.RequestHandler]]]:

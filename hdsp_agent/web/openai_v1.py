@@ -27,8 +27,13 @@ def _error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
 class ChatCompletionsHandler(_AgentHandler):
     @tornado.web.authenticated
     async def post(self) -> None:
-        request = self.body_json()
-        if not isinstance(request.get("messages"), list):
+        # OpenAI's protocol, OpenAI's error shape (not the sidebar's error table).
+        try:
+            request = json.loads(self.request.body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            self.write_json(_error(f"invalid JSON body: {error}"), status=400)
+            return
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             self.write_json(_error("'messages' (a list) is required"), status=400)
             return
         upstream = self.agent.upstream

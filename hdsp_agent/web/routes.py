@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import tornado.web
 import tornado.websocket
@@ -19,23 +19,53 @@ from jupyter_server.auth.decorator import ws_authenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from jupyter_server.extension.handler import ExtensionHandlerMixin
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from .. import __version__
 from ..agent.conversation import Conversation, InvalidRequest, TurnAlreadyRunning
 from ..agent.conversations import SessionNotFound
-from ..agent.hunks import Hunk, HunkConflict, public_hunks
+from ..agent.hunks import HunkConflict, public_hunks
 from ..agent.undo import NothingToRedo, NothingToUndo, UndoConflicts, UndoResult
 from ..permissions.approval import ApprovalReply
 from ..permissions.grants import GrantStore, PermissionsFileError
 from ..tools.base import ToolError
 from ..tools.definitions import to_summary
+from ..user_text import texts_for
 from ..wire import ClientCommand, parse_command
+from .errors import RestError
+from .rest_models import (
+    CreateSessionRequest,
+    ErrorReply,
+    EventsPage,
+    EventsQuery,
+    ExportQuery,
+    HunksQuery,
+    HunksReply,
+    KeepCellReply,
+    KeepCellRequest,
+    ModelsOverview,
+    PermissionsOverview,
+    PermissionsQuery,
+    RenameSessionRequest,
+    RestoreRequest,
+    RevokeSavedRequest,
+    RevokeSessionRequest,
+    ServerInfo,
+    SessionDetail,
+    SessionList,
+    SessionRecord,
+    UndoCellRequest,
+    UndoHunkReply,
+    UndoHunkRequest,
+    UndoReply,
+    UndoRequest,
+)
 
 if TYPE_CHECKING:
     from ..app import HdspAgentApp
 
 NAMESPACE = "hdsp-agent"
+Body = TypeVar("Body", bound=BaseModel)
 SESSION_ID = r"(?P<session_id>[0-9a-f]{32})"
 
 
@@ -51,23 +81,67 @@ class _AgentMixin(ExtensionHandlerMixin):
         try:
             return await self.agent.sessions.get(session_id)
         except SessionNotFound:
-            raise tornado.web.HTTPError(404, f"no conversation {session_id}") from None
+            raise RestError("session_not_found", session_id) from None
 
 
 class _AgentHandler(_AgentMixin, APIHandler):
+    """Every REST handler: bodies and query strings read into their models (``rest_models.py``), replies
+    validated against theirs, refusals from the one error table (``errors.py``)."""
+
     def write_json(self, payload: Any, status: int = 200) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(payload))
 
-    def body_json(self) -> dict[str, Any]:
+    def reply(self, model: type[BaseModel], payload: Any, status: int = 200) -> None:
+        """``payload`` checked against ``model`` and sent; fields the domain left out stay out."""
+        checked = payload if isinstance(payload, model) else model.model_validate(payload)
+        self.write_json(checked.model_dump(mode="json", exclude_unset=True), status)
+
+    def body(self, model: type[Body] | TypeAdapter[Body]) -> Body:
+        """The JSON body as ``model``; a malformed one is a 400 naming the field, before anything happens."""
         try:
-            body = json.loads(self.request.body or b"{}")
-        except json.JSONDecodeError as error:
-            raise tornado.web.HTTPError(400, f"invalid JSON body: {error}") from None
-        if not isinstance(body, dict):
-            raise tornado.web.HTTPError(400, "the body must be a JSON object")
-        return body
+            raw = json.loads(self.request.body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise RestError("invalid_json", error) from None
+        return _validated(model, raw)
+
+    def query(self, model: type[Body]) -> Body:
+        """The query string as ``model`` (each argument's last value)."""
+        raw = {name: self.get_query_argument(name) for name in self.request.query_arguments}
+        return _validated(model, raw)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        if not isinstance(error, RestError):
+            super().write_error(status_code, **kwargs)
+            return
+        fields: dict[str, Any] = {"field": error.field} if error.field else {}
+        reply = ErrorReply(
+            code=error.code, message=str(error.text), texts=texts_for(error.text), **fields, **error.extra
+        )
+        self.set_header("Content-Type", "application/json")
+        # Absent, not null, what does not apply (a conflict's cell_id of None stays: it is the data).
+        self.finish(json.dumps(reply.model_dump(mode="json", exclude_unset=True)))
+
+
+def _validated(model: type[Body] | TypeAdapter[Body], raw: Any) -> Body:
+    try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(raw)
+        return model.model_validate(raw)
+    except ValidationError as invalid:
+        first = invalid.errors()[0]
+        location = [str(part) for part in first["loc"]]
+        if isinstance(model, TypeAdapter) and location:
+            location = location[1:]  # a union's member, by its tag: not a field of the body
+        discriminator = (first.get("ctx") or {}).get("discriminator")
+        if not location and discriminator:
+            location = [str(discriminator).strip("'")]
+        if not location:
+            raise RestError("invalid_request", first["msg"]) from None
+        field = ".".join(location)
+        raise RestError("invalid_field", field, first["msg"], field=field) from None
 
 
 class InfoHandler(_AgentHandler):
@@ -76,13 +150,14 @@ class InfoHandler(_AgentHandler):
 
     @tornado.web.authenticated
     def get(self) -> None:
-        self.write_json(
+        self.reply(
+            ServerInfo,
             {
                 "name": NAMESPACE,
                 "version": __version__,
                 "tools": [to_summary(tool) for tool in self.agent.catalog()],
                 "sandbox": self.agent.os_sandbox.status.public(),
-            }
+            },
         )
 
 
@@ -92,34 +167,32 @@ class ModelsHandler(_AgentHandler):
 
     @tornado.web.authenticated
     async def get(self) -> None:
-        self.write_json(await self.agent.models_overview())
+        self.reply(ModelsOverview, await self.agent.models_overview())
 
 
 class SessionsHandler(_AgentHandler):
     @tornado.web.authenticated
     def get(self) -> None:
-        self.write_json({"sessions": self.agent.sessions.list()})
+        self.reply(SessionList, {"sessions": self.agent.sessions.list()})
 
     @tornado.web.authenticated
     def post(self) -> None:
-        body = self.body_json()
-        session = self.agent.sessions.create(title=body.get("title"), model=str(body.get("model") or ""))
-        self.write_json(session.record.public(), status=201)
+        body = self.body(CreateSessionRequest)
+        session = self.agent.sessions.create(title=body.title, model=body.model or "")
+        self.reply(SessionRecord, session.record.public(), status=201)
 
 
 class SessionHandler(_AgentHandler):
     @tornado.web.authenticated
     async def get(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        self.write_json({**session.record.public(), "last_seq": session.last_seq})
+        self.reply(SessionDetail, {**session.record.public(), "last_seq": session.last_seq})
 
     @tornado.web.authenticated
     async def patch(self, session_id: str) -> None:
-        title = self.body_json().get("title")
-        if not isinstance(title, str):
-            raise tornado.web.HTTPError(400, "'title' (a string) is required")
+        body = self.body(RenameSessionRequest)
         await self.session_or_404(session_id)
-        self.write_json(await self.agent.sessions.rename(session_id, title))
+        self.reply(SessionRecord, await self.agent.sessions.rename(session_id, body.title))
 
     @tornado.web.authenticated
     async def delete(self, session_id: str) -> None:
@@ -129,12 +202,9 @@ class SessionHandler(_AgentHandler):
         self.finish()
 
 
-def _unsaved_paths(body: dict[str, Any]) -> frozenset[str]:
+def _unsaved_paths(body: UndoRequest) -> frozenset[str]:
     """The contents paths the tab has open with unsaved changes (an undo must not write under them)."""
-    unsaved = body.get("unsaved", [])
-    if not isinstance(unsaved, list) or not all(isinstance(path, str) for path in unsaved):
-        raise tornado.web.HTTPError(400, "'unsaved' must be a list of paths")
-    return frozenset(path.lstrip("/") for path in unsaved)
+    return frozenset(path.lstrip("/") for path in body.unsaved)
 
 
 class _UndoHandler(_AgentHandler):
@@ -143,22 +213,18 @@ class _UndoHandler(_AgentHandler):
     async def answer(self, action: Callable[[], Awaitable[UndoResult]]) -> None:
         try:
             result = await action()
-        except (NothingToUndo, NothingToRedo, TurnAlreadyRunning) as error:
-            raise tornado.web.HTTPError(409, str(error)) from None
+        except (NothingToUndo, NothingToRedo) as error:
+            raise RestError("nothing_to_undo", error) from None
+        except TurnAlreadyRunning as error:
+            raise RestError("turn_running", error) from None
         except UndoConflicts as error:
-            self.write_json(
-                {
-                    "message": str(error),
-                    "conflicts": [
-                        {"path": c.path, "cell_id": c.cell_id, "reason": c.reason} for c in error.conflicts
-                    ],
-                },
-                status=409,
-            )
-            return
+            conflicts = [{"path": c.path, "cell_id": c.cell_id, "reason": c.reason} for c in error.conflicts]
+            raise RestError("undo_conflicts", error, extra={"conflicts": conflicts}) from None
         except ToolError as error:  # e.g. the tab holding the notebook went away while the undo applied
-            raise tornado.web.HTTPError(409, error.message) from None
-        self.write_json({"restored": result.restored, "turn_ids": result.turn_ids, "paths": result.paths})
+            raise RestError("document_unavailable", error.message) from None
+        self.reply(
+            UndoReply, {"restored": result.restored, "turn_ids": result.turn_ids, "paths": result.paths}
+        )
 
 
 class SessionUndoHandler(_UndoHandler):
@@ -167,7 +233,7 @@ class SessionUndoHandler(_UndoHandler):
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        unsaved = _unsaved_paths(self.body_json())
+        unsaved = _unsaved_paths(self.body(UndoRequest))
         await self.answer(lambda: session.undo_last_turn(unsaved))
 
 
@@ -178,12 +244,9 @@ class SessionRestoreHandler(_UndoHandler):
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        body = self.body_json()
-        turn_id = body.get("turn_id")
-        if not isinstance(turn_id, str) or not turn_id:
-            raise tornado.web.HTTPError(400, "'turn_id' is required")
+        body = self.body(RestoreRequest)
         unsaved = _unsaved_paths(body)
-        await self.answer(lambda: session.restore(turn_id, unsaved))
+        await self.answer(lambda: session.restore(body.turn_id, unsaved))
 
 
 class SessionRedoHandler(_UndoHandler):
@@ -192,7 +255,7 @@ class SessionRedoHandler(_UndoHandler):
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        unsaved = _unsaved_paths(self.body_json())
+        unsaved = _unsaved_paths(self.body(UndoRequest))
         await self.answer(lambda: session.redo(unsaved))
 
 
@@ -202,17 +265,16 @@ class SessionUndoCellHandler(_AgentHandler):
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        body = self.body_json()
-        path, cell_id = body.get("path"), body.get("cell_id")
-        if not isinstance(path, str) or not isinstance(cell_id, str) or not path or not cell_id:
-            raise tornado.web.HTTPError(400, "path and cell_id are required")
+        body = self.body(UndoCellRequest)
         try:
-            restored = await session.undo_cell(path, cell_id)
-        except (NothingToUndo, TurnAlreadyRunning) as error:
-            raise tornado.web.HTTPError(409, str(error)) from None
+            restored = await session.undo_cell(body.path, body.cell_id)
+        except NothingToUndo as error:
+            raise RestError("nothing_to_undo", error) from None
+        except TurnAlreadyRunning as error:
+            raise RestError("turn_running", error) from None
         except ToolError as error:
-            raise tornado.web.HTTPError(409, error.message) from None
-        self.write_json({"restored": restored})
+            raise RestError("document_unavailable", error.message) from None
+        self.reply(UndoReply, {"restored": restored})
 
 
 class SessionKeepCellHandler(_AgentHandler):
@@ -222,11 +284,8 @@ class SessionKeepCellHandler(_AgentHandler):
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        body = self.body_json()
-        path, cell_id = body.get("path"), body.get("cell_id")
-        if not isinstance(path, str) or not isinstance(cell_id, str) or not path or not cell_id:
-            raise tornado.web.HTTPError(400, "path and cell_id are required")
-        self.write_json({"kept": session.keep_cell(path, cell_id)})
+        body = self.body(KeepCellRequest)
+        self.reply(KeepCellReply, {"kept": session.keep_cell(body.path, body.cell_id)})
 
 
 class SessionHunksHandler(_AgentHandler):
@@ -237,16 +296,14 @@ class SessionHunksHandler(_AgentHandler):
     @tornado.web.authenticated
     async def get(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        path = self.get_query_argument("path", "")
-        if not path:
-            raise tornado.web.HTTPError(400, "'path' is required")
+        path = self.query(HunksQuery).path
         try:
             hunks = await session.file_hunks(path)
         except InvalidRequest as error:
-            raise tornado.web.HTTPError(400, str(error)) from None
+            raise RestError("invalid_request", error) from None
         except ToolError as error:  # e.g. the file is no longer UTF-8 text
-            raise tornado.web.HTTPError(409, error.message) from None
-        self.write_json({"path": path, "hunks": public_hunks(hunks)})
+            raise RestError("document_unavailable", error.message) from None
+        self.reply(HunksReply, {"path": path, "hunks": public_hunks(hunks)})
 
 
 class SessionUndoHunkHandler(_AgentHandler):
@@ -256,23 +313,21 @@ class SessionUndoHunkHandler(_AgentHandler):
     @tornado.web.authenticated
     async def post(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        body = self.body_json()
-        path = body.get("path")
-        if not isinstance(path, str) or not path:
-            raise tornado.web.HTTPError(400, "'path' (a string) is required")
+        body = self.body(UndoHunkRequest)
         try:
-            hunk = Hunk.model_validate(body.get("hunk"))
-        except ValidationError as error:
-            raise tornado.web.HTTPError(400, f"invalid 'hunk': {error.errors()[0]['msg']}") from None
-        try:
-            restored = await session.undo_hunk(path, hunk)
+            restored = await session.undo_hunk(body.path, body.hunk)
         except InvalidRequest as error:
-            raise tornado.web.HTTPError(400, str(error)) from None
-        except (NothingToUndo, TurnAlreadyRunning, HunkConflict) as error:
-            raise tornado.web.HTTPError(409, str(error)) from None
+            raise RestError("invalid_request", error) from None
+        except NothingToUndo as error:
+            raise RestError("nothing_to_undo", error) from None
+        except HunkConflict as error:
+            raise RestError("hunk_conflict", error) from None
+        except TurnAlreadyRunning as error:
+            raise RestError("turn_running", error) from None
         except ToolError as error:
-            raise tornado.web.HTTPError(409, error.message) from None
-        self.write_json({"restored": restored, "hunks": public_hunks(await session.file_hunks(path))})
+            raise RestError("document_unavailable", error.message) from None
+        hunks = public_hunks(await session.file_hunks(body.path))
+        self.reply(UndoHunkReply, {"restored": restored, "hunks": hunks})
 
 
 class SessionEventsHandler(_AgentHandler):
@@ -281,19 +336,16 @@ class SessionEventsHandler(_AgentHandler):
     @tornado.web.authenticated
     async def get(self, session_id: str) -> None:
         session = await self.session_or_404(session_id)
-        try:
-            since = int(self.get_query_argument("since", "0"))
-        except ValueError:
-            raise tornado.web.HTTPError(400, "'since' must be an integer") from None
-        self.write_json({"events": session.events_since(since), "last_seq": session.last_seq})
+        since = self.query(EventsQuery).since
+        self.reply(EventsPage, {"events": session.events_since(since), "last_seq": session.last_seq})
 
 
 class SessionExportHandler(_AgentHandler):
+    """``GET .../export?format=markdown|json``: the conversation as a document (not JSON for markdown)."""
+
     @tornado.web.authenticated
     async def get(self, session_id: str) -> None:
-        fmt = self.get_query_argument("format", "markdown")
-        if fmt not in ("markdown", "json"):
-            raise tornado.web.HTTPError(400, "format must be 'markdown' or 'json'")
+        fmt = self.query(ExportQuery).format
         await self.session_or_404(session_id)
         text = await self.agent.sessions.export(session_id, fmt)
         self.set_header(
@@ -313,40 +365,37 @@ class PermissionsHandler(_AgentHandler):
     def _grants(self) -> GrantStore:
         grants = getattr(self.agent.policy, "grants", None)
         if not isinstance(grants, GrantStore):
-            raise tornado.web.HTTPError(404, "this server keeps no grants")
+            raise RestError("no_grants")
         return grants
 
     @tornado.web.authenticated
     def get(self) -> None:
-        session_id = self.get_query_argument("session_id", None)
-        self.write_json(self._grants().overview(session_id))
+        session_id = self.query(PermissionsQuery).session_id
+        self.reply(PermissionsOverview, self._grants().overview(session_id))
+
+
+RevokeRequest: TypeAdapter[RevokeSavedRequest | RevokeSessionRequest] = TypeAdapter(
+    Annotated[RevokeSavedRequest | RevokeSessionRequest, Field(discriminator="kind")]
+)
 
 
 class PermissionsRevokeHandler(PermissionsHandler):
     @tornado.web.authenticated
     def post(self) -> None:
-        body = self.body_json()
+        body = self.body(RevokeRequest)
         grants = self._grants()
-        kind = body.get("kind")
-        if kind == "saved":
-            rule = body.get("rule")
-            if not isinstance(rule, str) or not rule:
-                raise tornado.web.HTTPError(400, "'rule' (a string) is required")
+        if isinstance(body, RevokeSavedRequest):
             try:
-                removed = grants.remove_saved(rule)
+                removed = grants.remove_saved(body.rule)
             except (OSError, PermissionsFileError) as error:
-                raise tornado.web.HTTPError(409, f"the permissions file was not changed: {error}") from None
-        elif kind == "session":
-            fields = [body.get(name) for name in ("session_id", "tool", "subject")]
-            if not all(isinstance(value, str) for value in fields):
-                raise tornado.web.HTTPError(400, "'session_id', 'tool' and 'subject' (strings) are required")
-            session_id, tool, subject = (str(value) for value in fields)
-            removed = grants.revoke_session(session_id, tool, subject)
+                raise RestError("permissions_file", error) from None
+            session_id = None
         else:
-            raise tornado.web.HTTPError(400, "'kind' must be 'session' or 'saved'")
+            removed = grants.revoke_session(body.session_id, body.tool, body.subject)
+            session_id = body.session_id
         if not removed:
-            raise tornado.web.HTTPError(404, "no such permission")
-        self.write_json(grants.overview(body.get("session_id") if kind == "session" else None))
+            raise RestError("permission_not_found")
+        self.reply(PermissionsOverview, grants.overview(session_id))
 
 
 class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]

@@ -2,13 +2,14 @@
  * The TypeScript side of the wire contract, checked against contracts/wire.json: the JSON Schema generated
  * from the server's pydantic models (`make wire-schema`; tests/test_wire_schema.py checks the Python side).
  *
- * The TypeScript compiler reads src/tokens.ts (which re-exports events.ts and wire.ts), src/notebookOps.ts and
- * src/bridgeWire.ts and resolves the unions `AgentEvent`, `ClientCommand`, `NotebookEdit`, `BridgeRequest`
- * and `TabMessage` (and the bridge's result interfaces). For every variant in the schema
- * there must be exactly one union member with the same discriminator, the same field names (the event
- * envelope seq/session_id/ts aside), no optional field where the schema requires one, and the same string
- * literals wherever the schema has an enum or a const; nested objects with named fields are compared the
- * same way.
+ * The file's `typescript` table (hdsp_agent/wire_schema.py, TYPESCRIPT) names the TypeScript mirror of each
+ * section: a union (`AgentEvent`, `ClientCommand`, `NotebookEdit`, …) or named models (`rest`: each REST body
+ * and reply → its `I…` interface). For every variant of a union there must be exactly one member with the
+ * same discriminator; every object has the same field names (the event envelope seq/session_id/ts aside), no
+ * optional field where the schema requires one, `null` allowed where a required field may be null, the same
+ * kind of value in each field (string, number, boolean, array, object, the same for array elements and map
+ * values) and the same string literals wherever the schema has an enum or a const; nested objects with named
+ * fields are compared the same way. A section added to the table is checked with no change here.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -23,19 +24,17 @@ const SCHEMA: Json = JSON.parse(
 // Added to every event by the conversation log, not part of the event models.
 const ENVELOPE = new Set(['seq', 'session_id', 'ts']);
 
-function loadProgram(): { checker: ts.TypeChecker; files: ts.SourceFile[] } {
+function loadProgram(): { checker: ts.TypeChecker; program: ts.Program } {
   const config = ts.readConfigFile(
     path.join(ROOT, 'tsconfig.json'),
     ts.sys.readFile
   );
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
-  const names = [
-    'tokens.ts',
-    'notebookOps.ts',
-    'bridgeWire.ts',
-    'events.ts',
-    'wire.ts'
-  ].map(name => path.join(ROOT, 'src', name));
+  // Every module of src/ (not the React components): any of them may hold a mirror the table names.
+  const names = fs
+    .readdirSync(path.join(ROOT, 'src'))
+    .filter(name => name.endsWith('.ts') && !name.endsWith('.d.ts'))
+    .map(name => path.join(ROOT, 'src', name));
   // noResolve: only these files, not the JupyterLab packages they import (seconds instead of a minute);
   // the fields compared here are all declared in them.
   const program = ts.createProgram(names, {
@@ -46,13 +45,18 @@ function loadProgram(): { checker: ts.TypeChecker; files: ts.SourceFile[] } {
     declaration: false,
     noResolve: true
   });
-  return {
-    checker: program.getTypeChecker(),
-    files: names.slice(0, 3).map(name => program.getSourceFile(name)!)
-  };
+  return { checker: program.getTypeChecker(), program };
 }
 
-const { checker, files } = loadProgram();
+const { checker, program } = loadProgram();
+
+function sourceFile(relative: string): ts.SourceFile {
+  const file = program.getSourceFile(path.join(ROOT, relative));
+  if (!file) {
+    throw new Error(`${relative} is not a module of src/`);
+  }
+  return file;
+}
 
 /** An exported type of a module, followed through `export * from`. */
 function exportedType(file: ts.SourceFile, name: string): ts.Type {
@@ -117,13 +121,14 @@ function compareObject(
   type: ts.Type,
   defs: Json,
   where: string,
-  problems: string[]
+  problems: string[],
+  ignore: Set<string> = new Set()
 ): void {
   const expected = Object.keys(schema.properties ?? {}).sort();
   const actual = checker
     .getPropertiesOfType(type)
     .map(symbol => symbol.name)
-    .filter(name => !ENVELOPE.has(name))
+    .filter(name => !ignore.has(name))
     .sort();
   for (const name of expected.filter(name => !actual.includes(name))) {
     problems.push(
@@ -138,20 +143,93 @@ function compareObject(
   for (const name of expected.filter(name => actual.includes(name))) {
     const symbol = checker.getPropertyOfType(type, name)!;
     const here = `${where}.${name}`;
-    if (
-      (schema.required ?? []).includes(name) &&
-      symbol.flags & ts.SymbolFlags.Optional
-    ) {
+    const required = (schema.required ?? []).includes(name);
+    if (required && symbol.flags & ts.SymbolFlags.Optional) {
       problems.push(`${here}: required in the schema, optional in TypeScript`);
     }
-    compareValue(
-      schema.properties[name],
-      propertyType(type, name),
-      defs,
-      here,
-      problems
-    );
+    const valueType = propertyType(type, name);
+    if (
+      required &&
+      allowsNull(schema.properties[name], defs) &&
+      !(symbol.flags & ts.SymbolFlags.Optional) &&
+      !withNullish(valueType).some(part => part.flags & ts.TypeFlags.Null)
+    ) {
+      problems.push(`${here}: may be null in the schema, not in TypeScript`);
+    }
+    compareValue(schema.properties[name], valueType, defs, here, problems);
   }
+}
+
+function withNullish(type: ts.Type): ts.Type[] {
+  return type.isUnion() ? type.types : [type];
+}
+
+function allowsNull(raw: Json, defs: Json): boolean {
+  const schema = raw.$ref ? resolved(raw, defs) : raw;
+  return (
+    schema.type === 'null' ||
+    (Array.isArray(schema.anyOf) &&
+      schema.anyOf.some((s: Json) => allowsNull(s, defs)))
+  );
+}
+
+/** The kinds of value a schema allows (null aside); null when it allows anything. */
+function schemaKinds(raw: Json, defs: Json): Set<string> | null {
+  const schema = raw.$ref ? resolved(raw, defs) : raw;
+  if (Array.isArray(schema.anyOf)) {
+    const kinds = new Set<string>();
+    for (const option of schema.anyOf) {
+      const inner = schemaKinds(option, defs);
+      if (inner === null) {
+        return null;
+      }
+      inner.forEach(kind => kinds.add(kind));
+    }
+    return kinds;
+  }
+  const named: Record<string, string> = {
+    string: 'string',
+    integer: 'number',
+    number: 'number',
+    boolean: 'boolean',
+    array: 'array',
+    object: 'object'
+  };
+  if (schema.type === 'null') {
+    return new Set();
+  }
+  if (typeof schema.const === 'string' || Array.isArray(schema.enum)) {
+    return new Set([named[schema.type] ?? 'string']);
+  }
+  const kind = named[schema.type];
+  return kind ? new Set([kind]) : null;
+}
+
+/** The kinds of value a TypeScript type allows (null and undefined aside); null for any/unknown. */
+function typeKinds(type: ts.Type): Set<string> | null {
+  const kinds = new Set<string>();
+  for (const part of withoutNullish(type)) {
+    if (part.flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) {
+      return null;
+    } else if (part.flags & ts.TypeFlags.StringLike) {
+      kinds.add('string');
+    } else if (part.flags & ts.TypeFlags.NumberLike) {
+      kinds.add('number');
+    } else if (part.flags & ts.TypeFlags.BooleanLike) {
+      kinds.add('boolean');
+    } else if (checker.isArrayType(part) || checker.isTupleType(part)) {
+      kinds.add('array');
+    } else if (part.flags & (ts.TypeFlags.Object | ts.TypeFlags.NonPrimitive)) {
+      kinds.add('object');
+    } else {
+      kinds.add(checker.typeToString(part));
+    }
+  }
+  return kinds;
+}
+
+function sameKinds(a: Set<string>, b: Set<string>): boolean {
+  return a.size === b.size && [...a].every(kind => b.has(kind));
 }
 
 function compareValue(
@@ -172,6 +250,14 @@ function compareValue(
     }
     return;
   }
+  const expectedKinds = schemaKinds(raw, defs);
+  const actualKinds = typeKinds(type);
+  if (expectedKinds && actualKinds && !sameKinds(expectedKinds, actualKinds)) {
+    problems.push(
+      `${where}: the schema has ${[...expectedKinds].sort().join(' | ')}, TypeScript ${[...actualKinds].sort().join(' | ')}`
+    );
+    return;
+  }
   const parts = withoutNullish(type);
   if (parts.length !== 1) {
     return;
@@ -185,11 +271,30 @@ function compareValue(
     if (element) {
       compareValue(schema.items, element, defs, `${where}[]`, problems);
     }
+  } else if (
+    schema.type === 'object' &&
+    typeof schema.additionalProperties === 'object'
+  ) {
+    const values = checker.getIndexInfoOfType(parts[0], ts.IndexKind.String);
+    if (values) {
+      compareValue(
+        schema.additionalProperties,
+        values.type,
+        defs,
+        `${where}{}`,
+        problems
+      );
+    }
   }
 }
 
 /** Every difference between one discriminated union of the schema and its TypeScript union. */
-function compareUnion(group: Json, union: ts.Type, name: string): string[] {
+function compareUnion(
+  group: Json,
+  union: ts.Type,
+  name: string,
+  ignore: Set<string>
+): string[] {
   const problems: string[] = [];
   const key: string = group.discriminator.propertyName;
   const mapping: Record<string, string> = group.discriminator.mapping;
@@ -217,59 +322,54 @@ function compareUnion(group: Json, union: ts.Type, name: string): string[] {
         member,
         group.$defs,
         `${name}["${value}"]`,
-        problems
+        problems,
+        ignore
       );
     }
   }
   return problems;
 }
 
+/** Every difference between the schema's sections and the TypeScript types its `typescript` table names. */
 function contractProblems(schema: Json): string[] {
-  const [tokens, notebookOps, bridgeWire] = files;
-  const results: string[] = [];
-  for (const [name, result] of Object.entries(
-    (schema.bridge_results ?? {}) as Record<string, Json>
-  )) {
-    compareObject(
-      result,
-      exportedType(bridgeWire, `I${name}`),
-      result.$defs ?? {},
-      `bridge result ${name}`,
-      results
-    );
+  const problems: string[] = [];
+  for (const [section, mirror] of Object.entries(schema.typescript as Json)) {
+    const file = sourceFile(mirror.file);
+    // The conversation log adds its envelope to every event, outside the event models.
+    const ignore = section === 'events' ? ENVELOPE : new Set<string>();
+    if (mirror.type) {
+      problems.push(
+        ...compareUnion(
+          schema[section],
+          exportedType(file, mirror.type),
+          mirror.type,
+          ignore
+        )
+      );
+      continue;
+    }
+    const defs = schema[section].$defs;
+    for (const model of schema[section].models as string[]) {
+      const name = mirror.types[model];
+      if (!name) {
+        problems.push(`${section}.${model}: no TypeScript type named for it`);
+        continue;
+      }
+      compareObject(
+        defs[model],
+        exportedType(file, name),
+        defs,
+        name,
+        problems,
+        ignore
+      );
+    }
   }
-  return [
-    ...compareUnion(
-      schema.events,
-      exportedType(tokens, 'AgentEvent'),
-      'AgentEvent'
-    ),
-    ...compareUnion(
-      schema.commands,
-      exportedType(tokens, 'ClientCommand'),
-      'ClientCommand'
-    ),
-    ...compareUnion(
-      schema.notebook_edits,
-      exportedType(notebookOps, 'NotebookEdit'),
-      'NotebookEdit'
-    ),
-    ...compareUnion(
-      schema.bridge_requests,
-      exportedType(bridgeWire, 'BridgeRequest'),
-      'BridgeRequest'
-    ),
-    ...compareUnion(
-      schema.bridge_messages,
-      exportedType(bridgeWire, 'TabMessage'),
-      'TabMessage'
-    ),
-    ...results
-  ];
+  return problems;
 }
 
 describe('the wire contract (contracts/wire.json)', () => {
-  it('is what the TypeScript event, command, notebook edit and bridge message types say', () => {
+  it('is what the TypeScript events, commands, notebook edits and REST bodies and replies say', () => {
     expect(contractProblems(SCHEMA)).toEqual([]);
   });
 
@@ -285,7 +385,26 @@ describe('the wire contract (contracts/wire.json)', () => {
     drifted.events.discriminator.mapping['turn.paused'] =
       '#/$defs/TurnStartEvent';
     drifted.commands.$defs.DenyCommand.required.push('reason');
-    drifted.bridge_results.AppliedDelta.properties.notebook = {
+    // Types, not only names: a number that became a string, a list that became a map, a value that may now
+    // be null, a boolean in a REST reply that became a string.
+    events.TurnStartEvent.properties.turn_id = { type: 'integer' };
+    drifted.commands.$defs.ResumeCommand.properties.since_seq = {
+      type: 'string'
+    };
+    const rest = drifted.rest.$defs;
+    rest.SessionRecord.properties.created = { type: 'string' };
+    rest.ToolInfo.properties.read_only = { type: 'string' };
+    rest.PermissionsOverview.properties.saved = {
+      type: 'object',
+      additionalProperties: { type: 'string' }
+    };
+    rest.SessionDetail.properties.last_seq = {
+      anyOf: [{ type: 'integer' }, { type: 'null' }]
+    };
+    rest.ErrorReply.properties.texts.additionalProperties = {
+      type: 'string'
+    };
+    drifted.bridge_results.$defs.AppliedDelta.properties.notebook = {
       type: 'object'
     };
     delete drifted.bridge_requests.$defs.SetTextRequest.properties.expected;
@@ -299,7 +418,15 @@ describe('the wire contract (contracts/wire.json)', () => {
       'AgentEvent["assistant.message"].tool_calls[]: field "index" is in the schema, not in TypeScript',
       'AgentEvent: no member with type "turn.paused"',
       'ClientCommand["deny"].reason: required in the schema, optional in TypeScript',
-      'bridge result AppliedDelta: field "notebook" is in the schema, not in TypeScript',
+      'AgentEvent["turn.start"].turn_id: the schema has number, TypeScript string',
+      'ClientCommand["resume"].since_seq: the schema has string, TypeScript number',
+      'ISessionRecord.created: the schema has string, TypeScript number',
+      'ISessionList.sessions[].created: the schema has string, TypeScript number',
+      'IServerInfo.tools[].read_only: the schema has string, TypeScript boolean',
+      'IPermissionsOverview.saved: the schema has object, TypeScript array',
+      'ISessionDetail.last_seq: may be null in the schema, not in TypeScript',
+      'IErrorReply.texts{}: the schema has string, TypeScript object',
+      'IAppliedDelta: field "notebook" is in the schema, not in TypeScript',
       'BridgeRequest["set_text"]: field "expected" is in TypeScript, not in the schema'
     ];
     for (const problem of expected) {

@@ -23,7 +23,8 @@ from pydantic import Field
 from rapidfuzz import fuzz, process
 
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import NoArgs, PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .edit.filestate import FileStateStore, fingerprint_of
 from .image_info import image_info
@@ -322,6 +323,15 @@ class ReadFileRangeArgs(ToolArgs):
 
 class ReadFileTool(Tool[ReadFileArgs]):
     name = "read_file"
+    facts = ToolFacts(
+        level="allow",
+        words=ToolWords(
+            question=user_template("Read a file?"),
+            statement=user_template("Read a file"),
+            question_with_subject=user_template("Read %1?"),
+            statement_with_subject=user_template("Read %1"),
+        ),
+    )
     description = (
         "Read a file, lines numbered like `cat -n`. Notebooks show as cells with ids; images are described."
     )
@@ -341,6 +351,16 @@ class ReadFileTool(Tool[ReadFileArgs]):
 
 class ReadFileRangeTool(Tool[ReadFileRangeArgs]):
     name = "read_file_range"
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Read a file?"),
+            statement=user_template("Read a file"),
+            question_with_subject=user_template("Read %1?"),
+            statement_with_subject=user_template("Read %1"),
+        ),
+    )
     description = (
         "Read lines startLine..endLine of a file: for large files, or to read on where read_file stopped."
     )
@@ -373,6 +393,16 @@ def active_document_path(ctx: ToolContext) -> str | None:
 
 class ReadCurrentlyOpenFileTool(Tool[NoArgs]):
     name = "read_currently_open_file"
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Read a file?"),
+            statement=user_template("Read a file"),
+            question_with_subject=user_template("Read %1?"),
+            statement_with_subject=user_template("Read %1"),
+        ),
+    )
     description = (
         "Read the file or notebook the user has open in JupyterLab (as saved), for 'this file' or 'my "
         "notebook'."

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...permissions.paths import secret_filter
 from ...sandbox import PreparedCommand, Sandbox
+from ...tools.facts import ToolFacts
 from ...user_text import user_text
 from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
@@ -48,6 +49,7 @@ class ViewDiffArgs(ToolArgs):
 
 class ViewDiffTool(Tool[ViewDiffArgs]):
     name = "view_diff"
+    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}))
     description = "Show the uncommitted git changes: staged, unstaged and untracked files."
     args_model = ViewDiffArgs
     read_only = True

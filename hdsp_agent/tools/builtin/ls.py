@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import Field
 
 from ...permissions.paths import display_path, is_inside, read_action, resolve_in_root, resolved_root
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .search.ignore import GitignoreWalker
 
@@ -29,6 +30,15 @@ class ListDirectoryArgs(ToolArgs):
 
 class ListDirectoryTool(Tool[ListDirectoryArgs]):
     name = "ls"
+    facts = ToolFacts(
+        level="allow",
+        words=ToolWords(
+            question=user_template("List a folder?"),
+            statement=user_template("List a folder"),
+            question_with_subject=user_template("List the folder %1?"),
+            statement_with_subject=user_template("List %1"),
+        ),
+    )
     description = "List a directory of the project; directories end with '/'."
     args_model = ListDirectoryArgs
     read_only = True

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ...tools.facts import ToolFacts
 from ..base import Tool, ToolArgs, ToolContext, ToolOutput
 
 MAX_ITEMS = 12
@@ -32,6 +33,7 @@ class TodoArgs(ToolArgs):
 
 class TodoTool(Tool[TodoArgs]):
     name = "todo"
+    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}))
     description = (
         "Keep a short plan for a task of several steps: send the whole list each time, the step you work on "
         "in_progress, finished ones done. The user sees it as a checklist. Skip it for one-step tasks."

@@ -36,7 +36,8 @@ from pydantic import Field
 
 from ...instruction_places import INSTRUCTION_FILES, RULE_DIRS, RULES_DIR
 from ...permissions.paths import display_path, is_inside, is_sensitive
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError
 
 # An instruction file longer than this is cut: it goes into every request of every turn.
@@ -274,6 +275,16 @@ class CreateRuleBlockArgs(ToolArgs):
 
 class CreateRuleBlockTool(Tool[CreateRuleBlockArgs]):
     name = "create_rule_block"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 writes a rule file into the project"),
+        changes="other",
+        profiles=frozenset({"full"}),
+        words=ToolWords(
+            question=user_template("Save a rule the agent follows in every chat?"),
+            statement=user_template("Save a rule"),
+        ),
+    )
     description = "Save a lasting project rule: a standard or preference the user wants kept in future chats."
     args_model = CreateRuleBlockArgs
     read_only = False
@@ -322,6 +333,7 @@ class RequestRuleArgs(ToolArgs):
 
 class RequestRuleTool(Tool[RequestRuleArgs]):
     name = "request_rule"
+    facts = ToolFacts(level="deny", changes="other", profiles=frozenset({"full", "standard"}))
     description = "Read a project rule by name (one not already in your context)."
     args_model = RequestRuleArgs
     read_only = True

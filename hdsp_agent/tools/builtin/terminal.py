@@ -24,7 +24,8 @@ from pydantic import Field
 
 from ...permissions.paths import display_path, resolve_in_root
 from ...sandbox import PreparedCommand, RunMode, Sandbox, SandboxUnavailable
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .change_capture import ChangeCapture
 from .edit.filestate import FileStateStore
@@ -111,6 +112,15 @@ class RunTerminalCommandArgs(ToolArgs):
 
 class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
     name = "run_terminal_command"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 runs shell commands"),
+        changes="other",
+        words=ToolWords(
+            question=user_template("Run this command in the terminal?"),
+            statement=user_template("Run a command"),
+        ),
+    )
     description = (
         "Run a bash command in the project root; returns its output and exit code. There is no input: "
         "pass flags like -y. It runs sandboxed (no network; only the project is writable) unless the user "

@@ -20,7 +20,8 @@ import httpx
 from pydantic import Field
 
 from ...permissions.urls import UrlAllowlist, UrlVerdict, check_url
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 FETCH_TIMEOUT_SECONDS = 20.0
@@ -62,6 +63,16 @@ class _Page:
 
 class FetchUrlTool(Tool[FetchUrlArgs]):
     name = "fetch_url_content"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 fetches a URL from the network"),
+        changes="other",
+        profiles=frozenset({"full", "standard"}),
+        needs="web",
+        words=ToolWords(
+            question=user_template("Fetch this web page?"), statement=user_template("Fetch a web page")
+        ),
+    )
     description = "Fetch a web page (as Markdown) or a text file over http(s)."
     args_model = FetchUrlArgs
     # No local side effects; the NETWORK action lets the policy decide about the request itself.
@@ -246,6 +257,12 @@ class SearchWebArgs(ToolArgs):
 
 class SearchWebTool(Tool[SearchWebArgs]):
     name = "search_web"
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        needs="web",
+        words=ToolWords(question=user_template("Search the web?"), statement=user_template("Search the web")),
+    )
     description = "Search the web; returns the top results' titles, URLs and snippets."
     args_model = SearchWebArgs
     read_only = True

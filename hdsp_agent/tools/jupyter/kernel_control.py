@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from ...documents.gateway import notebook_path
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext
 from .kernel import interrupt, restart
 from .notebook_tool import NotebookTool, no_kernel_error, path_field, run_label
@@ -16,6 +18,19 @@ class KernelActionArgs(ToolArgs):
 
 class InterruptKernelTool(NotebookTool[KernelActionArgs]):
     name = "interrupt_kernel"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        changes="kernel",
+        profiles=frozenset({"full", "standard"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Interrupt the notebook's kernel?"),
+            statement=user_template("Interrupt the notebook's kernel"),
+            question_with_subject=user_template("Interrupt %1's kernel?"),
+            statement_with_subject=user_template("Interrupt %1's kernel"),
+        ),
+    )
     description = "Interrupt the code running on the notebook's kernel; variables are kept."
     args_model = KernelActionArgs
 
@@ -43,6 +58,19 @@ class InterruptKernelTool(NotebookTool[KernelActionArgs]):
 
 class RestartKernelTool(NotebookTool[KernelActionArgs]):
     name = "restart_kernel"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        changes="kernel",
+        profiles=frozenset({"full"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Restart the notebook's kernel? Its variables are lost."),
+            statement=user_template("Restart the notebook's kernel"),
+            question_with_subject=user_template("Restart %1's kernel? Its variables are lost."),
+            statement_with_subject=user_template("Restart %1's kernel"),
+        ),
+    )
     description = "Restart the notebook's kernel: all variables and imports are lost."
     args_model = KernelActionArgs
 

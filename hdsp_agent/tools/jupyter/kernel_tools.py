@@ -12,7 +12,8 @@ from pydantic import Field, field_validator, model_validator
 
 from ...documents.edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
 from ...documents.gateway import notebook_path
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from .executions import ExecutionRecord
 from .kernel import E_KERNEL_DIED, kernel_spec_language
@@ -67,6 +68,18 @@ class RunCellArgs(ToolArgs):
 
 class RunCellTool(NotebookTool[RunCellArgs]):
     name = "run_cell"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        changes="kernel",
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Run a cell in the notebook?"),
+            statement=user_template("Run a cell in the notebook"),
+            question_with_subject=user_template("Run a cell in %1?"),
+            statement_with_subject=user_template("Run a cell in %1"),
+        ),
+    )
     description = (
         "Run a cell on the notebook's kernel, as Shift+Enter does: an existing cell, or new code added as"
         " a cell. Returns the status and outputs."
@@ -168,6 +181,19 @@ class ExecuteCodeArgs(ToolArgs):
 
 class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
     name = "execute_code"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        changes="kernel",
+        profiles=frozenset({"full", "standard"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Run code in the notebook's kernel?"),
+            statement=user_template("Run code in the notebook's kernel"),
+            question_with_subject=user_template("Run code in %1's kernel?"),
+            statement_with_subject=user_template("Run code in %1's kernel"),
+        ),
+    )
     description = "Run code on the notebook's kernel without adding a cell: for quick checks."
     args_model = ExecuteCodeArgs
     paging_hint = "page the outputs with get_cell_output (offset/limit)"
@@ -207,6 +233,7 @@ class GetCellOutputArgs(ToolArgs):
 
 class GetCellOutputTool(NotebookTool[GetCellOutputArgs]):
     name = "get_cell_output"
+    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}), needs="notebook")
     description = "Read a cell's output text by pages; waits for a cell still running."
     args_model = GetCellOutputArgs
     read_only = True
@@ -281,6 +308,7 @@ class InspectVariablesArgs(ToolArgs):
 
 class InspectVariablesTool(NotebookTool[InspectVariablesArgs]):
     name = "inspect_variables"
+    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}), needs="notebook")
     description = "List the kernel's variables with type, shape, dtype and DataFrame columns."
     args_model = InspectVariablesArgs
     read_only = True

@@ -26,7 +26,8 @@ from ...documents.edits import (
     new_cell,
 )
 from ...documents.gateway import notebook_path
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from ..builtin.edit import fuzzy
 from .notebook_tool import NotebookTool, output_paging_hint, path_field, vision_enabled
@@ -101,6 +102,16 @@ class ReadNotebookArgs(ToolArgs):
 
 class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
     name = "read_notebook"
+    facts = ToolFacts(
+        level="allow",
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Read a file?"),
+            statement=user_template("Read a file"),
+            question_with_subject=user_template("Read %1?"),
+            statement_with_subject=user_template("Read %1"),
+        ),
+    )
     description = (
         "Read a notebook (live, with unsaved edits): its cells with the ids the other notebook tools take."
     )
@@ -149,6 +160,17 @@ class ReadCellArgs(ToolArgs):
 
 class ReadCellTool(NotebookTool[ReadCellArgs]):
     name = "read_cell"
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Read a file?"),
+            statement=user_template("Read a file"),
+            question_with_subject=user_template("Read %1?"),
+            statement_with_subject=user_template("Read %1"),
+        ),
+    )
     description = "Read one notebook cell in full: source and outputs."
     args_model = ReadCellArgs
     read_only = True
@@ -196,6 +218,18 @@ class InsertCellArgs(ToolArgs):
 
 class InsertCellTool(NotebookTool[InsertCellArgs]):
     name = "insert_cell"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 changes a notebook"),
+        changes="cell_edit",
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Insert a cell into the notebook?"),
+            statement=user_template("Insert a cell into the notebook"),
+            question_with_subject=user_template("Insert a cell into %1?"),
+            statement_with_subject=user_template("Insert a cell into %1"),
+        ),
+    )
     description = "Insert a cell into a notebook (created if missing). It does not run it."
     args_model = InsertCellArgs
 
@@ -287,6 +321,18 @@ def cell_diff(before: str, after: str, path: str, cell_id: str) -> str:
 
 class EditCellTool(NotebookTool[EditCellArgs]):
     name = "edit_cell"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 changes a notebook"),
+        changes="cell_edit",
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Change a cell of the notebook?"),
+            statement=user_template("Change a cell of the notebook"),
+            question_with_subject=user_template("Change a cell of %1?"),
+            statement_with_subject=user_template("Change a cell of %1"),
+        ),
+    )
     description = (
         "Change a notebook cell's source: replace old_string with new_string, or give the whole source."
     )
@@ -347,6 +393,19 @@ class DeleteCellArgs(ToolArgs):
 
 class DeleteCellTool(NotebookTool[DeleteCellArgs]):
     name = "delete_cell"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 changes a notebook"),
+        changes="cell_edit",
+        profiles=frozenset({"full", "standard"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Delete a cell of the notebook?"),
+            statement=user_template("Delete a cell of the notebook"),
+            question_with_subject=user_template("Delete a cell of %1?"),
+            statement_with_subject=user_template("Delete a cell of %1"),
+        ),
+    )
     description = "Delete a notebook cell."
     args_model = DeleteCellArgs
 
@@ -377,6 +436,19 @@ class MoveCellArgs(ToolArgs):
 
 class MoveCellTool(NotebookTool[MoveCellArgs]):
     name = "move_cell"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 changes a notebook"),
+        changes="cell_edit",
+        profiles=frozenset({"full"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Move a cell in the notebook?"),
+            statement=user_template("Move a cell in the notebook"),
+            question_with_subject=user_template("Move a cell in %1?"),
+            statement_with_subject=user_template("Move a cell in %1"),
+        ),
+    )
     description = "Move a notebook cell to another index."
     args_model = MoveCellArgs
 

@@ -17,7 +17,8 @@ import nbformat
 from pydantic import Field
 
 from ....permissions.paths import display_path, resolve_in_root
-from ....user_text import user_text
+from ....tools.facts import ToolFacts, ToolWords
+from ....user_text import user_template, user_text
 from ...base import PermissionAction, PermissionKind, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .filestate import FileStateStore
 from .formats import E_EDIT_MALFORMED, has_markers, merge_with_markers, parse_search_replace
@@ -58,6 +59,17 @@ class CreateNewFileArgs(ToolArgs):
 
 class CreateNewFileTool(Tool[CreateNewFileArgs]):
     name = "create_new_file"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 edits files"),
+        changes="file_edit",
+        words=ToolWords(
+            question=user_template("Create a file?"),
+            statement=user_template("Create a file"),
+            question_with_subject=user_template("Create the file %1?"),
+            statement_with_subject=user_template("Create %1"),
+        ),
+    )
     description = "Create a new file (and missing folders). It never overwrites an existing file."
     args_model = CreateNewFileArgs
     read_only = False
@@ -141,6 +153,17 @@ class SingleFindAndReplaceArgs(FileEditArgs):
 
 class SingleFindAndReplaceTool(FileEditTool[SingleFindAndReplaceArgs]):
     name = "single_find_and_replace"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 edits files"),
+        changes="file_edit",
+        words=ToolWords(
+            question=user_template("Change a file?"),
+            statement=user_template("Change a file"),
+            question_with_subject=user_template("Change the file %1?"),
+            statement_with_subject=user_template("Change %1"),
+        ),
+    )
     description = (
         "Edit a file: replace old_string with new_string. Read the file first and copy old_string exactly."
     )
@@ -173,6 +196,18 @@ class MultiEditArgs(FileEditArgs):
 
 class MultiEditTool(FileEditTool[MultiEditArgs]):
     name = "multi_edit"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 edits files"),
+        changes="file_edit",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Change a file?"),
+            statement=user_template("Change a file"),
+            question_with_subject=user_template("Change the file %1?"),
+            statement_with_subject=user_template("Change %1"),
+        ),
+    )
     description = "Make several find-and-replace edits to one file, in order, all or nothing."
     args_model = MultiEditArgs
 
@@ -216,6 +251,18 @@ class SearchAndReplaceInFileArgs(FileEditArgs):
 
 class SearchAndReplaceInFileTool(FileEditTool[SearchAndReplaceInFileArgs]):
     name = "search_and_replace_in_file"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 edits files"),
+        changes="file_edit",
+        profiles=frozenset({"full"}),
+        words=ToolWords(
+            question=user_template("Change a file?"),
+            statement=user_template("Change a file"),
+            question_with_subject=user_template("Change the file %1?"),
+            statement_with_subject=user_template("Change %1"),
+        ),
+    )
     description = "Edit a file with SEARCH/REPLACE blocks, applied in order, all or nothing."
     args_model = SearchAndReplaceInFileArgs
 
@@ -260,6 +307,18 @@ class EditExistingFileArgs(FileEditArgs):
 
 class EditExistingFileTool(FileEditTool[EditExistingFileArgs]):
     name = "edit_existing_file"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 edits files"),
+        changes="file_edit",
+        profiles=frozenset({"full"}),
+        words=ToolWords(
+            question=user_template("Change a file?"),
+            statement=user_template("Change a file"),
+            question_with_subject=user_template("Change the file %1?"),
+            statement_with_subject=user_template("Change %1"),
+        ),
+    )
     description = "Rewrite an existing file, whole or with unchanged parts marked '... existing code ...'."
     args_model = EditExistingFileArgs
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ....permissions.paths import resolved_root
+from ....tools.facts import ToolFacts
 from ....user_text import user_text
 from ...base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .ripgrep import list_files
@@ -296,6 +297,7 @@ class CodebaseArgs(ToolArgs):
 
 class CodebaseTool(Tool[CodebaseArgs]):
     name = "codebase"
+    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}))
     description = (
         "Find the code most relevant to a question when you do not know where it lives (ranked snippets)."
     )

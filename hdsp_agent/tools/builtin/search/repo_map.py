@@ -24,7 +24,8 @@ from ....permissions.paths import (
     resolve_in_root,
     secret_filter,
 )
-from ....user_text import user_text
+from ....tools.facts import ToolFacts, ToolWords
+from ....user_text import user_template, user_text
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError
 from .ignore import GitignoreWalker
 
@@ -205,6 +206,7 @@ class ViewRepoMapArgs(ToolArgs):
 
 class ViewRepoMapTool(Tool[ViewRepoMapArgs]):
     name = "view_repo_map"
+    facts = ToolFacts(level="allow", profiles=frozenset({"full"}))
     description = "Map the whole project: every file with its classes, functions and signatures."
     args_model = ViewRepoMapArgs
     read_only = True
@@ -221,6 +223,16 @@ class ViewSubdirectoryArgs(ToolArgs):
 
 class ViewSubdirectoryTool(Tool[ViewSubdirectoryArgs]):
     name = "view_subdirectory"
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full"}),
+        words=ToolWords(
+            question=user_template("List a folder?"),
+            statement=user_template("List a folder"),
+            question_with_subject=user_template("List the folder %1?"),
+            statement_with_subject=user_template("List %1"),
+        ),
+    )
     description = "Map one directory: its files with their classes, functions and signatures."
     args_model = ViewSubdirectoryArgs
     read_only = True

@@ -18,7 +18,8 @@ from ....permissions.paths import (
     resolved_root,
     secret_filter,
 )
-from ....user_text import user_text
+from ....tools.facts import ToolFacts, ToolWords
+from ....user_text import user_template, user_text
 from ...base import PermissionAction, Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .newest_files import newest_files
 from .path_order import OutputShape, search_in_path_order
@@ -70,6 +71,13 @@ class GrepSearchArgs(ToolArgs):
 
 class GrepSearchTool(Tool[GrepSearchArgs]):
     name = "grep_search"
+    facts = ToolFacts(
+        level="allow",
+        words=ToolWords(
+            question=user_template("Search the files’ contents?"),
+            statement=user_template("Search the files’ contents"),
+        ),
+    )
     description = (
         "Search file contents with a regular expression (ripgrep); returns matching lines by file. "
         "Ignored and secret files are skipped."
@@ -326,6 +334,13 @@ class FileGlobSearchArgs(ToolArgs):
 
 class FileGlobSearchTool(Tool[FileGlobSearchArgs]):
     name = "file_glob_search"
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Find files by name?"), statement=user_template("Find files by name")
+        ),
+    )
     description = "Find files by name with a glob pattern; newest first."
     args_model = FileGlobSearchArgs
     read_only = True

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from ....documents.gateway import notebook_path
 from ....events import ToolProgressEvent
-from ....user_text import user_text
+from ....tools.facts import ToolFacts
+from ....user_text import user_template, user_text
 from ...base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from ..notebook_tool import NotebookTool, path_field
 from . import replay_notebook
@@ -32,6 +33,13 @@ class CheckReproducibilityArgs(ToolArgs):
 
 class CheckReproducibilityTool(NotebookTool[CheckReproducibilityArgs]):
     name = "check_reproducibility"
+    facts = ToolFacts(
+        level="ask",
+        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        changes="kernel",
+        profiles=frozenset({"full", "standard"}),
+        needs="notebook",
+    )
     description = (
         "Replay the notebook top to bottom in a new kernel of its kernelspec (never the user's kernel) and"
         " compare each cell's outputs with the saved ones. Returns the cells that differ and the cause of"
