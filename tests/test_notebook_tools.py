@@ -20,8 +20,9 @@ import pytest
 from images import png_bytes
 from pydantic import BaseModel
 
-from hdsp_agent.documents.contract import Applied
+from hdsp_agent.documents.contract import Applied, CellRead
 from hdsp_agent.documents.edits import apply_edit
+from hdsp_agent.documents.gateway import cell_read
 from hdsp_agent.documents.inverse import inverse_of
 from hdsp_agent.events import ToolProgressEvent
 from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest, FixedApprover
@@ -62,7 +63,18 @@ class FrontendNotebooks:
     async def read(self, path: str, purpose: str = "show") -> nbformat.NotebookNode:
         return copy.deepcopy(self.notebooks[path])
 
-    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+    async def read_cell(
+        self, path: str, cell_id: str | None = None, index: int | None = None, purpose: str = "change"
+    ) -> CellRead:
+        return cell_read(copy.deepcopy(self.notebooks[path]), cell_id, index)
+
+    async def apply(
+        self,
+        path: str,
+        edit: BaseModel,
+        before: nbformat.NotebookNode | CellRead | None = None,
+        version: int | None = None,
+    ) -> Applied:
         self.edits.append(edit)
         undo = inverse_of(self.notebooks[path], edit)
         apply_edit(self.notebooks[path], edit)

@@ -156,7 +156,7 @@ class ReadCellTool(NotebookTool[ReadCellArgs]):
     async def run(self, args: ReadCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         # One cell from an open tab, whatever the notebook's size (a file is read whole).
-        read = await (await self.runtime.open(ctx, path)).read_cell(args.cell_id, args.index)
+        read = await (await self.runtime.open(ctx, path)).read_cell(args.cell_id, args.index, "show")
         index, cell = read.index, read.cell
         count = cell.get("execution_count")
         header = f"cell {cell.get('id')} · index {index} of {read.cell_count} · {cell.cell_type}"

@@ -112,9 +112,15 @@ class NotebookRuntime:
         return notebook
 
     async def _read_cell(
-        self, ctx: ToolContext, path: str, gateway: NotebookGateway, cell_id: str | None, index: int | None
+        self,
+        ctx: ToolContext,
+        path: str,
+        gateway: NotebookGateway,
+        cell_id: str | None,
+        index: int | None,
+        purpose: ReadPurpose,
     ) -> CellRead:
-        read = await gateway.read_cell(path, cell_id, index, "change")
+        read = await gateway.read_cell(path, cell_id, index, purpose)
         if read.notebook is not None:
             self._seen.saw_notebook((ctx.session_id, path), read.notebook)
         else:
@@ -366,10 +372,12 @@ class CallNotebook:
         """Apply ``edit`` with undo; ``before``: the notebook as this call read it (saves a live read)."""
         return await self.runtime._change(self.ctx, self.path, self.gateway, edit, description, before)
 
-    async def read_cell(self, cell_id: str | None = None, index: int | None = None) -> CellRead:
-        """One cell, to change or run it: an open tab sends only that cell (O(cell) whatever the notebook's
-        size), with the version it was read at; a file is read whole as before."""
-        return await self.runtime._read_cell(self.ctx, self.path, self.gateway, cell_id, index)
+    async def read_cell(
+        self, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"
+    ) -> CellRead:
+        """One cell (to change or run it, or to show it): an open tab sends only that cell (O(cell) whatever
+        the notebook's size), with the version it was read at; a file is read whole as before."""
+        return await self.runtime._read_cell(self.ctx, self.path, self.gateway, cell_id, index, purpose)
 
     async def change_cell(self, edit: BaseModel, description: str, read: CellRead) -> int | None:
         """Apply ``edit`` to the cell ``read`` holds, with undo; refused (``E_NOTEBOOK_CHANGED``) when the
