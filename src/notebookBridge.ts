@@ -512,7 +512,8 @@ function readCell(
   if (request.cell_id !== undefined && request.cell_id !== null) {
     found = cellAt(model, request.cell_id);
   } else if (request.index !== undefined && request.index !== null) {
-    const index = request.index < 0 ? cells.length + request.index : request.index;
+    const index =
+      request.index < 0 ? cells.length + request.index : request.index;
     if (index >= 0 && index < cells.length) {
       found = cellAt(model, cells[index].getId());
     }
