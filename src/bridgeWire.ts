@@ -17,7 +17,21 @@ interface IRequestBase {
 
 export type BridgeRequest =
   | (IRequestBase & { method: 'read' })
-  | (IRequestBase & { method: 'apply'; edit: NotebookEdit })
+  | (IRequestBase & {
+      method: 'read_cell';
+      cell_id?: string | null;
+      /** Negative: from the end. */
+      index?: number | null;
+    })
+  | (IRequestBase & {
+      method: 'apply';
+      edit: NotebookEdit;
+      /**
+       * The version the edit was computed from (a `read_cell`'s): refused with
+       * E_NOTEBOOK_CHANGED when the notebook changed since. null: no check.
+       */
+      base_version?: number | null;
+    })
   | (IRequestBase & { method: 'snapshot' })
   | (IRequestBase & { method: 'restore'; notebook: nbformat.INotebookContent })
   | (IRequestBase & { method: 'save' })
@@ -53,6 +67,19 @@ export type TabMessage = IOpenAnnouncement | IBridgeResponse;
 /** The answer to `read` and `snapshot`. */
 export interface INotebookResult {
   notebook: nbformat.INotebookContent;
+}
+
+/**
+ * The answer to `read_cell`: one cell at `index` of `cell_count`, the notebook's kernelspec and
+ * language, and the model's version now. O(cell), whatever the notebook's size.
+ */
+export interface ICellResult {
+  version: number;
+  index: number;
+  cell_count: number;
+  cell: nbformat.ICell;
+  kernelspec?: Record<string, unknown>;
+  language?: string | null;
 }
 
 /**

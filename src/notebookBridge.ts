@@ -14,6 +14,7 @@ import type {
   BridgeRequest,
   IAppliedDelta,
   IBridgeResponse,
+  ICellResult,
   IOpenAnnouncement
 } from './bridgeWire';
 import {
@@ -29,7 +30,8 @@ import { DEFAULT_RETRY_DELAYS } from './socket';
  * (hdsp_agent/documents/live.py holds the server side and the protocol).
  *
  * The tab tells the server which notebooks it has open and answers its requests (the messages are
- * typed in ./bridgeWire.ts): read the notebook as the user sees it (unsaved edits included), apply an
+ * typed in ./bridgeWire.ts): read the notebook as the user sees it (unsaved edits included), or one
+ * cell of it with the model's version (an edit of that cell is refused if the version moved), apply an
  * edit (answered with the cell it changed and the model's version, not the whole notebook), take a
  * snapshot, restore one. Edits go
  * to the shared model, so they show at once, with or without real-time collaboration, and what the
@@ -157,6 +159,8 @@ export class NotebookBridge implements IDisposable {
       case 'read':
       case 'snapshot':
         return { notebook: notebookJSON(model) };
+      case 'read_cell':
+        return { ...readCell(model, request), version: this._version(model) };
       case 'apply': {
         // A progress push (no id) is answered by nobody: nothing to send back for it.
         if (request.id === null) {
@@ -164,6 +168,18 @@ export class NotebookBridge implements IDisposable {
           return {};
         }
         const before = this._version(model);
+        // The edit was computed from a read at `base_version`: a change since (the user typed) could
+        // be overwritten by it.
+        if (
+          request.base_version !== undefined &&
+          request.base_version !== null &&
+          request.base_version !== before
+        ) {
+          throw new NotebookEditError(
+            'E_NOTEBOOK_CHANGED',
+            'the notebook changed after the agent read the cell; nothing was changed'
+          );
+        }
         const delta = appliedDelta(model, request.edit);
         // Every applied edit is a new version, whether or not the model's change signal came yet.
         const version = Math.max(this._version(model), before + 1);
@@ -480,6 +496,44 @@ function appliedDelta(
     cell: after?.cell ?? null,
     prior_index: prior?.index ?? null,
     prior_cell: prior?.cell ?? null
+  };
+}
+
+/**
+ * The cell a `read_cell` asks for, by id or by index (negative: from the end), with what a tool needs
+ * around it; the version is filled in by the caller.
+ */
+function readCell(
+  model: INotebookModel,
+  request: Extract<BridgeRequest, { method: 'read_cell' }>
+): Omit<ICellResult, 'version'> {
+  const cells = model.sharedModel.cells;
+  let found: { index: number; cell: nbformat.ICell } | null = null;
+  if (request.cell_id !== undefined && request.cell_id !== null) {
+    found = cellAt(model, request.cell_id);
+  } else if (request.index !== undefined && request.index !== null) {
+    const index =
+      request.index < 0 ? cells.length + request.index : request.index;
+    if (index >= 0 && index < cells.length) {
+      found = cellAt(model, cells[index].getId());
+    }
+  }
+  if (!found) {
+    const which =
+      request.cell_id !== undefined && request.cell_id !== null
+        ? `no cell with id '${request.cell_id}'`
+        : `no cell at index ${String(request.index)} (the notebook has ${cells.length})`;
+    throw new NotebookEditError('E_CELL_NOT_FOUND', which);
+  }
+  const metadata = model.sharedModel.metadata;
+  const language = (metadata.language_info as { name?: unknown } | undefined)
+    ?.name;
+  return {
+    index: found.index,
+    cell_count: cells.length,
+    cell: found.cell,
+    kernelspec: (metadata.kernelspec as Record<string, unknown>) ?? {},
+    language: typeof language === 'string' ? language : null
   };
 }
 

@@ -2,8 +2,8 @@
 
 It plays src/notebookBridge.ts from the bridge's wire models (``documents/bridge_wire.py``): every request
 the server sends is parsed as a ``BridgeRequest`` (a malformed one fails the test), every answer is built from
-the result models (``NotebookResult``, ``AppliedDelta``, ``TextResult``, ``RevertResult``). Notebooks change
-by the server's own rules (``edits.apply_edit``; the TypeScript twin is tested in
+the result models (``NotebookResult``, ``CellResult``, ``AppliedDelta``, ``TextResult``, ``RevertResult``).
+Notebooks change by the server's own rules (``edits.apply_edit``; the TypeScript twin is tested in
 src/__tests__/notebookBridge.spec.ts and the two together in Chromium by ui-tests/tests/notebook.spec.ts).
 
 - ``notebooks``: the live models of the notebooks open in the tab (the user's unsaved typing is a change to
@@ -12,6 +12,10 @@ src/__tests__/notebookBridge.spec.ts and the two together in Chromium by ui-test
 - ``loaded``: what the next ``announce`` says was just loaded from the file (a page reload, a reopened
   document): the server replays the agent's unsaved changes into those.
 - ``save`` goes through the server's contents manager, as JupyterLab's save does.
+- ``versions``: each notebook model's version, counting every change (the agent's and the user's: ``type``);
+  an ``apply`` with a ``base_version`` other than the current one is refused with ``E_NOTEBOOK_CHANGED``.
+  ``before_apply``: called when an apply arrives, before it is applied (the user typing in between).
+- ``transferred()``: the bytes of every request and answer so far, as they went over the socket.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +35,10 @@ from hdsp_agent.documents.bridge_wire import (
     ApplyRequest,
     BridgeError,
     BridgeResponse,
+    CellResult,
     NotebookResult,
     OpenAnnouncement,
+    ReadCellRequest,
     ReadRequest,
     ReadTextRequest,
     RestoreRequest,
@@ -42,7 +49,7 @@ from hdsp_agent.documents.bridge_wire import (
     SnapshotRequest,
     TextResult,
 )
-from hdsp_agent.documents.edits import apply_edit, cell_index
+from hdsp_agent.documents.edits import apply_edit, cell_at, cell_index
 from hdsp_agent.tools.base import ToolError
 
 
@@ -69,8 +76,10 @@ class FakeTab:
         self.versions: dict[str, int] = {}
         # Every request as it came over the wire (JSON), progress pushes included.
         self.requests: list[dict[str, Any]] = []
-        # The JSON text of every answer sent.
+        # The JSON text of every request received and every answer sent.
+        self.received: list[str] = []
         self.replies: list[str] = []
+        self.before_apply: Callable[[], None] | None = None
         self.task = asyncio.ensure_future(self._serve())
 
     async def announce(self, loaded: list[str] | None = None) -> None:
@@ -88,6 +97,7 @@ class FakeTab:
             if message is None:
                 return
             raw = json.loads(message)
+            self.received.append(message if isinstance(message, str) else message.decode())
             self.requests.append(raw)
             request = BRIDGE_REQUESTS.validate_python(raw)
             if not self.answer:
@@ -127,6 +137,8 @@ class FakeTab:
         notebook = self.notebooks[path]
         if isinstance(request, ReadRequest | SnapshotRequest):
             return NotebookResult(notebook=copy.deepcopy(notebook)).model_dump()
+        if isinstance(request, ReadCellRequest):
+            return self._read_cell(path, notebook, request)
         if isinstance(request, RestoreRequest):
             self.notebooks[path] = nbformat.from_dict(request.notebook)
             self._changed(path)
@@ -134,7 +146,42 @@ class FakeTab:
         assert isinstance(request, ApplyRequest)
         return self._apply(path, notebook, request)
 
+    def _read_cell(
+        self, path: str, notebook: nbformat.NotebookNode, request: ReadCellRequest
+    ) -> dict[str, Any]:
+        if request.cell_id is not None:
+            index = cell_index(notebook, request.cell_id)
+            if index is None:
+                raise ToolError("E_CELL_NOT_FOUND", f"no cell with id {request.cell_id!r}")
+        else:
+            index, _ = cell_at(notebook, request.index if request.index is not None else -1)
+        language = (notebook.metadata.get("language_info") or {}).get("name")
+        return CellResult(
+            version=self.versions.get(path, 0),
+            index=index,
+            cell_count=len(notebook.cells),
+            cell=copy.deepcopy(notebook.cells[index]),
+            kernelspec=dict(notebook.metadata.get("kernelspec") or {}),
+            language=language,
+        ).model_dump()
+
+    def type(self, path: str, cell_id: str, source: str) -> None:
+        """The user types in a cell: a change to the model, so a new version."""
+        notebook = self.notebooks[path]
+        index = cell_index(notebook, cell_id)
+        assert index is not None
+        notebook.cells[index].source = source
+        self._changed(path)
+
+    def transferred(self) -> int:
+        """Bytes over the socket so far: every request and every answer."""
+        return sum(len(text.encode()) for text in (*self.received, *self.replies))
+
     def _apply(self, path: str, notebook: nbformat.NotebookNode, request: ApplyRequest) -> dict[str, Any]:
+        if request.id is not None and self.before_apply is not None:
+            self.before_apply()
+        if request.base_version is not None and request.base_version != self.versions.get(path, 0):
+            raise ToolError("E_NOTEBOOK_CHANGED", "the notebook changed after the agent read the cell")
         edit = request.edit
         cell_id = str(edit.cell["id"]) if edit.op == "insert_cell" else edit.cell_id
         prior_index = cell_index(notebook, cell_id)

@@ -121,11 +121,8 @@ async def test_deleting_a_conversation_frees_every_store(tmp_path: Path) -> None
             assert left == {name: [] for name in stores}, left
             assert not process.running
             notebooks = runtime.state.notebooks
-            assert (
-                not any(sid == session.id for sid, _ in notebooks._seen)
-                and session.id not in notebooks._stamps
-            )
-            assert any(sid == other.id for sid, _ in notebooks._seen), "another conversation's state stays"
+            assert session.id not in notebooks._seen.sessions() and session.id not in notebooks._stamps
+            assert other.id in notebooks._seen.sessions(), "another conversation's state stays"
             assert holding(runtime.state.files, other.id)
         finally:
             await manager.shutdown()

@@ -254,12 +254,12 @@ async def test_a_live_run_cell_crosses_the_bridge_no_more_than_it_must(
         # then).
         assert len(asked) <= 2
 
-        # An existing cell: one read (its source), the final outputs.
+        # An existing cell: one read of that cell (its source, the kernelspec), the final outputs.
         tab.requests.clear()
         asked.clear()
         cell_id = tab.notebooks["nb.ipynb"].cells[0].id
         ok(await agent.call("run_cell", path="nb.ipynb", cell_id=cell_id))
-        assert answered(tab) == ["read", "apply"]
+        assert answered(tab) == ["read_cell", "apply"]
         assert len(asked) <= 2
 
         # Undo still takes both runs back, from the notebooks the calls held.
@@ -298,13 +298,78 @@ async def test_a_live_cell_change_is_one_read_and_one_apply(
         if tool != "insert_cell":
             arguments = {**arguments, "cell_id": original.cells[0].id}
         ok(await agent.call(tool, path="nb.ipynb", **arguments))
-        assert answered(tab) == ["read", "apply"]
+        # A new cell needs the whole notebook (where to put it); a change to one cell reads that cell only.
+        assert answered(tab) == ["read" if tool == "insert_cell" else "read_cell", "apply"]
         assert len(asked) == 1
         assert tab.notebooks["nb.ipynb"] != original
 
         # The inverse recorded from the call's own read takes the change back.
         await agent.runtime.undo.undo_since(agent.ctx.session_id, 0)
         assert [c.source for c in tab.notebooks["nb.ipynb"].cells] == [c.source for c in original.cells]
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+def notebook_of(cells: int) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(f"x{i} = {i}  # {'some code ' * 8}") for i in range(cells)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+
+
+async def edit_bytes(jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path, cells: int) -> int:
+    """The bytes over the bridge (requests and answers) for an edit of one cell of an open notebook."""
+    path = f"nb{cells}.ipynb"
+    tab = await open_tab(jp_ws_fetch, {path: notebook_of(cells)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        cell_id = tab.notebooks[path].cells[cells // 2].id
+        edited = ok(
+            await agent.call("edit_cell", path=path, cell_id=cell_id, old_string="= ", new_string="= 10 + ")
+        )
+        assert edited.details["index"] == cells // 2
+        assert answered(tab) == ["read_cell", "apply"]
+        assert tab.notebooks[path].cells[cells // 2].source.startswith(f"x{cells // 2} = 10 + ")
+        return tab.transferred()
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+async def test_an_edit_of_one_cell_costs_the_same_in_a_2000_cell_notebook_as_in_a_50_cell_one(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    small = await edit_bytes(jp_serverapp, jp_ws_fetch, jp_root_dir, 50)
+    large = await edit_bytes(jp_serverapp, jp_ws_fetch, jp_root_dir, 2_000)
+    # The cell ids and the index differ in length; the whole 2,000-cell notebook would be ~250 kB.
+    assert large < small * 1.2, (small, large)
+    assert large < 3_000
+
+
+async def test_a_user_edit_between_the_read_and_the_apply_is_caught_by_the_version(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    tab = await open_tab(jp_ws_fetch, {"nb.ipynb": notebook_of(3)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        cell_id = tab.notebooks["nb.ipynb"].cells[1].id
+        # The user types in another cell after the agent read this one, before its edit arrives.
+        other = tab.notebooks["nb.ipynb"].cells[2].id
+        tab.before_apply = lambda: tab.type("nb.ipynb", other, "typed by the user")
+        refused = await agent.call("edit_cell", path="nb.ipynb", cell_id=cell_id, source="y = 'agent'")
+        assert refused.error is not None and refused.error.code == "E_NOTEBOOK_CHANGED"
+        assert "changed in JupyterLab after the agent read the cell" in refused.error.message
+        cells = tab.notebooks["nb.ipynb"].cells
+        assert cells[1].source.startswith("x1 = 1") and cells[2].source == "typed by the user"
+        assert agent.runtime.undo.entries(agent.ctx.session_id) == [], "nothing to undo: nothing changed"
+        assert not jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks.journal.has("nb.ipynb")
+
+        # Read again, the edit goes through: the read's version is the tab's.
+        tab.before_apply = None
+        ok(await agent.call("edit_cell", path="nb.ipynb", cell_id=cell_id, source="y = 'agent'"))
+        assert tab.notebooks["nb.ipynb"].cells[1].source == "y = 'agent'"
+        assert tab.notebooks["nb.ipynb"].cells[2].source == "typed by the user"
     finally:
         await tab.close()
         await agent.close()

@@ -20,8 +20,9 @@ import pytest
 from images import png_bytes
 from pydantic import BaseModel
 
-from hdsp_agent.documents.contract import Applied
+from hdsp_agent.documents.contract import Applied, CellRead
 from hdsp_agent.documents.edits import apply_edit
+from hdsp_agent.documents.gateway import cell_read
 from hdsp_agent.documents.inverse import inverse_of
 from hdsp_agent.events import ToolProgressEvent
 from hdsp_agent.permissions.approval import ApprovalReply, ApprovalRequest, FixedApprover
@@ -62,7 +63,18 @@ class FrontendNotebooks:
     async def read(self, path: str, purpose: str = "show") -> nbformat.NotebookNode:
         return copy.deepcopy(self.notebooks[path])
 
-    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+    async def read_cell(
+        self, path: str, cell_id: str | None = None, index: int | None = None, purpose: str = "change"
+    ) -> CellRead:
+        return cell_read(copy.deepcopy(self.notebooks[path]), cell_id, index)
+
+    async def apply(
+        self,
+        path: str,
+        edit: BaseModel,
+        before: nbformat.NotebookNode | CellRead | None = None,
+        version: int | None = None,
+    ) -> Applied:
         self.edits.append(edit)
         undo = inverse_of(self.notebooks[path], edit)
         apply_edit(self.notebooks[path], edit)
@@ -85,10 +97,13 @@ class FrontendNotebooks:
     async def reclaim(self, path: str, contents_manager: Any) -> bool:
         return False
 
-    def change_mark(self) -> int:
+    def change_mark(self, session_id: str | None = None) -> int:
         return 0
 
-    async def settle(self, contents_manager: Any, since: int = 0) -> list[Any]:
+    def closed_during_turn(self, session_id: str, path: str) -> bool:
+        return False
+
+    async def settle(self, contents_manager: Any, since: int = 0, paths: Any = None) -> list[Any]:
         return []
 
 

@@ -8,8 +8,9 @@ tab → server: ``open`` (every notebook and text-file editor the tab has open, 
 change; ``loaded``: those announced for the first time, i.e. just loaded from the file) and ``response`` (the
 ``result`` of a request, or its ``error``).
 
-Results by method: ``read``/``snapshot`` → ``NotebookResult``; ``apply`` → ``AppliedDelta`` (the cell the edit
-touched before and after, and the notebook's version: never the whole notebook, so an edit costs O(cell));
+Results by method: ``read``/``snapshot`` → ``NotebookResult``; ``read_cell`` → ``CellResult`` (one cell, what
+a tool needs around it, and the notebook's version); ``apply`` → ``AppliedDelta`` (the cell the edit touched
+before and after, and the notebook's version: never the whole notebook, so an edit costs O(cell));
 ``read_text`` → ``TextResult``; ``revert_text`` → ``RevertResult``; the others → ``{}``.
 """
 
@@ -32,9 +33,22 @@ class ReadRequest(_Request):
     method: Literal["read"] = "read"
 
 
+class ReadCellRequest(_Request):
+    """One cell, by id or by index (negative: from the end); refused with ``E_CELL_NOT_FOUND``."""
+
+    method: Literal["read_cell"] = "read_cell"
+    cell_id: str | None = None
+    index: int | None = None
+
+
 class ApplyRequest(_Request):
+    """``base_version``: the version the edit was computed from (a ``read_cell``'s); the tab refuses it with
+    ``E_NOTEBOOK_CHANGED`` when its notebook has changed since (the user typed between the read and the edit).
+    None: no check (a run's outputs, which the user may type around while it runs)."""
+
     method: Literal["apply"] = "apply"
     edit: NotebookEdit
+    base_version: int | None = None
 
 
 class SnapshotRequest(_Request):
@@ -71,6 +85,7 @@ class RevertTextRequest(_Request):
 
 BridgeRequest = Annotated[
     ReadRequest
+    | ReadCellRequest
     | ApplyRequest
     | SnapshotRequest
     | RestoreRequest
@@ -108,6 +123,19 @@ class NotebookResult(BaseModel):
     notebook: dict[str, Any]
 
 
+class CellResult(BaseModel):
+    """One cell at ``index`` of ``cell_count``, the notebook's kernelspec and language (which kernel runs
+    it), and the notebook model's version now: what edit_cell, delete_cell, move_cell and run_cell need,
+    O(cell)."""
+
+    version: int
+    index: int
+    cell_count: int
+    cell: dict[str, Any]
+    kernelspec: dict[str, Any] = {}
+    language: str | None = None
+
+
 class AppliedDelta(BaseModel):
     """What an ``apply`` changed: the touched cell after (``cell`` at ``index``; None when deleted) and before
     (``prior_cell`` at ``prior_index``; None when inserted), and the notebook model's version after."""
@@ -133,6 +161,7 @@ TAB_MESSAGES: TypeAdapter[Any] = TypeAdapter(TabMessage)
 # The results that carry something, by the method that returns them (for the schema and its TS mirror).
 BRIDGE_RESULTS: dict[str, type[BaseModel]] = {
     "NotebookResult": NotebookResult,
+    "CellResult": CellResult,
     "AppliedDelta": AppliedDelta,
     "TextResult": TextResult,
     "RevertResult": RevertResult,

@@ -39,6 +39,29 @@ class FileUndo:
 
 
 @dataclass(frozen=True)
+class CellRead:
+    """One cell as a tool read it in order to change or run it (``NotebookGateway.read_cell``).
+
+    An open tab sends only this cell, whatever the notebook's size; a file is read whole anyway, and keeps it
+    (``notebook``) so its edit and undo work as before.
+    """
+
+    cell: nbformat.NotebookNode
+    index: int
+    cell_count: int
+    kernelspec: dict[str, Any]
+    language: str | None
+    # The tab's model version at the read: an edit computed from this read is refused when it has moved
+    # (``apply(..., version=)``). None for a file (its ``last_modified`` stamp does that).
+    version: int | None = None
+    notebook: nbformat.NotebookNode | None = None
+
+    @property
+    def cell_id(self) -> str:
+        return str(self.cell.get("id"))
+
+
+@dataclass(frozen=True)
 class Applied:
     """One edit as the gateway applied it."""
 
@@ -49,6 +72,10 @@ class Applied:
     notebook: nbformat.NotebookNode | None
     # The document's version after the edit (an open tab counts every change to its model; a file: None).
     version: int | None = None
+    # The cell the edit touched, after (None when deleted) and its index: an open tab's answer, so the caller
+    # can update what it remembers of the notebook without reading it. None from a file (see ``notebook``).
+    cell: dict[str, Any] | None = None
+    index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -84,9 +111,24 @@ class NotebookGateway(Protocol):
         """The notebook as it is now (live: including unsaved edits); every cell has an id."""
         ...
 
-    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
-        """Apply one ``edits.NotebookEdit``; the result carries its undo step. ``before``: the notebook as the
-        caller read it just before (its undo is computed from it, and a live tab need not send it back)."""
+    async def read_cell(
+        self, path: str, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"
+    ) -> CellRead:
+        """One cell by id or index (negative: from the end), with the notebook's cell count, kernelspec and
+        language; ``E_CELL_NOT_FOUND`` when there is none. A live tab sends only that cell."""
+        ...
+
+    async def apply(
+        self,
+        path: str,
+        edit: BaseModel,
+        before: nbformat.NotebookNode | CellRead | None = None,
+        version: int | None = None,
+    ) -> Applied:
+        """Apply one ``edits.NotebookEdit``; the result carries its undo step. ``before``: the notebook, or
+        the cell the edit addresses, as the caller read it just before (its undo is computed from it).
+        ``version``: the live version that read saw; a tab changed since refuses the edit
+        (``E_NOTEBOOK_CHANGED``)."""
         ...
 
     async def acknowledge(self, path: str) -> None:

@@ -26,8 +26,8 @@ from pydantic import BaseModel
 from ..permissions.paths import display_path, resolve_in_root
 from ..tools.base import ToolContext, ToolError
 from ..user_text import user_text
-from .contract import Applied, FileUndo, NotebookGateway, ReadPurpose
-from .edits import InsertCell, apply_edit, ensure_cell_ids
+from .contract import Applied, CellRead, FileUndo, NotebookGateway, ReadPurpose
+from .edits import InsertCell, apply_edit, cell_at, ensure_cell_ids, find_cell
 
 __all__ = ["NotebookGateway", "ReadPurpose"]
 
@@ -142,6 +142,19 @@ def _file_key(model: dict[str, Any]) -> tuple[Any, Any]:
     return model.get("last_modified"), model.get("size")
 
 
+def cell_read(
+    notebook: nbformat.NotebookNode, cell_id: str | None, index: int | None, version: int | None = None
+) -> CellRead:
+    """The ``CellRead`` of one cell of a notebook read whole (by id, else by index)."""
+    if cell_id is not None:
+        position, cell = find_cell(notebook, cell_id)
+    else:
+        position, cell = cell_at(notebook, index if index is not None else -1)
+    kernelspec = notebook.metadata.get("kernelspec") or {}
+    language = (notebook.metadata.get("language_info") or {}).get("name")
+    return CellRead(cell, position, len(notebook.cells), dict(kernelspec), language, version, notebook)
+
+
 class FileNotebookGateway:
     """Notebooks through the contents manager, refusing to overwrite changes made since they were read.
 
@@ -180,9 +193,21 @@ class FileNotebookGateway:
             self._check_unchanged(path, last_modified)
         return notebook
 
-    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+    async def read_cell(
+        self, path: str, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"
+    ) -> CellRead:
+        """The file is read whole (it must be parsed anyway); the cell keeps the notebook with it."""
+        return cell_read(await self.read(path, purpose), cell_id, index)
+
+    async def apply(
+        self,
+        path: str,
+        edit: BaseModel,
+        before: nbformat.NotebookNode | CellRead | None = None,
+        version: int | None = None,
+    ) -> Applied:
         """Apply ``edit`` to the file; its undo step is the file's exact content before (``before`` is not
-        needed: the file is read under the lock)."""
+        needed: the file is read under the lock; ``version`` neither: its stamp catches a change since)."""
         snapshot = await self.snapshot(path)
         notebook = await self._apply(path, edit)
         return Applied(FileUndo(snapshot, self.stamps.get(path)), notebook)

@@ -42,10 +42,10 @@ from .bridge_connection import (
     _notebook,
     log,
 )
-from .bridge_wire import AppliedDelta
-from .contract import Applied, ReadPurpose, SettleOutcome
-from .edits import ensure_cell_ids
-from .gateway import NotebookSnapshot, _call, _status
+from .bridge_wire import AppliedDelta, CellResult
+from .contract import Applied, CellRead, ReadPurpose, SettleOutcome
+from .edits import E_CELL_NOT_FOUND, ensure_cell_ids
+from .gateway import E_NOTEBOOK_CHANGED, NotebookSnapshot, _call, _status
 from .inverse import inverse_from_cell, inverse_of
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
 from .live_texts import LiveTexts, _folder_gone
@@ -165,38 +165,75 @@ class LiveNotebooks:
         async with self._locks(_normalized(path)):
             return _notebook(await self._holder_or_error(path).request("read", path), path)
 
+    async def read_cell(
+        self, path: str, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"
+    ) -> CellRead:
+        """One cell from the tab (``read_cell``): O(cell) on the wire, with the version it was read at."""
+        async with self._locks(_normalized(path)):
+            try:
+                result = await self._holder_or_error(path).request(
+                    "read_cell", path, cell_id=cell_id, index=index
+                )
+            except ToolError as error:
+                if error.code != E_CELL_NOT_FOUND:
+                    raise
+                which = repr(cell_id) if cell_id is not None else index
+                raise ToolError(
+                    E_CELL_NOT_FOUND,
+                    user_text("%1 has no cell %2", path, which),
+                    user_text("Read the notebook with read_notebook to see the current cell ids."),
+                ) from None
+        read = CellResult.model_validate(result)
+        self.versions[_normalized(path)] = read.version
+        cell = nbformat.from_dict(read.cell)
+        return CellRead(cell, read.index, read.cell_count, read.kernelspec, read.language, read.version)
+
     async def acknowledge(self, path: str) -> None:
         return None
 
-    async def apply(self, path: str, edit: BaseModel, before: nbformat.NotebookNode | None = None) -> Applied:
+    async def apply(
+        self,
+        path: str,
+        edit: BaseModel,
+        before: nbformat.NotebookNode | CellRead | None = None,
+        version: int | None = None,
+    ) -> Applied:
         """Apply ``edit`` in the tab, which answers with the touched cell before and after (``AppliedDelta``).
 
         The undo step is the inverse edit on that cell, computed from ``before`` when given (a run's final
         outputs must not take the partial ones shown meanwhile as the prior state), else from the tab's prior
-        cell. The notebook after is ``before`` with the delta, when ``before`` is given.
+        cell. The notebook after is ``before`` with the delta, when ``before`` is a whole notebook.
+        ``version``: the tab refuses the edit if its notebook changed since that version
+        (``E_NOTEBOOK_CHANGED``): a stale read is caught by one number, not by comparing notebooks.
         """
         key = _normalized(path)
         async with self._locks(key):
             entry = self.journal.record(key, edit)
             self.tabs.changed(key)
             try:
-                result = await self._holder_or_error(path).request("apply", path, edit=edit.model_dump())
+                result = await self._holder_or_error(path).request(
+                    "apply", path, edit=edit.model_dump(), base_version=version
+                )
             except ToolError as error:
                 # A tab that refused the edit did not apply it; one that went away may have: keep that one,
                 # replaying it skips what the notebook already has.
                 if "disconnected" not in error.message:
                     self.journal.discard(key, entry)
+                if error.code == E_NOTEBOOK_CHANGED:
+                    raise _changed_since_read(path) from None
                 raise
             entry.acknowledged = True
         delta = AppliedDelta.model_validate(result)
         self.versions[key] = delta.version
-        if before is not None:
+        after: nbformat.NotebookNode | None = None
+        if isinstance(before, CellRead):
+            undo = inverse_from_cell(edit, before.index, before.cell)
+        elif before is not None:
             undo = inverse_of(before, edit)
-            after: nbformat.NotebookNode | None = with_delta(before, delta)
+            after = with_delta(before, delta)
         else:
             undo = inverse_from_cell(edit, delta.prior_index, delta.prior_cell)
-            after = None
-        return Applied(undo, after, delta.version)
+        return Applied(undo, after, delta.version, delta.cell, delta.index)
 
     def show(self, path: str, edit: BaseModel) -> int:
         """Apply ``edit`` without waiting (progress: a running cell's outputs so far); a gone tab is ignored.
@@ -363,6 +400,14 @@ class LiveNotebooks:
                 except Exception as error:
                     log.warning("hdsp-agent: the agent's changes to %s were not written: %s", path, error)
         await self.texts.aclose(contents_manager)
+
+
+def _changed_since_read(path: str) -> ToolError:
+    return ToolError(
+        E_NOTEBOOK_CHANGED,
+        user_text("%1 changed in JupyterLab after the agent read the cell; nothing was changed", path),
+        user_text("Read the cell again (read_cell) and redo the change on its current content."),
+    )
 
 
 def with_delta(before: nbformat.NotebookNode, delta: AppliedDelta) -> nbformat.NotebookNode:

@@ -293,6 +293,90 @@ describe('NotebookBridge', () => {
     expect(deleted.version).toBeGreaterThan(edited.version);
   });
 
+  it('reads one cell with its index, the cell count, the kernelspec and the version', () => {
+    const model = notebookWith('x = 1', 'y = 2', 'z = 3');
+    model.sharedModel.setMetadata('kernelspec', {
+      name: 'python3',
+      display_name: 'Python 3'
+    });
+    model.sharedModel.setMetadata('language_info', { name: 'python' });
+    tracker.add('nb.ipynb', model);
+    const byId = bridge.handle({
+      type: 'request',
+      id: 1,
+      method: 'read_cell',
+      path: 'nb.ipynb',
+      cell_id: 'c1'
+    }).result as any;
+    expect(byId.index).toBe(1);
+    expect(byId.cell_count).toBe(3);
+    expect(byId.cell.id).toBe('c1');
+    expect(byId.cell.source).toBe('y = 2');
+    expect(byId.kernelspec.name).toBe('python3');
+    expect(byId.language).toBe('python');
+    expect(byId.notebook).toBeUndefined();
+    const last = bridge.handle({
+      type: 'request',
+      id: 2,
+      method: 'read_cell',
+      path: 'nb.ipynb',
+      index: -1
+    }).result as any;
+    expect(last.cell.id).toBe('c2');
+    expect(last.index).toBe(2);
+    const missing = bridge.handle({
+      type: 'request',
+      id: 3,
+      method: 'read_cell',
+      path: 'nb.ipynb',
+      cell_id: 'gone'
+    });
+    expect(missing.error?.code).toBe('E_CELL_NOT_FOUND');
+  });
+
+  it('refuses an edit computed from a version the user has changed since', () => {
+    const model = notebookWith('x = 1', 'y = 2');
+    tracker.add('nb.ipynb', model);
+    const read = bridge.handle({
+      type: 'request',
+      id: 1,
+      method: 'read_cell',
+      path: 'nb.ipynb',
+      cell_id: 'c1'
+    }).result as any;
+    // The user types in the other cell after the read.
+    model.sharedModel.cells[0].setSource('x = 1  # typed');
+    const refused = bridge.handle({
+      type: 'request',
+      id: 2,
+      method: 'apply',
+      path: 'nb.ipynb',
+      edit: { op: 'set_cell_source', cell_id: 'c1', source: 'y = 20' },
+      base_version: read.version
+    });
+    expect(refused.error?.code).toBe('E_NOTEBOOK_CHANGED');
+    expect(sources(model)).toEqual(['x = 1  # typed', 'y = 2']);
+    // Read again: the edit goes through.
+    const again = bridge.handle({
+      type: 'request',
+      id: 3,
+      method: 'read_cell',
+      path: 'nb.ipynb',
+      cell_id: 'c1'
+    }).result as any;
+    expect(again.version).toBeGreaterThan(read.version);
+    const applied = bridge.handle({
+      type: 'request',
+      id: 4,
+      method: 'apply',
+      path: 'nb.ipynb',
+      edit: { op: 'set_cell_source', cell_id: 'c1', source: 'y = 20' },
+      base_version: again.version
+    });
+    expect(applied.error).toBeUndefined();
+    expect(sources(model)).toEqual(['x = 1  # typed', 'y = 20']);
+  });
+
   it('restores a snapshot and reports errors as codes', () => {
     const model = notebookWith('x = 1');
     tracker.add('nb.ipynb', model);

@@ -19,6 +19,8 @@ test.describe('hdsp-agent in the open notebook', () => {
     const code =
       'import time\nfor i in range(3):\n    print(f"step {i}", flush=True)\n    time.sleep(1)\nprint(6*7)';
     await loadScript(request, [
+      // One cell read from the open tab (the bridge's read_cell), then the run.
+      { tool_calls: [['read_cell', JSON.stringify({ index: 0 })]] },
       { tool_calls: [['run_cell', JSON.stringify({ code })]] },
       { text: 'Done: **42**.' }
     ]);
@@ -39,8 +41,11 @@ test.describe('hdsp-agent in the open notebook', () => {
     });
     await dialog.getByRole('button', { name: 'Allow once' }).click();
 
+    // The cell was read from the tab, with the user's unsaved typing.
+    const read = panel.locator('.jp-hdsp-ToolCard').first();
+    await expect(read).toHaveAttribute('data-status', 'done');
     // While the kernel is still running it, the new cell shows its outputs so far and [*].
-    const card = panel.locator('.jp-hdsp-ToolCard').first();
+    const card = panel.locator('.jp-hdsp-ToolCard').nth(1);
     const agentCell = notebook.locator('.jp-Cell').nth(1);
     await expect(agentCell.locator('.jp-OutputArea-output')).toContainText(
       'step 0'

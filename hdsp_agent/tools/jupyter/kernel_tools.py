@@ -8,8 +8,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import nbformat
 from pydantic import Field, field_validator, model_validator
 
+from ...documents.contract import CellRead
 from ...documents.edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
@@ -104,13 +106,12 @@ class RunCellTool(NotebookTool[RunCellArgs]):
     async def run(self, args: RunCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        exists = await document.exists()
-        notebook = await document.read("change") if exists else None
+        before: nbformat.NotebookNode | CellRead | None
+        index: int | None
         if args.cell_id is not None:
-            if notebook is None:
-                await document.gateway.read(path)  # raises the not-found error
-            assert notebook is not None
-            _, cell = find_cell(notebook, args.cell_id)
+            # One cell from an open tab, whatever the notebook's size (a missing file: the not-found error).
+            read = await document.read_cell(args.cell_id)
+            before, cell, index = read, read.cell, read.index
             if cell.cell_type != "code":
                 raise ToolError(
                     E_NOT_A_CODE_CELL,
@@ -129,21 +130,22 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             cell_id, code = args.cell_id, cell_source(cell)
         else:
             assert args.code is not None
+            notebook = await document.read("change") if await document.exists() else None
             cells = notebook.cells if notebook is not None else []
             anchor = ctx.client_context.get("active_cell_id")
             position = next(
                 (i + 1 for i, c in enumerate(cells) if anchor and c.get("id") == anchor), len(cells)
             )
             cell = new_cell("code", args.code)
-            notebook = await document.change(
+            before = await document.change(
                 InsertCell(index=position, cell=dict(cell)), f"insert code cell {cell.id}", before=notebook
             )
-            cell_id, code = cell.id, args.code
-        kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
+            cell_id, code, index = cell.id, args.code, cell_index(before, cell.id)
+        kernel_id = await self.runtime.kernel_id(ctx, path, before)
         assert kernel_id is not None
         await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)
         record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
-        stream = self.runtime.show_live(document, record, before=notebook)
+        stream = self.runtime.show_live(document, record, before=before)
         self.runtime.executions.start(
             record,
             ctx.kernel_manager,
@@ -153,7 +155,6 @@ class RunCellTool(NotebookTool[RunCellArgs]):
         if stream is not None and record.task is not None:
             record.task.add_done_callback(lambda _: stream.settle())
         finished = await record.wait(args.timeout, progress_reporter(ctx))
-        index = cell_index(notebook, cell_id)
         report = run_report(record, finished=finished, index=index, ctx=ctx, waited=args.timeout)
         earlier = self._earlier_runs(path, cell_id, ctx.redact)
         if earlier:

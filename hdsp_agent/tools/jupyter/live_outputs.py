@@ -11,7 +11,7 @@ import asyncio
 
 import nbformat
 
-from ...documents.contract import LiveNotebookGateway
+from ...documents.contract import CellRead, LiveNotebookGateway
 from ...documents.edits import SetCellOutputs
 from .executions import ExecutionRecord
 
@@ -23,11 +23,14 @@ SECONDS_PER_BYTE = 0.1 / 1_000_000
 
 class LiveOutputs:
     def __init__(
-        self, live: LiveNotebookGateway, record: ExecutionRecord, before: nbformat.NotebookNode
+        self,
+        live: LiveNotebookGateway,
+        record: ExecutionRecord,
+        before: nbformat.NotebookNode | CellRead,
     ) -> None:
         self.live = live
         self.record = record
-        # The notebook before the run, for undo.
+        # The notebook (or the run's cell) before the run, for undo.
         self.before = before
         self._scheduled: asyncio.TimerHandle | None = None
         self._stopped = False

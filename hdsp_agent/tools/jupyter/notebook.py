@@ -20,7 +20,6 @@ from ...documents.edits import (
     InsertCell,
     MoveCell,
     SetCellSource,
-    cell_at,
     cell_source,
     find_cell,
     new_cell,
@@ -178,14 +177,11 @@ class ReadCellTool(NotebookTool[ReadCellArgs]):
 
     async def run(self, args: ReadCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        notebook = await self.runtime.read(ctx, path)
-        if args.cell_id is not None:
-            index, cell = find_cell(notebook, args.cell_id)
-        else:
-            assert args.index is not None
-            index, cell = cell_at(notebook, args.index)
+        # One cell from an open tab, whatever the notebook's size (a file is read whole).
+        read = await (await self.runtime.open(ctx, path)).read_cell(args.cell_id, args.index, "show")
+        index, cell = read.index, read.cell
         count = cell.get("execution_count")
-        header = f"cell {cell.get('id')} · index {index} of {len(notebook.cells)} · {cell.cell_type}"
+        header = f"cell {cell.get('id')} · index {index} of {read.cell_count} · {cell.cell_type}"
         parts = [header + (f" · execution count {count}" if count is not None else ""), "--- source ---"]
         parts.append(cell_source(cell))
         details: dict[str, Any] = {"path": path, "cell_id": cell.get("id"), "index": index}
@@ -366,18 +362,16 @@ class EditCellTool(NotebookTool[EditCellArgs]):
     async def run(self, args: EditCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        current = await document.read("change")
-        _, cell = find_cell(current, args.cell_id)
-        before = cell_source(cell)
-        after, match_note = self._new_source(before, args, str(cell.get("cell_type", "code")))
+        read = await document.read_cell(args.cell_id)
+        before = cell_source(read.cell)
+        after, match_note = self._new_source(before, args, str(read.cell.get("cell_type", "code")))
         if after == before:
             raise ToolError(
                 E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
-        notebook = await document.change(
-            SetCellSource(cell_id=args.cell_id, source=after), f"edit cell {args.cell_id}", current
+        index = await document.change_cell(
+            SetCellSource(cell_id=args.cell_id, source=after), f"edit cell {args.cell_id}", read
         )
-        index, _ = find_cell(notebook, args.cell_id)
         diff = cell_diff(before, after, path, args.cell_id)
         how = f" old_string {match_note}." if match_note else ""
         return ToolOutput(
@@ -418,9 +412,9 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
     async def run(self, args: DeleteCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        current = await document.read("change")
-        index, cell = find_cell(current, args.cell_id)
-        await document.change(DeleteCell(cell_id=args.cell_id), f"delete cell {args.cell_id}", current)
+        read = await document.read_cell(args.cell_id)
+        index, cell = read.index, read.cell
+        await document.change_cell(DeleteCell(cell_id=args.cell_id), f"delete cell {args.cell_id}", read)
         return ToolOutput(
             f"Deleted {cell.cell_type} cell {args.cell_id} (was at index {index}). "
             f"Its source was:\n{cell_source(cell)}",
@@ -461,12 +455,11 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
     async def run(self, args: MoveCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        current = await document.read("change")
-        old_index, _ = find_cell(current, args.cell_id)
-        notebook = await document.change(
-            MoveCell(cell_id=args.cell_id, to_index=args.to_index), f"move cell {args.cell_id}", current
+        read = await document.read_cell(args.cell_id)
+        old_index = read.index
+        index = await document.change_cell(
+            MoveCell(cell_id=args.cell_id, to_index=args.to_index), f"move cell {args.cell_id}", read
         )
-        index, _ = find_cell(notebook, args.cell_id)
         return ToolOutput(
             f"Moved cell {args.cell_id} from index {old_index} to index {index}.",
             {"path": path, "cell_id": args.cell_id, "index": index, "old_index": old_index},

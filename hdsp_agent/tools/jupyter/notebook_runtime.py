@@ -15,8 +15,16 @@ from typing import Any
 import nbformat
 from pydantic import BaseModel
 
-from ...documents.contract import FileUndo, NotebookGateway, ReadPurpose
-from ...documents.edits import SetCellOutputs, cell_index, cell_source
+from ...documents.contract import Applied, CellRead, FileUndo, NotebookGateway, ReadPurpose
+from ...documents.edits import (
+    DeleteCell,
+    InsertCell,
+    MoveCell,
+    SetCellOutputs,
+    SetCellSource,
+    cell_index,
+    cell_source,
+)
 from ...documents.gateway import (
     E_NO_CONTENTS_MANAGER,
     FileNotebookGateway,
@@ -33,6 +41,7 @@ from .executions import ExecutionRecord, ExecutionRegistry
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
 from .kernel_changes import KernelChanges
 from .live_outputs import LiveOutputs
+from .seen import SeenNotebooks
 
 
 class NotebookRuntime:
@@ -50,8 +59,9 @@ class NotebookRuntime:
         # state.
         self._change_locks = PathLocks()
         self._kernel_locks = PathLocks()
-        # The notebook each session last saw, so an approval dialog can show a cell's code without reading it.
-        self._seen: dict[tuple[str, str], nbformat.NotebookNode] = {}
+        # What each session last saw of each notebook, so an approval dialog can show a cell's code without
+        # reading it.
+        self._seen = SeenNotebooks()
 
     # -- documents -------------------------------------------------------------------------------------------
 
@@ -112,8 +122,24 @@ class NotebookRuntime:
     ) -> nbformat.NotebookNode:
         notebook = await gateway.read(path, purpose)
         if purpose != "peek":
-            self._seen[(ctx.session_id, path)] = notebook
+            self._seen.saw_notebook((ctx.session_id, path), notebook)
         return notebook
+
+    async def _read_cell(
+        self,
+        ctx: ToolContext,
+        path: str,
+        gateway: NotebookGateway,
+        cell_id: str | None,
+        index: int | None,
+        purpose: ReadPurpose,
+    ) -> CellRead:
+        read = await gateway.read_cell(path, cell_id, index, purpose)
+        if read.notebook is not None:
+            self._seen.saw_notebook((ctx.session_id, path), read.notebook)
+        else:
+            self._seen.saw_cell((ctx.session_id, path), read.cell_id, read.index, read.cell)
+        return read
 
     async def _change(
         self,
@@ -124,16 +150,34 @@ class NotebookRuntime:
         description: str,
         before: nbformat.NotebookNode | None,
     ) -> nbformat.NotebookNode:
+        """Apply ``edit`` with undo (``_apply``) and return the notebook after: the one ``before`` with the
+        tab's delta, else read whole (a caller that needs the whole notebook after)."""
+        applied = await self._apply(ctx, path, gateway, edit, description, before)
+        notebook = applied.notebook if applied.notebook is not None else await gateway.read(path, "peek")
+        self._seen.saw_notebook((ctx.session_id, path), notebook)
+        return notebook
+
+    async def _apply(
+        self,
+        ctx: ToolContext,
+        path: str,
+        gateway: NotebookGateway,
+        edit: BaseModel,
+        description: str,
+        before: nbformat.NotebookNode | CellRead | None,
+        version: int | None = None,
+    ) -> Applied:
         """Apply ``edit``, after recording in the session's undo history how to take it back.
 
         A file: its exact prior content is put back (refused if the file changed since). A notebook open in
         JupyterLab: the inverse edit on the one cell concerned, so the user's later typing elsewhere stays.
         ``before``: the live notebook before the change, as this call already read it (or a run's notebook
         before its outputs were shown live): the inverse is computed from it and the tab sends back only the
-        cell it changed; without it the tab's prior cell gives the inverse and the notebook is read after.
+        cell it changed; without it the tab's prior cell gives the inverse. ``before`` may be the one cell
+        read (``CellRead``), and ``version`` the tab's version at that read (a change since refuses the edit).
         """
         async with self._change_locks(path):
-            applied = await gateway.apply(path, edit, before)
+            applied = await gateway.apply(path, edit, before, version)
         step = applied.undo
         inverse = step if isinstance(step, InverseEdit) else None
         restore = (
@@ -156,11 +200,12 @@ class NotebookRuntime:
                 after_stamp=step.after_stamp if isinstance(step, FileUndo) else None,
             )
         )
-        # A tab sends back only the cell it changed; without the call's own read there is no notebook to
-        # put it in, and the whole notebook is read once (as the inverse used to need).
-        notebook = applied.notebook if applied.notebook is not None else await gateway.read(path, "peek")
-        self._seen[(ctx.session_id, path)] = notebook
-        return notebook
+        key = (ctx.session_id, path)
+        if applied.notebook is not None:
+            self._seen.saw_notebook(key, applied.notebook)
+        else:
+            self._seen.saw_cell(key, _touched(edit), applied.index, applied.cell)
+        return applied
 
     # -- planned undo (agent/undo.py checks everything on these before it applies anything) ------------------
 
@@ -176,7 +221,7 @@ class NotebookRuntime:
             # The plan checked the cells; the user may have saved the file since the turn, which is fine.
             await gateway.acknowledge(path)
             await gateway.apply(path, edit)
-        self._seen.pop((ctx.session_id, path), None)
+        self._seen.forget((ctx.session_id, path))
 
     def file_gateway(self, ctx: ToolContext) -> FileNotebookGateway:
         if ctx.contents_manager is None:
@@ -203,7 +248,7 @@ class NotebookRuntime:
             gateway.stamps[path] = before.last_modified
             await gateway.restore(path, NotebookSnapshot(path, content))
             after = gateway.stamps.get(path)
-        self._seen.pop((ctx.session_id, path), None)
+        self._seen.forget((ctx.session_id, path))
         return before, after
 
     def record_file_replacement(
@@ -233,25 +278,21 @@ class NotebookRuntime:
                 await gateway.apply(path, inverse.edit, current)
 
     def seen_cell(self, session_id: str, path: str, cell_id: str) -> dict[str, Any] | None:
-        notebook = self._seen.get((session_id, path))
-        if notebook is None:
-            return None
-        return next((cell for cell in notebook.cells if cell.get("id") == cell_id), None)
+        return self._seen.cell((session_id, path), cell_id)
 
     def seen_index(self, session_id: str, path: str, cell_id: str) -> int | None:
-        notebook = self._seen.get((session_id, path))
-        return None if notebook is None else cell_index(notebook, cell_id)
+        return self._seen.index((session_id, path), cell_id)
 
     def seen_source(self, session_id: str, path: str, cell_id: str) -> str | None:
         cell = self.seen_cell(session_id, path, cell_id)
         return cell_source(cell) if cell is not None else None
 
     def show_live(
-        self, notebook: CallNotebook, record: ExecutionRecord, before: nbformat.NotebookNode
+        self, notebook: CallNotebook, record: ExecutionRecord, before: nbformat.NotebookNode | CellRead
     ) -> LiveOutputs | None:
         """When the run's notebook is open in JupyterLab, show its outputs there as they come.
 
-        ``before``: the notebook as the run found it (its cell just read or inserted), kept for undo: the
+        ``before``: the notebook (or the cell) as the run found it (just read or inserted), kept for undo: the
         final write must not record the partial outputs shown meanwhile as the prior state.
         """
         live = notebook.ctx.notebook_gateway
@@ -275,7 +316,11 @@ class NotebookRuntime:
             execution_count=record.execution_count,
         )
         before = stream.before if stream is not None else None
-        await self.change(ctx, record.path, edit, f"outputs of cell {record.cell_id}", before=before)
+        # Opened anew (the tab may be gone by now); nothing needs the notebook after, so it is not read.
+        document = await self.open(ctx, record.path)
+        await self._apply(
+            ctx, record.path, document.gateway, edit, f"outputs of cell {record.cell_id}", before
+        )
 
     # -- kernels ---------------------------------------------------------------------------------------------
 
@@ -283,7 +328,7 @@ class NotebookRuntime:
         self,
         ctx: ToolContext,
         path: str,
-        notebook: nbformat.NotebookNode | None = None,
+        notebook: nbformat.NotebookNode | CellRead | None = None,
         *,
         start: bool = True,
     ) -> str | None:
@@ -298,15 +343,17 @@ class NotebookRuntime:
             kernel_id = await session_kernel_id(ctx.session_manager, path)
             if kernel_id is not None or not start:
                 return kernel_id
-            kernelspec = (notebook.metadata.get("kernelspec") or {}) if notebook is not None else {}
+            if isinstance(notebook, CellRead):
+                kernelspec = notebook.kernelspec
+            else:
+                kernelspec = (notebook.metadata.get("kernelspec") or {}) if notebook is not None else {}
             return await start_notebook_session(ctx.session_manager, path, kernelspec.get("name"))
 
     async def forget_session(self, session_id: str) -> None:
         """The conversation was deleted: the stamps and notebooks it last saw (whole notebooks), its undo
         history and its kernels' snapshots go."""
         self._stamps.pop(session_id, None)
-        for key in [key for key in self._seen if key[0] == session_id]:
-            del self._seen[key]
+        self._seen.forget_session(session_id)
         self.undo.forget(session_id)
         await self.kernel_changes.forget_session(session_id)
 
@@ -346,3 +393,30 @@ class CallNotebook:
     ) -> nbformat.NotebookNode:
         """Apply ``edit`` with undo; ``before``: the notebook as this call read it (saves a live read)."""
         return await self.runtime._change(self.ctx, self.path, self.gateway, edit, description, before)
+
+    async def read_cell(
+        self, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"
+    ) -> CellRead:
+        """One cell (to change or run it, or to show it): an open tab sends only that cell (O(cell) whatever
+        the notebook's size), with the version it was read at; a file is read whole as before."""
+        return await self.runtime._read_cell(self.ctx, self.path, self.gateway, cell_id, index, purpose)
+
+    async def change_cell(self, edit: BaseModel, description: str, read: CellRead) -> int | None:
+        """Apply ``edit`` to the cell ``read`` holds, with undo; refused (``E_NOTEBOOK_CHANGED``) when the
+        notebook changed since the read. Returns the cell's index after (None: deleted)."""
+        before: nbformat.NotebookNode | CellRead = read.notebook if read.notebook is not None else read
+        applied = await self.runtime._apply(
+            self.ctx, self.path, self.gateway, edit, description, before, read.version
+        )
+        if applied.notebook is not None:
+            return cell_index(applied.notebook, read.cell_id)
+        return applied.index
+
+
+def _touched(edit: BaseModel) -> str:
+    """The id of the cell an edit touches."""
+    if isinstance(edit, InsertCell):
+        return str(edit.cell["id"])
+    if isinstance(edit, SetCellSource | DeleteCell | MoveCell | SetCellOutputs):
+        return edit.cell_id
+    raise TypeError(f"unknown notebook edit {type(edit).__name__}")
