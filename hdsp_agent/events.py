@@ -92,6 +92,16 @@ class TurnRedoneEvent(WithTexts):
     paths: list[str] = Field(default_factory=list)
 
 
+class CheckpointsPrunedEvent(WithTexts):
+    """The stored undo history grew past its bound (``undo_history_mb``): the checkpoints before these turns
+    were removed, oldest first; those turns can no longer be undone or restored to."""
+
+    type: Literal["checkpoints.pruned"] = "checkpoints.pruned"
+    turn_ids: list[str]
+    limit_mb: float
+    message: UserStr
+
+
 class AssistantDeltaEvent(BaseModel):
     """A piece of streamed answer text (``kind="text"``) or thinking (``kind="reasoning"``)."""
 
@@ -233,6 +243,7 @@ AgentEvent = Annotated[
     | TurnEndEvent
     | TurnUndoneEvent
     | TurnRedoneEvent
+    | CheckpointsPrunedEvent
     | AssistantDeltaEvent
     | AssistantMessageEvent
     | ErrorEvent

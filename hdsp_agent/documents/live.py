@@ -48,7 +48,7 @@ from ..user_text import user_text
 from .bridge_connection import E_NOTEBOOK_BRIDGE, BridgeConnection, _normalized, _notebook, _text
 from .edits import ensure_cell_ids
 from .gateway import NotebookSnapshot, PathLocks, _call, _status
-from .journal import DocumentJournal, cell_texts, replay_onto, replayable
+from .journal import AgentText, DocumentJournal, TextJournal, cell_texts, replay_onto, replayable
 from .merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 
 # A reloading tab announces its notebooks again within a few seconds; until then its journal is not written
@@ -62,16 +62,6 @@ async def _folder_gone(path: str, contents_manager: Any) -> bool:
     parent = path.rsplit("/", 1)[0] if "/" in path else ""
     exists = getattr(contents_manager, "dir_exists", None)
     return bool(parent) and exists is not None and not await _call(exists, parent)
-
-
-@dataclass
-class AgentText:
-    """The agent's unsaved change to a text file open in an editor (cleared when the file is saved)."""
-
-    # The file's text when the agent first changed the open editor.
-    base: str
-    # The text as the agent made it: what it believes the file is, and what its next edit is computed on.
-    agent: str
 
 
 E_EDITOR_CHANGED = "E_EDITOR_CHANGED"
@@ -103,7 +93,7 @@ class LiveNotebooks:
         # next edit or read, or the agent would see the notebook without its own changes).
         self._locks = PathLocks()
         self._replays: set[asyncio.Task[None]] = set()
-        self.texts: dict[str, AgentText] = {}
+        self.texts = TextJournal()
         # When each document last got an agent change, on a counter: a turn settles the documents changed
         # since it started (``change_mark``), not other conversations' (whose tabs may be long gone).
         self._changes = 0
@@ -310,7 +300,7 @@ class LiveNotebooks:
             await holder.request("set_text", key, expected=current, text=restored)
             record = self.texts.get(key)
             if record is not None:
-                record.agent = before
+                self.texts[key] = AgentText(record.base, before)
             elif current == agent_made:
                 # The change had been saved and the user has typed nothing since: the file is put back too.
                 await holder.request("save", key)
