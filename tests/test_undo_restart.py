@@ -1,8 +1,9 @@
 """Undo, restore and redo survive a restart of the Jupyter server (agent/undo_records.py, agent/store.py).
 
-A real ``jupyter server`` (tests/jupyter_process.py) with the scripted model: turns edit a file and a notebook,
-the server is stopped with SIGTERM and started again on the same store, and Undo, Restore to here and Redo
-put back the exact bytes. The bound (``undo_history_mb``) drops the oldest checkpoints first and says so.
+A real ``jupyter server`` (tests/jupyter_process.py) with the scripted model: turns edit a file and a
+notebook, the server is stopped with SIGTERM and started again on the same store, and Undo, Restore to here
+and Redo put back the exact bytes. The bound (``undo_history_mb``) drops the oldest checkpoints first, and
+says so.
 """
 
 from __future__ import annotations
@@ -63,8 +64,10 @@ async def _turn(server: JupyterProcess, session: str, content: str) -> list[dict
         ws.close()
     start = max(i for i, e in enumerate(events) if e.get("type") == "message.user")
     events = events[start:]
-    failed = [e for e in events if e.get("type") == "tool.status" and e.get("status") in ("errored", "denied")]
-    assert not failed, failed
+    failed = [
+        e for e in events if e.get("type") == "tool.status" and e.get("status") in ("errored", "denied")
+    ]
+    assert not failed, [(e.get("status"), e.get("error"), e.get("result")) for e in failed]
     return events
 
 
@@ -95,7 +98,9 @@ async def test_undo_restore_and_redo_work_after_a_server_restart(tmp_path: Path)
                 assert after_two[0] == b"x = 3\n"
                 assert "turn two" in after_two[1].decode()
                 events = (
-                    await http.get(f"{server.base}/hdsp-agent/sessions/{session}/events", headers=server.headers)
+                    await http.get(
+                        f"{server.base}/hdsp-agent/sessions/{session}/events", headers=server.headers
+                    )
                 ).json()["events"]
                 turns = [e["turn_id"] for e in events if e["type"] == "turn.end"]
 
@@ -146,17 +151,20 @@ async def test_the_bound_on_the_undo_history_drops_the_oldest_checkpoints_first(
                 session = await server.create_session(http)
                 await _turn(server, session, "one")
                 await _turn(server, session, "two")
-                events = await _turn(server, session, "three")
-                pruned = [e for e in events if e["type"] == "checkpoints.pruned"]
+                await _turn(server, session, "three")
                 events = (
-                    await http.get(f"{server.base}/hdsp-agent/sessions/{session}/events", headers=server.headers)
+                    await http.get(
+                        f"{server.base}/hdsp-agent/sessions/{session}/events", headers=server.headers
+                    )
                 ).json()["events"]
                 turns = [e["turn_id"] for e in events if e["type"] == "turn.end"]
                 pruned = [e for e in events if e["type"] == "checkpoints.pruned"]
                 # The oldest turn's checkpoint went, and the conversation was told, in the user's words.
                 assert [e["turn_ids"] for e in pruned] == [[turns[0]]]
                 assert "under 0.1 MB" in pruned[0]["message"]
-                assert pruned[0]["texts"][pruned[0]["message"]]["id"].startswith("Older checkpoints were removed")
+                assert pruned[0]["texts"][pruned[0]["message"]]["id"].startswith(
+                    "Older checkpoints were removed"
+                )
 
                 server.restart()
 

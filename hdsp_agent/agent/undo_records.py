@@ -14,7 +14,9 @@ conversations concerned are told (``checkpoints.pruned``), so the sidebar stops 
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import datetime
 import logging
 from collections.abc import Callable
@@ -303,6 +305,9 @@ class UndoPersistence:
         # What each stored row takes, kept here so the bound is checked without reading the store.
         self._sizes: dict[tuple[str, str, str], int] = {}
         self._state_sizes: dict[str, int] = {}
+        self._undo: TurnUndo | None = None
+        self._pruning = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # UndoRecordSink (file records)
     def record_added(self, record: UndoRecord) -> None:
@@ -330,6 +335,8 @@ class UndoPersistence:
         self._state_sizes[session_id] = len(str(payload))
 
     def turn_started(self, undo: TurnUndo, session_id: str, turn_id: str) -> None:
+        with contextlib.suppress(RuntimeError):
+            self._loop = asyncio.get_running_loop()  # turns start on the server's loop
         self.prune(undo, keep=(session_id, turn_id))
 
     def session_forgotten(self, session_id: str) -> None:
@@ -349,6 +356,25 @@ class UndoPersistence:
     def _put(self, session_id: str, kind: str, item_id: str, payload: dict[str, Any], content: Any) -> None:
         self.store.put_undo_item(session_id, kind, item_id, payload, content)
         self._sizes[(session_id, kind, item_id)] = len(str(payload)) + (len(content) if content else 0)
+        if self._undo is not None and self.limit_bytes is not None and self.stored_bytes() > self.limit_bytes:
+            # A turn may record more than the bound allows between two turn starts: checked as it grows, on
+            # the event loop (a file tool records from a worker thread; the histories belong to the loop).
+            self._call_on_loop(partial(self._prune_during, session_id))
+
+    def _prune_during(self, session_id: str) -> None:
+        assert self._undo is not None
+        marks = self._undo.marks(session_id)
+        self.prune(self._undo, keep=(session_id, marks[-1].turn_id) if marks else None)
+
+    def _call_on_loop(self, call: Callable[[], None]) -> None:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None:
+            call()
+        elif self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(call)
 
     def _delete(self, session_id: str, kind: str, item_id: str) -> None:
         self.store.delete_undo_item(session_id, kind, item_id)
@@ -357,6 +383,7 @@ class UndoPersistence:
     # -- starting --------------------------------------------------------------------------------------------
 
     def attach(self, undo: TurnUndo, journal: DocumentJournal, texts: TextJournal) -> None:
+        self._undo = undo
         undo.sink = self
         undo.file_state.sink = self
         undo.notebooks.undo.sink = self
@@ -440,8 +467,20 @@ class UndoPersistence:
         """Drop the oldest checkpoints (any conversation) while the stored history is over the bound; never
         ``keep`` (session id, turn id: the turn just started). Returns the turns dropped, per session."""
         dropped: dict[str, list[str]] = {}
-        if self.limit_bytes is None:
+        if self.limit_bytes is None or self._pruning or self.stored_bytes() <= self.limit_bytes:
             return dropped
+        self._pruning = True  # dropping records tells this sink again: no pruning inside pruning
+        try:
+            self._prune(undo, keep, dropped)
+        finally:
+            self._pruning = False
+        if self.on_pruned is not None:
+            for session_id, turn_ids in dropped.items():
+                self.on_pruned(session_id, turn_ids)
+        return dropped
+
+    def _prune(self, undo: TurnUndo, keep: tuple[str, str] | None, dropped: dict[str, list[str]]) -> None:
+        assert self.limit_bytes is not None
         while self.stored_bytes() > self.limit_bytes:
             candidates = [
                 (marks[0].created, session_id)
@@ -455,7 +494,3 @@ class UndoPersistence:
             if turn_id is None:
                 break
             dropped.setdefault(session_id, []).append(turn_id)
-        if self.on_pruned is not None:
-            for session_id, turn_ids in dropped.items():
-                self.on_pruned(session_id, turn_ids)
-        return dropped
