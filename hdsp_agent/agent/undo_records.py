@@ -19,6 +19,7 @@ import base64
 import contextlib
 import datetime
 import logging
+import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -305,6 +306,8 @@ class UndoPersistence:
         # What each stored row takes, kept here so the bound is checked without reading the store.
         self._sizes: dict[tuple[str, str, str], int] = {}
         self._state_sizes: dict[str, int] = {}
+        # A file tool records from a worker thread while the loop may record or sum: one lock for the sizes.
+        self._sizes_lock = threading.Lock()
         self._undo: TurnUndo | None = None
         self._pruning = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -332,7 +335,8 @@ class UndoPersistence:
     def undo_state_changed(self, session_id: str, marks: list[TurnMark], redo: list[Redo]) -> None:
         payload = undo_state(marks, redo)
         self.store.save_undo_state(session_id, payload)
-        self._state_sizes[session_id] = len(str(payload))
+        with self._sizes_lock:
+            self._state_sizes[session_id] = len(str(payload))
 
     def turn_started(self, undo: TurnUndo, session_id: str, turn_id: str) -> None:
         with contextlib.suppress(RuntimeError):
@@ -341,9 +345,10 @@ class UndoPersistence:
 
     def session_forgotten(self, session_id: str) -> None:
         self.store.delete_undo(session_id)
-        for key in [key for key in self._sizes if key[0] == session_id]:
-            del self._sizes[key]
-        self._state_sizes.pop(session_id, None)
+        with self._sizes_lock:
+            for key in [key for key in self._sizes if key[0] == session_id]:
+                del self._sizes[key]
+            self._state_sizes.pop(session_id, None)
 
     # JournalSink
     def notebook_journal_changed(self, path: str, edits: list[dict[str, Any]]) -> None:
@@ -355,7 +360,8 @@ class UndoPersistence:
 
     def _put(self, session_id: str, kind: str, item_id: str, payload: dict[str, Any], content: Any) -> None:
         self.store.put_undo_item(session_id, kind, item_id, payload, content)
-        self._sizes[(session_id, kind, item_id)] = len(str(payload)) + (len(content) if content else 0)
+        with self._sizes_lock:
+            self._sizes[(session_id, kind, item_id)] = len(str(payload)) + (len(content) if content else 0)
         if self._undo is not None and self.limit_bytes is not None and self.stored_bytes() > self.limit_bytes:
             # A turn may record more than the bound allows between two turn starts: checked as it grows, on
             # the event loop (a file tool records from a worker thread; the histories belong to the loop).
@@ -378,7 +384,8 @@ class UndoPersistence:
 
     def _delete(self, session_id: str, kind: str, item_id: str) -> None:
         self.store.delete_undo_item(session_id, kind, item_id)
-        self._sizes.pop((session_id, kind, item_id), None)
+        with self._sizes_lock:
+            self._sizes.pop((session_id, kind, item_id), None)
 
     # -- starting --------------------------------------------------------------------------------------------
 
@@ -461,7 +468,8 @@ class UndoPersistence:
     # -- the bound -------------------------------------------------------------------------------------------
 
     def stored_bytes(self) -> int:
-        return sum(self._sizes.values()) + sum(self._state_sizes.values())
+        with self._sizes_lock:
+            return sum(self._sizes.values()) + sum(self._state_sizes.values())
 
     def prune(self, undo: TurnUndo, keep: tuple[str, str] | None = None) -> dict[str, list[str]]:
         """Drop the oldest checkpoints (any conversation) while the stored history is over the bound; never
