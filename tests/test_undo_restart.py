@@ -22,7 +22,6 @@ from scripted_model import ScriptedModel, text, tool_calls
 
 from hdsp_agent.agent.store import SessionStore
 
-pytestmark = pytest.mark.asyncio
 ALLOW = {"allow_rules": ["single_find_and_replace", "insert_cell", "create_new_file"]}
 
 
@@ -71,6 +70,7 @@ async def _turn(server: JupyterProcess, session: str, content: str) -> list[dict
     return events
 
 
+@pytest.mark.asyncio
 @pytest.mark.timeout(600)
 async def test_undo_restore_and_redo_work_after_a_server_restart(tmp_path: Path) -> None:
     script = [
@@ -129,6 +129,7 @@ async def test_undo_restore_and_redo_work_after_a_server_restart(tmp_path: Path)
             server.stop()
 
 
+@pytest.mark.asyncio
 @pytest.mark.timeout(400)
 async def test_the_bound_on_the_undo_history_drops_the_oldest_checkpoints_first(tmp_path: Path) -> None:
     big = "y" * 40_000
