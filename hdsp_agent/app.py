@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from pathlib import Path
@@ -19,10 +20,12 @@ from .agent.models import catalog_from_config, probe_local_servers
 from .agent.quotas import Quotas
 from .agent.readiness import ReadinessStore
 from .agent.store import SessionStore
+from .agent.undo_records import UndoPersistence
 from .assembly import assemble, mcp_manager
 from .audit.log import AuditLog
 from .config import HdspAgentConfig
 from .documents.live import LiveNotebooks
+from .events import CheckpointsPrunedEvent
 from .mcp.services import McpServices
 from .permissions.broker import ApprovalBroker
 from .permissions.runs_later import shadowed_module_names
@@ -31,7 +34,7 @@ from .tools.base import ToolContext
 from .tools.jupyter import kernel_start
 from .tools.profiles import resolve_profile
 from .tools.registry import ToolCatalog
-from .user_text import texts_for
+from .user_text import texts_for, user_text
 from .web.bridge import build_bridge_handlers
 from .web.instructions import build_instructions_handlers
 from .web.mcp import build_mcp_endpoint, build_mcp_handlers
@@ -54,6 +57,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.admin_problems = apply_admin_settings(self, load_admin_settings(), self.log)
         # The notebooks open in connected JupyterLab tabs (their sidebars' NotebookBridge).
         self.live_notebooks = LiveNotebooks()
+        self._background: set[asyncio.Future[None]] = set()
         # A save (the user's, autosave's, the agent's) puts the journaled agent changes in the file.
         assert self.serverapp is not None and self.serverapp.event_logger is not None
         self.serverapp.event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
@@ -91,6 +95,16 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.sessions = built.conversations(self.store)
         manager = mcp_manager(self.registry, self.root_dir, self, self.log)
         self.mcp = McpServices.for_app(self, manager, build_mcp_endpoint)
+        # Undo, redo, checkpoints and the journal of unsaved agent changes are kept in the same store: a
+        # restart keeps them (loaded now, written through as they change), within ``undo_history_mb``.
+        self.undo_records = UndoPersistence(
+            self.store,
+            limit_bytes=int(self.undo_history_mb * 1024 * 1024) if self.undo_history_mb > 0 else None,
+            on_pruned=self._checkpoints_pruned,
+        )
+        self.undo_records.load(
+            self.runtime.undo, self.live_notebooks.journal, self.live_notebooks.texts.texts, self.tool_context
+        )
         self.mcp.manager.attach(self.runtime)
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
@@ -105,6 +119,30 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_model_setup_handlers())
         self.handlers.extend(build_instructions_handlers())
         self.handlers.extend(build_mentions_handlers())
+
+    def _checkpoints_pruned(self, session_id: str, turn_ids: list[str]) -> None:
+        """Tell the conversation whose oldest checkpoints the bound on the undo history removed."""
+
+        async def tell() -> None:
+            try:
+                conversation = await self.sessions.get(session_id)
+            except KeyError:
+                return  # deleted meanwhile
+            conversation.emit(
+                CheckpointsPrunedEvent(
+                    turn_ids=turn_ids,
+                    limit_mb=self.undo_history_mb,
+                    message=user_text(
+                        "Older checkpoints were removed to keep the undo history under %1 MB: those turns "
+                        "can no longer be undone.",
+                        f"{self.undo_history_mb:g}",
+                    ),
+                )
+            )
+
+        task = asyncio.ensure_future(tell())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         action, path = data.get("action"), data.get("path")

@@ -296,6 +296,13 @@ class HdspAgentConfig(Configurable):
         config=True,
         help="SQLite file for conversations. Empty: hdsp_agent/sessions.sqlite3 in the Jupyter data dir.",
     )
+    undo_history_mb = Float(
+        256.0,
+        config=True,
+        help="Undo history (checkpoints, redo, the prior content of changed files and notebooks) kept in the "
+        "conversation store, over all conversations, in MB. Past it the oldest checkpoints are removed first "
+        "(the conversation says so). 0: no limit.",
+    )
 
     # -- MCP and declared tools ------------------------------------------------------------------------------
     mcp_servers = Dict(

@@ -102,6 +102,16 @@ class CellReviewedEvent(BaseModel):
     outcome: Literal["kept", "undone"]
 
 
+class CheckpointsPrunedEvent(WithTexts):
+    """The stored undo history grew past its bound (``undo_history_mb``): the checkpoints before these turns
+    were removed, oldest first; those turns can no longer be undone or restored to."""
+
+    type: Literal["checkpoints.pruned"] = "checkpoints.pruned"
+    turn_ids: list[str]
+    limit_mb: float
+    message: UserStr
+
+
 class AssistantDeltaEvent(BaseModel):
     """A piece of streamed answer text (``kind="text"``) or thinking (``kind="reasoning"``)."""
 
@@ -244,6 +254,7 @@ AgentEvent = Annotated[
     | TurnUndoneEvent
     | TurnRedoneEvent
     | CellReviewedEvent
+    | CheckpointsPrunedEvent
     | AssistantDeltaEvent
     | AssistantMessageEvent
     | ErrorEvent

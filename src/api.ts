@@ -261,8 +261,8 @@ export function undoLastTurn(
  * `POST /hdsp-agent/sessions/{id}/restore`: back to the checkpoint before turn `turnId` (it and every later
  * turn undone), all or nothing.
  *
- * @throws ServerConnection.ResponseError 409 as {@link undoLastTurn}, or when the checkpoint is gone (the
- * server restarted)
+ * @throws ServerConnection.ResponseError 409 as {@link undoLastTurn}, or when the checkpoint is gone (removed
+ * to keep the undo history under its size limit)
  */
 export function restoreCheckpoint(
   serverSettings: ServerConnection.ISettings,

@@ -121,7 +121,8 @@ export interface IRedoneItem {
 export interface IContextItem {
   kind: 'context';
   key: string;
-  level: 'warning' | 'compacted';
+  /** `pruned`: older checkpoints were removed to keep the undo history under its size limit. */
+  level: 'warning' | 'compacted' | 'pruned';
   message: string;
   summary: string | null;
   texts?: ServerTexts;

@@ -38,7 +38,7 @@ export class Conversation {
 
   /**
    * Whether the last turn can be undone: it ended and was not undone yet (the server may still
-   * refuse, e.g. when the turn changed nothing or the server restarted since).
+   * refuse, e.g. when the turn changed nothing).
    */
   /**
    * What the conversation cost so far and how full the model's window was at the last step: the tokens of
@@ -52,17 +52,21 @@ export class Conversation {
     return (
       !this._running &&
       this._lastTurnId !== null &&
-      !this._undone.has(this._lastTurnId)
+      !this._undone.has(this._lastTurnId) &&
+      !this._pruned.has(this._lastTurnId)
     );
   }
 
   /**
-   * Whether the checkpoint before turn `turnId` can be restored: the turn ended and was not undone (the
-   * server keeps checkpoints in memory: after a server restart it refuses).
+   * Whether the checkpoint before turn `turnId` can be restored: the turn ended, was not undone, and its
+   * checkpoint was not removed to keep the undo history under its size limit (`checkpoints.pruned`).
    */
   canRestore(turnId: string): boolean {
     return (
-      !this._running && this._ended.has(turnId) && !this._undone.has(turnId)
+      !this._running &&
+      this._ended.has(turnId) &&
+      !this._undone.has(turnId) &&
+      !this._pruned.has(turnId)
     );
   }
 
@@ -283,6 +287,17 @@ export class Conversation {
         });
         break;
       }
+      case 'checkpoints.pruned':
+        event.turn_ids.forEach(turnId => this._pruned.add(turnId));
+        this._put({
+          kind: 'context',
+          key: `pruned-${event.seq}`,
+          level: 'pruned',
+          message: event.message,
+          summary: null,
+          texts: event.texts
+        });
+        break;
       case 'turn.redone': {
         event.turn_ids.forEach(turnId => this._undone.delete(turnId));
         const undone = this._redoKey ? this._find(this._redoKey) : undefined;
@@ -402,6 +417,8 @@ export class Conversation {
   private _kernelChanges: Record<string, IVariableChangeInfo[]> = {};
   private _lastTurnId: string | null = null;
   private _undone = new Set<string>();
+  // Turns whose checkpoints the bound on the undo history removed (never restorable again).
+  private _pruned = new Set<string>();
   private _ended = new Set<string>();
   private _redoKey: string | null = null;
   /** Each turn's tokens, added up over its steps, by part. */

@@ -233,6 +233,17 @@ export interface ICellReviewedEvent extends IEventEnvelope {
   outcome: 'kept' | 'undone';
 }
 
+/**
+ * The stored undo history grew past its bound (`undo_history_mb`): the checkpoints before these turns were
+ * removed, oldest first; those turns can no longer be undone or restored to.
+ */
+export interface ICheckpointsPrunedEvent extends IEventEnvelope, IWithTexts {
+  type: 'checkpoints.pruned';
+  turn_ids: string[];
+  limit_mb: number;
+  message: string;
+}
+
 export interface IErrorEvent extends IEventEnvelope, IWithTexts {
   type: 'error';
   code: string;
@@ -338,5 +349,6 @@ export type AgentEvent =
   | ITurnUndoneEvent
   | ITurnRedoneEvent
   | ICellReviewedEvent
+  | ICheckpointsPrunedEvent
   | IAnswerNumbersEvent
   | IKernelChangesEvent;

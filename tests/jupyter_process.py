@@ -59,6 +59,7 @@ class JupyterProcess:
             "JUPYTER_DATA_DIR": str(Path(self.scratch.name) / "data"),
         }
         self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = Path(self.scratch.name) / "server.log"
 
     @property
     def base(self) -> str:
@@ -85,7 +86,8 @@ class JupyterProcess:
             ],
             env=self.env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            # The server's log, kept beside its root for a failing test to show (appended across restarts).
+            stderr=self.log_path.open("ab"),
         )
         while True:
             try:
@@ -106,6 +108,15 @@ class JupyterProcess:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return 0.0
+
+    def restart(self) -> float:
+        """Stop the server (SIGTERM, as a user's Ctrl-C or a service stop) and start it again on the same
+        root, data dir, config and store; a new port (the old one may linger). Returns the start's seconds."""
+        assert self.process is not None
+        self.process.terminate()
+        self.process.wait(30)
+        self.port = free_port()
+        return self.start()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -43,7 +43,9 @@ if not os.environ.get("HDSP_UI_NO_MODEL"):
     c.HdspAgentApp.api_key = "scripted-key"
 c.HdspAgentApp.max_retries = 0
 c.HdspAgentApp.probe_local_models = False
-c.HdspAgentApp.store_path = str(Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-store-")) / "sessions.sqlite3")
+# One store for the whole run (playwright.config.ts sets the folder): a lab restarted by a test finds it again.
+_store_dir = os.environ.get("HDSP_UI_STORE_DIR") or tempfile.mkdtemp(prefix="hdsp-agent-ui-store-")
+c.HdspAgentApp.store_path = str(Path(_store_dir) / "sessions.sqlite3")
 c.HdspAgentApp.audit_log_path = str(Path(c.HdspAgentApp.store_path).parent / "audit.jsonl")
 # "Always allow" in a test saves its rule here, never in the user's own ~/.jupyter.
 _permissions_dir = Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-permissions-"))

@@ -14,6 +14,7 @@ import { join } from 'path';
 
 import { defineConfig } from '@playwright/test';
 
+import { labArguments } from './restartLab';
 import { chromiumLaunchOptions, scriptedModelServer } from './shared.config';
 
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
@@ -25,6 +26,8 @@ env.HDSP_UI_PORT ??= '18765';
 env.HDSP_UI_MODEL_PORT ??= '18766';
 env.HDSP_UI_TOKEN ??= randomBytes(16).toString('hex');
 env.HDSP_UI_ROOT_DIR ??= mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-root-'));
+// The conversation store: one for the run, so a lab restarted by a test (restart.spec.ts) finds its history.
+env.HDSP_UI_STORE_DIR ??= mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-store-'));
 
 const baseURL = `http://127.0.0.1:${env.HDSP_UI_PORT}`;
 
@@ -34,6 +37,8 @@ export default defineConfig({
   outputDir: './test-results',
   reporter: [['list'], ['html', { open: 'never' }]],
   retries: 0,
+  // A lab a test restarted (restartLab) is not the webServer's process: stopped here.
+  globalTeardown: './restartLab.teardown.ts',
   workers: 1,
   timeout: 90_000,
   expect: { timeout: 15_000 },
@@ -49,17 +54,7 @@ export default defineConfig({
   webServer: [
     scriptedModelServer(env),
     {
-      command: [
-        'jupyter lab',
-        '--config=jupyter_server_test_config.py',
-        '--no-browser',
-        '--allow-root',
-        '--ServerApp.ip=127.0.0.1',
-        `--ServerApp.port=${env.HDSP_UI_PORT}`,
-        '--ServerApp.port_retries=0',
-        `--IdentityProvider.token=${env.HDSP_UI_TOKEN}`,
-        `--ServerApp.root_dir=${env.HDSP_UI_ROOT_DIR}`
-      ].join(' '),
+      command: ['jupyter', ...labArguments(env)].join(' '),
       url: `${baseURL}/api`,
       timeout: 120_000,
       reuseExistingServer: false,

@@ -4,6 +4,12 @@ Writes go through one writer thread in batches, so the event loop never waits on
 streamed deltas costs one transaction. Each batch is a transaction: a crash loses at most the last unflushed
 batch, never half of one. A file that SQLite cannot read is moved aside (and reported), and the server starts
 with a new one.
+
+Beside the conversations it keeps what undo needs after a restart (``agent/undo_records.py`` writes and reads
+it): each session's undo items (a file's prior bytes, a notebook change's inverse or snapshot) in the order
+they were recorded, its checkpoints and redo stack, and the journal of the agent's unsaved changes per
+document. The tables are created when missing, so a store written by an older version opens with its
+conversations as they were.
 """
 
 from __future__ import annotations
@@ -39,6 +45,26 @@ CREATE TABLE IF NOT EXISTS messages (
     position INTEGER NOT NULL,
     payload TEXT NOT NULL,
     PRIMARY KEY (session_id, position)
+);
+CREATE TABLE IF NOT EXISTS undo_items (
+    session_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    content BLOB,
+    size INTEGER NOT NULL,
+    PRIMARY KEY (session_id, kind, item_id)
+);
+CREATE TABLE IF NOT EXISTS undo_state (
+    session_id TEXT PRIMARY KEY,
+    payload TEXT NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS journals (
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (path, kind)
 );
 """
 
@@ -164,7 +190,13 @@ class SessionStore:
 
     def delete_session(self, session_id: str) -> None:
         def delete(db: sqlite3.Connection) -> None:
-            for table, column in (("events", "session_id"), ("messages", "session_id"), ("sessions", "id")):
+            for table, column in (
+                ("events", "session_id"),
+                ("messages", "session_id"),
+                ("undo_items", "session_id"),
+                ("undo_state", "session_id"),
+                ("sessions", "id"),
+            ):
                 db.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
 
         self._submit(delete)
@@ -189,6 +221,82 @@ class SessionStore:
             db.executemany("INSERT INTO messages (session_id, position, payload) VALUES (?, ?, ?)", rows)
 
         self._submit(save)
+
+    # -- undo history and journals (rows in the order they were recorded: rowid) ----------------------------
+
+    def put_undo_item(
+        self, session_id: str, kind: str, item_id: str, payload: dict[str, Any], content: bytes | None
+    ) -> None:
+        text = json.dumps(payload, ensure_ascii=False)
+        size = len(text) + (len(content) if content is not None else 0)
+        # An update keeps the row's place (rowid): an amended record stays where it was in the history.
+        self._submit(
+            lambda db: db.execute(
+                "INSERT INTO undo_items (session_id, kind, item_id, payload, content, size) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_id, kind, item_id) DO UPDATE SET "
+                "payload=excluded.payload, content=excluded.content, size=excluded.size",
+                (session_id, kind, item_id, text, content, size),
+            )
+        )
+
+    def delete_undo_item(self, session_id: str, kind: str, item_id: str) -> None:
+        self._submit(
+            lambda db: db.execute(
+                "DELETE FROM undo_items WHERE session_id = ? AND kind = ? AND item_id = ?",
+                (session_id, kind, item_id),
+            )
+        )
+
+    def delete_undo(self, session_id: str) -> None:
+        def delete(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM undo_items WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM undo_state WHERE session_id = ?", (session_id,))
+
+        self._submit(delete)
+
+    def save_undo_state(self, session_id: str, payload: dict[str, Any]) -> None:
+        text = json.dumps(payload, ensure_ascii=False)
+        self._submit(
+            lambda db: db.execute(
+                "INSERT OR REPLACE INTO undo_state (session_id, payload, size) VALUES (?, ?, ?)",
+                (session_id, text, len(text)),
+            )
+        )
+
+    def save_journal(self, path: str, kind: str, payload: Any) -> None:
+        """``payload`` None: the document has no journal of that kind any more."""
+        if payload is None:
+            self._submit(
+                lambda db: db.execute("DELETE FROM journals WHERE path = ? AND kind = ?", (path, kind))
+            )
+            return
+        text = json.dumps(payload, ensure_ascii=False)
+        self._submit(
+            lambda db: db.execute(
+                "INSERT OR REPLACE INTO journals (path, kind, payload) VALUES (?, ?, ?)", (path, kind, text)
+            )
+        )
+
+    def load_undo_items(self) -> list[tuple[str, str, dict[str, Any], bytes | None]]:
+        """Every session's undo items, oldest first: (session id, kind, payload, content)."""
+        rows = self._query("SELECT session_id, kind, payload, content FROM undo_items ORDER BY rowid")
+        return [(row[0], row[1], json.loads(row[2]), row[3]) for row in rows]
+
+    def load_undo_states(self) -> dict[str, dict[str, Any]]:
+        rows = self._query("SELECT session_id, payload FROM undo_state")
+        return {row[0]: json.loads(row[1]) for row in rows}
+
+    def load_journals(self) -> list[tuple[str, str, Any]]:
+        rows = self._query("SELECT path, kind, payload FROM journals")
+        return [(row[0], row[1], json.loads(row[2])) for row in rows]
+
+    def undo_bytes(self) -> int:
+        """What the stored undo history takes (items and checkpoint/redo state), in bytes."""
+        rows = self._query(
+            "SELECT (SELECT COALESCE(SUM(size), 0) FROM undo_items) + "
+            "(SELECT COALESCE(SUM(size), 0) FROM undo_state)"
+        )
+        return int(rows[0][0])
 
     # -- reading ---------------------------------------------------------------------------------------------
 

@@ -25,7 +25,9 @@ change, where the agent changed it: the user's own click, which protection does 
 Paths in results and events are Jupyter contents paths (relative to the server root, ``/``-separated): the
 form the frontend finds open editors and notebooks by.
 
-All of it lives in the server's memory: it survives a browser reload, not a server restart.
+The histories, the checkpoints and what can be redone are written through to the conversation store as they
+change (``agent/undo_records.py``) and loaded when the server starts: a restart keeps them. The store is
+bounded (``undo_history_mb``): the oldest checkpoints go first (``drop_oldest_checkpoint``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -61,6 +64,8 @@ class TurnMark:
     turn_id: str
     file_records: int
     notebook_entries: int
+    # When the turn started: the bound on the stored history drops the oldest checkpoints first.
+    created: float = field(default_factory=time.time)
 
 
 @dataclass(frozen=True)
@@ -377,6 +382,21 @@ class _Redo:
     turns: list[tuple[str, list[Step]]]
 
 
+Redo = _Redo
+
+
+class UndoStateSink(Protocol):
+    """Where a session's checkpoints and redo stack are kept beyond the server's memory."""
+
+    def undo_state_changed(self, session_id: str, marks: list[TurnMark], redo: list[_Redo]) -> None: ...
+
+    def turn_started(self, undo: TurnUndo, session_id: str, turn_id: str) -> None:
+        """A new checkpoint was taken: the moment to keep the stored history under its bound."""
+        ...
+
+    def session_forgotten(self, session_id: str) -> None: ...
+
+
 def protected_redo(step: Step) -> UndoConflict | None:
     """A conflict when ``step`` (of a redo) would write or delete a path that is protected now."""
     if isinstance(step, FileStep):
@@ -428,6 +448,57 @@ class TurnUndo:
         # One undo, restore or redo at a time per session: two clicks must not both plan on the same state
         # and then both apply.
         self._locks: dict[str, asyncio.Lock] = {}
+        self.sink: UndoStateSink | None = None
+
+    # -- persistence -----------------------------------------------------------------------------------------
+
+    def _changed(self, session_id: str) -> None:
+        if self.sink is not None:
+            self.sink.undo_state_changed(
+                session_id, list(self._checkpoints.get(session_id, [])), list(self._redo.get(session_id, []))
+            )
+
+    def load(self, session_id: str, marks: list[TurnMark], redo: list[_Redo]) -> None:
+        """Put back a session's checkpoints and redo stack as a restarted server found them in the store."""
+        if marks:
+            self._checkpoints[session_id] = list(marks)
+        if redo:
+            self._redo[session_id] = list(redo)
+
+    def sessions(self) -> list[str]:
+        """The sessions with checkpoints or something to redo."""
+        return list(dict.fromkeys([*self._checkpoints, *self._redo]))
+
+    def marks(self, session_id: str) -> list[TurnMark]:
+        return list(self._checkpoints.get(session_id, []))
+
+    def redo_stack(self, session_id: str) -> list[_Redo]:
+        return list(self._redo.get(session_id, []))
+
+    def drop_oldest_checkpoint(self, session_id: str) -> str | None:
+        """Forget the session's oldest checkpoint and the changes recorded before the next one (the stored
+        history grew past its bound): that turn can no longer be undone or restored to. Returns its turn id.
+
+        Not while an undo or a redo of the session is running (its plan holds those records)."""
+        lock = self._locks.get(session_id)
+        marks = self._checkpoints.get(session_id)
+        if not marks or (lock is not None and lock.locked()):
+            return None
+        oldest = marks.pop(0)
+        if marks:
+            files, notebooks = marks[0].file_records, marks[0].notebook_entries
+        else:
+            files = len(self.file_state.records(session_id))
+            notebooks = self.notebooks.undo.mark(session_id)
+        self.file_state.drop_oldest(session_id, files)
+        self.notebooks.undo.drop_oldest(session_id, notebooks)
+        for mark in marks:
+            mark.file_records -= files
+            mark.notebook_entries -= notebooks
+        if not marks:
+            self._checkpoints.pop(session_id, None)
+        self._changed(session_id)
+        return oldest.turn_id
 
     # -- checkpoints -----------------------------------------------------------------------------------------
 
@@ -440,6 +511,9 @@ class TurnUndo:
         )
         self._checkpoints.setdefault(session_id, []).append(mark)
         self._redo.pop(session_id, None)
+        self._changed(session_id)
+        if self.sink is not None:
+            self.sink.turn_started(self, session_id, turn_id)
         return mark
 
     def checkpoints(self, session_id: str) -> list[str]:
@@ -488,7 +562,8 @@ class TurnUndo:
         position = next((i for i, mark in enumerate(marks) if mark.turn_id == turn_id), None)
         if position is None:
             raise NothingToUndo(
-                f"turn {turn_id} cannot be restored (undo history does not survive a server restart)"
+                f"turn {turn_id} cannot be restored (it was undone, or its checkpoint was removed to keep "
+                "the undo history under its size limit)"
             )
         undone = marks[position:]
         # Per turn, newest first: a turn's steps run from its mark to the next turn's mark.
@@ -508,6 +583,7 @@ class TurnUndo:
             redo_turns.insert(0, (undone_turn, list(reversed(redo_steps))))
         del marks[position:]
         self._redo.setdefault(session_id, []).append(_Redo(redo_turns))
+        self._changed(session_id)
         return UndoResult(
             turn_ids=[mark.turn_id for mark in undone],
             restored=[step.description for step in ordered],
@@ -518,7 +594,7 @@ class TurnUndo:
         """Undo the last turn (the composer's Undo), all or nothing."""
         last = self.last_turn(session_id)
         if last is None:
-            raise NothingToUndo("no turn to undo in this session (undo history does not survive a restart)")
+            raise NothingToUndo("no turn to undo in this session")
         return await self.restore(session_id, last, unsaved)
 
     async def redo(self, session_id: str, unsaved: frozenset[str] = frozenset()) -> UndoResult:
@@ -547,6 +623,7 @@ class TurnUndo:
             )
             for step in steps:
                 await step.apply()
+        self._changed(session_id)
         return UndoResult(
             turn_ids=[turn_id for turn_id, _ in redo.turns],
             restored=[step.description for step in ordered],
@@ -584,6 +661,8 @@ class TurnUndo:
         self._checkpoints.pop(session_id, None)
         self._redo.pop(session_id, None)
         self._locks.pop(session_id, None)
+        if self.sink is not None:
+            self.sink.session_forgotten(session_id)
 
 
 def _unique(paths: Any) -> list[str]:

@@ -4,18 +4,33 @@ Entries are kept per agent session, in order. ``mark`` returns a position (taken
 ``undo_since`` restores everything recorded after it, newest first, so a whole turn comes back exactly.
 Restoring goes through the same gateway that made the change, which refuses when the user changed the file
 since.
+
+Every change to the history is told to ``sink`` (the conversation store, when attached): an entry carries
+what a restarted server needs to rebuild it (its inverse, snapshot or ``TextChange``), not only closures.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..tools.base import ToolContext
     from .gateway import NotebookSnapshot
     from .inverse import InverseEdit
+
+
+@dataclass(frozen=True)
+class TextChange:
+    """An agent edit made in an open file editor (unsaved typing merged in): the file, and the text before
+    and after the agent's change, which its undo merges back out of the editor (or the file)."""
+
+    file: Path
+    planned: str
+    before: str
 
 
 @dataclass
@@ -41,14 +56,46 @@ class UndoEntry:
     # The user kept this change, or undid it alone (the review's Keep / Undo on its cell): final for it, so a
     # whole-turn undo or a restore leaves it. Flagged, not removed: turn marks are positions in the history.
     reviewed: bool = False
+    text_change: TextChange | None = None
+    # The entry's key in the conversation store.
+    entry_id: str = field(default_factory=lambda: f"nb-{uuid.uuid4().hex[:12]}")
+
+
+class UndoEntrySink(Protocol):
+    """Where the history is kept beyond the server's memory, told of every change in order."""
+
+    def entry_added(self, entry: UndoEntry) -> None: ...
+
+    def entry_removed(self, entry: UndoEntry) -> None: ...
+
+    def session_forgotten(self, session_id: str) -> None: ...
 
 
 @dataclass
 class NotebookUndoStore:
     _entries: dict[str, list[UndoEntry]] = field(default_factory=dict)
+    sink: UndoEntrySink | None = None
 
     def record(self, entry: UndoEntry) -> None:
         self._entries.setdefault(entry.session_id, []).append(entry)
+        if self.sink is not None:
+            self.sink.entry_added(entry)
+
+    def load(self, session_id: str, entries: list[UndoEntry]) -> None:
+        """Put back a session's history as a restarted server found it in the store (oldest first)."""
+        self._entries[session_id] = list(entries)
+
+    def drop_oldest(self, session_id: str, count: int) -> list[UndoEntry]:
+        """Forget the session's ``count`` oldest entries (the history grew past its bound); returns them."""
+        history = self._entries.get(session_id, [])
+        dropped, history[:count] = history[:count], []
+        for entry in dropped:
+            self._removed(entry)
+        return dropped
+
+    def _removed(self, entry: UndoEntry) -> None:
+        if self.sink is not None:
+            self.sink.entry_removed(entry)
 
     def entries(self, session_id: str) -> list[UndoEntry]:
         return list(self._entries.get(session_id, []))
@@ -70,6 +117,7 @@ class NotebookUndoStore:
                 await entry.restore()
                 undone.append(entry)
             history.pop()
+            self._removed(entry)
         return undone
 
     async def undo_cell_since(self, session_id: str, mark: int, path: str, cell_id: str) -> list[UndoEntry]:
@@ -82,7 +130,7 @@ class NotebookUndoStore:
         for entry in reversed(self._cell_entries(session_id, mark, path, cell_id)):
             assert entry.undo_cell is not None
             await entry.undo_cell()
-            entry.reviewed = True
+            self._reviewed(entry)
             undone.append(entry)
         return undone
 
@@ -91,8 +139,13 @@ class NotebookUndoStore:
         Returns how many there were."""
         kept = self._cell_entries(session_id, mark, path, cell_id)
         for entry in kept:
-            entry.reviewed = True
+            self._reviewed(entry)
         return len(kept)
+
+    def _reviewed(self, entry: UndoEntry) -> None:
+        entry.reviewed = True
+        if self.sink is not None:
+            self.sink.entry_added(entry)  # stored again in its place: the flag survives a restart
 
     def _cell_entries(self, session_id: str, mark: int, path: str, cell_id: str) -> list[UndoEntry]:
         return [
@@ -116,6 +169,9 @@ class NotebookUndoStore:
         history = self._entries.get(entry.session_id, [])
         if entry in history:
             history.remove(entry)
+            self._removed(entry)
 
     def forget(self, session_id: str) -> None:
         self._entries.pop(session_id, None)
+        if self.sink is not None:
+            self.sink.session_forgotten(session_id)

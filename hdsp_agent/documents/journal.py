@@ -9,19 +9,74 @@ back (``replayable``), and a notebook no tab holds any more gets them written to
 
 Entries are edits from ``edits.py`` (cells addressed by id), so replaying them onto the file's content gives
 the agent's changes without touching anything else. An edit whose cell is gone is skipped, never forced.
+
+The same for a text file open in an editor: ``TextJournal`` keeps the agent's unsaved text per path.
+
+Both are written through to a ``JournalSink`` (the conversation store, when the server attached one) as they
+change, and loaded from it when the server starts: a restarted server replays the agent's unsaved changes into
+the reopened tab as a reloaded page would get them.
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import nbformat
 from pydantic import BaseModel
 
 from ..tools.base import ToolError
-from .edits import DeleteCell, InsertCell, apply_edit, cell_index, cell_source
+from .edits import DeleteCell, InsertCell, apply_edit, cell_index, cell_source, parse_edit
+
+
+class JournalSink(Protocol):
+    """Where journals are kept beyond the server's memory: each path's whole journal, on every change."""
+
+    def notebook_journal_changed(self, path: str, edits: list[dict[str, Any]]) -> None:
+        """``path``'s journaled edits now (none: the path has no journal any more)."""
+        ...
+
+    def text_journal_changed(self, path: str, base: str | None, agent: str | None) -> None:
+        """``path``'s unsaved agent text now (None: none any more)."""
+        ...
+
+
+@dataclass
+class AgentText:
+    """The agent's unsaved change to a text file open in an editor (cleared when the file is saved)."""
+
+    # The file's text when the agent first changed the open editor.
+    base: str
+    # The text as the agent made it: what it believes the file is, and what its next edit is computed on.
+    agent: str
+
+
+class TextJournal(dict[str, AgentText]):
+    """The agent's unsaved text per path, written through to ``sink`` on every change (replace a record to
+    change it: one changed in place is not written)."""
+
+    sink: JournalSink | None = None
+
+    def __setitem__(self, path: str, record: AgentText) -> None:
+        super().__setitem__(path, record)
+        if self.sink is not None:
+            self.sink.text_journal_changed(path, record.base, record.agent)
+
+    def __delitem__(self, path: str) -> None:
+        super().__delitem__(path)
+        if self.sink is not None:
+            self.sink.text_journal_changed(path, None, None)
+
+    def pop(self, path: str, *default: Any) -> Any:  # type: ignore[override]
+        had = path in self
+        value = super().pop(path, *default)
+        if had and self.sink is not None:
+            self.sink.text_journal_changed(path, None, None)
+        return value
+
+    def load(self, path: str, base: str, agent: str) -> None:
+        super().__setitem__(path, AgentText(base, agent))
 
 
 @dataclass
@@ -35,10 +90,25 @@ class JournalEntry:
 @dataclass
 class DocumentJournal:
     _entries: dict[str, list[JournalEntry]] = field(default_factory=dict)
+    sink: JournalSink | None = None
+
+    def _write(self, *paths: str) -> None:
+        if self.sink is not None:
+            for path in paths:
+                edits = [entry.edit.model_dump() for entry in self._entries.get(path, [])]
+                self.sink.notebook_journal_changed(path, edits)
+
+    def load(self, path: str, edits: list[dict[str, Any]]) -> None:
+        """A restarted server's journal for ``path``, from the store. Every edit counts as acknowledged: the
+        tab that held it is gone, and replaying skips what the reopened notebook already has."""
+        entries = [JournalEntry(parse_edit(edit), acknowledged=True) for edit in edits]
+        if entries:
+            self._entries[path] = entries
 
     def record(self, path: str, edit: BaseModel) -> JournalEntry:
         entry = JournalEntry(edit)
         self._entries.setdefault(path, []).append(entry)
+        self._write(path)
         return entry
 
     def discard(self, path: str, entry: JournalEntry) -> None:
@@ -48,6 +118,7 @@ class DocumentJournal:
             entries.remove(entry)
         if not entries:
             self._entries.pop(path, None)
+        self._write(path)
 
     def entries(self, path: str) -> list[JournalEntry]:
         return list(self._entries.get(path, []))
@@ -60,19 +131,24 @@ class DocumentJournal:
 
     def saved(self, path: str) -> None:
         """``path`` was saved: the edits the tab had applied are in the file now."""
+        if path not in self._entries:
+            return  # most saves: nothing journaled, nothing to write
         left = [entry for entry in self._entries.get(path, []) if not entry.acknowledged]
         if left:
             self._entries[path] = left
         else:
             self._entries.pop(path, None)
+        self._write(path)
 
     def forget(self, path: str) -> None:
         """The journal's edits were written to the file (no tab held it)."""
-        self._entries.pop(path, None)
+        if self._entries.pop(path, None) is not None:
+            self._write(path)
 
     def renamed(self, old: str, new: str) -> None:
         if old in self._entries:
             self._entries[new] = self._entries.pop(old)
+            self._write(old, new)
 
 
 def replayable(notebook: nbformat.NotebookNode, edits: list[BaseModel]) -> list[BaseModel]:

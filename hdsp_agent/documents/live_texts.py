@@ -13,7 +13,6 @@ An edit's undo step is a ``TextEdit``, recorded by the file tools with the file 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from ..tools.base import ToolError
@@ -21,6 +20,7 @@ from ..user_text import user_text
 from .bridge_connection import E_NOTEBOOK_BRIDGE, BridgeConnection, OpenTabs, _normalized, _text, log
 from .contract import SettleOutcome, TextEdit
 from .gateway import _call
+from .journal import AgentText, TextJournal
 from .merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 
 
@@ -31,22 +31,13 @@ async def _folder_gone(path: str, contents_manager: Any) -> bool:
     return bool(parent) and exists is not None and not await _call(exists, parent)
 
 
-@dataclass
-class AgentText:
-    """The agent's unsaved change to a text file open in an editor (cleared when the file is saved)."""
-
-    # The file's text when the agent first changed the open editor.
-    base: str
-    # The text as the agent made it: what it believes the file is, and what its next edit is computed on.
-    agent: str
-
-
 class LiveTexts:
     """The ``LiveTextGateway`` over every connected tab's file editors."""
 
     def __init__(self, tabs: OpenTabs) -> None:
         self.tabs = tabs
-        self.texts: dict[str, AgentText] = {}
+        # Written through to the conversation store (a restart keeps it): replace a record, never change one.
+        self.texts = TextJournal()
         self._replays: set[asyncio.Task[None]] = set()
 
     @property
@@ -140,7 +131,7 @@ class LiveTexts:
             await holder.request("set_text", key, expected=current, text=restored)
             record = self.texts.get(key)
             if record is not None:
-                record.agent = before
+                self.texts[key] = AgentText(record.base, before)
             elif current == agent_made:
                 # The change had been saved and the user has typed nothing since: the file is put back too.
                 await holder.request("save", key)

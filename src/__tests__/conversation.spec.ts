@@ -395,6 +395,35 @@ describe('Conversation undo', () => {
 });
 
 describe('Conversation checkpoints and redo', () => {
+  it('stops offering the checkpoints the bound on the undo history removed, and says so', () => {
+    const conversation = new Conversation();
+    conversation.receiveAll(simpleTurn(1, 't1', 'm1'));
+    conversation.receiveAll(simpleTurn(8, 't2', 'm2'));
+    const message =
+      'Older checkpoints were removed to keep the undo history under 0.1 MB: those turns can no longer be undone.';
+    conversation.receive(
+      event(15, 'checkpoints.pruned', {
+        turn_ids: ['t1'],
+        limit_mb: 0.1,
+        message,
+        texts: {
+          [message]: {
+            id: 'Older checkpoints were removed to keep the undo history under %1 MB: those turns can no longer be undone.',
+            params: ['0.1']
+          }
+        }
+      })
+    );
+    expect(conversation.canRestore('t1')).toBe(false);
+    expect(conversation.canRestore('t2')).toBe(true);
+    expect(conversation.canUndo).toBe(true);
+    expect(conversation.items.at(-1)).toMatchObject({
+      kind: 'context',
+      level: 'pruned',
+      message
+    });
+  });
+
   it('offers each ended turn as a checkpoint until it is undone, and redo until a new turn starts', () => {
     const conversation = new Conversation();
     conversation.receiveAll(simpleTurn(1, 't1', 'm1'));

@@ -172,14 +172,16 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
     case 'context':
       return (
         <div
-          className={`jp-hdsp-Notice jp-hdsp-ContextNotice ${item.level === 'warning' ? 'jp-mod-warning' : 'jp-mod-compacted'}`}
+          className={`jp-hdsp-Notice jp-hdsp-ContextNotice ${item.level === 'compacted' ? 'jp-mod-compacted' : 'jp-mod-warning'}`}
           data-level={item.level}
           role="status"
         >
           <strong>
             {item.level === 'warning'
               ? trans.__('The context window is nearly full')
-              : trans.__('Conversation compacted')}
+              : item.level === 'pruned'
+                ? trans.__('Older checkpoints removed')
+                : trans.__('Conversation compacted')}
           </strong>
           <div className="jp-hdsp-Notice-message">
             {serverText(trans, item.message, item.texts)}

@@ -9,6 +9,7 @@ call returned.
 from __future__ import annotations
 
 import copy
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -268,6 +269,11 @@ class NotebookRuntime:
                 after_stamp=after_stamp,
             )
         )
+
+    def live_undo(self, ctx: ToolContext, path: str, inverse: InverseEdit) -> Callable[[], Awaitable[None]]:
+        """The undo of a cell edit (``inverse``), applied to the notebook as it is then (a restarted server
+        rebuilds a stored entry's with it)."""
+        return partial(self._undo_live, ctx, path, inverse)
 
     async def _undo_live(self, ctx: ToolContext, path: str, inverse: InverseEdit) -> None:
         """Apply ``inverse`` to the notebook as it is now: open in JupyterLab, else its file."""

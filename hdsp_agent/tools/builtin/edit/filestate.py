@@ -23,6 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from ....user_text import user_text
 from ...base import ToolError
@@ -71,12 +72,30 @@ def fingerprint_of(status: os.stat_result, content_hash: str) -> FileFingerprint
     return FileFingerprint(status.st_mtime_ns, status.st_size, content_hash)
 
 
+class UndoRecordSink(Protocol):
+    """Where undo records are kept beyond the server's memory (the conversation store): told of every
+    change, in order, so a restarted server loads the same history."""
+
+    def record_added(self, record: UndoRecord) -> None: ...
+
+    def record_replaced(self, old: UndoRecord, new: UndoRecord) -> None: ...
+
+    def record_removed(self, record: UndoRecord) -> None: ...
+
+    def session_forgotten(self, session_id: str) -> None: ...
+
+
 @dataclass
 class FileStateStore:
-    """Per-session read fingerprints and undo records, keyed by the resolved path."""
+    """Per-session read fingerprints and undo records, keyed by the resolved path.
+
+    The undo records are written through to ``sink`` (when one is attached) as they change; read
+    fingerprints are not: after a restart the model reads a file again before editing it.
+    """
 
     _reads: dict[tuple[str, Path], FileFingerprint] = field(default_factory=dict)
     _undo: dict[str, list[UndoRecord]] = field(default_factory=dict)
+    sink: UndoRecordSink | None = None
 
     # -- read tracking ---------------------------------------------------------------------------------------
 
@@ -149,6 +168,8 @@ class FileStateStore:
             after_absent=after_absent,
         )
         self._undo.setdefault(session_id, []).append(record)
+        if self.sink is not None:
+            self.sink.record_added(record)
         return record
 
     def amend_after(self, record: UndoRecord, after_sha256: str) -> UndoRecord:
@@ -158,6 +179,8 @@ class FileStateStore:
         amended = dataclasses.replace(record, after_sha256=after_sha256)
         history = self._undo.get(record.session_id, [])
         history[history.index(record)] = amended
+        if self.sink is not None:
+            self.sink.record_replaced(record, amended)
         return amended
 
     def records(self, session_id: str) -> list[UndoRecord]:
@@ -174,6 +197,23 @@ class FileStateStore:
         for key in [key for key in self._reads if key[0] == session_id]:
             del self._reads[key]
         self._undo.pop(session_id, None)
+        if self.sink is not None:
+            self.sink.session_forgotten(session_id)
+
+    def load(self, session_id: str, records: list[UndoRecord]) -> None:
+        """Put back a session's undo records as a restarted server found them in the store (oldest first)."""
+        self._undo[session_id] = list(records)
+
+    def drop_oldest(self, session_id: str, count: int) -> list[UndoRecord]:
+        """Forget the session's ``count`` oldest undo records (the history grew past its bound).
+
+        Returns them."""
+        history = self._undo.get(session_id, [])
+        dropped, history[:count] = history[:count], []
+        for record in dropped:
+            if self.sink is not None:
+                self.sink.record_removed(record)
+        return dropped
 
     def restore(self, record: UndoRecord) -> None:
         """Put the file back as it was before the recorded change, and drop the record.
@@ -191,6 +231,8 @@ class FileStateStore:
         history = self._undo.get(record.session_id, [])
         if record in history:
             history.remove(record)
+            if self.sink is not None:
+                self.sink.record_removed(record)
         self.forget_read(record.session_id, record.path)
 
 

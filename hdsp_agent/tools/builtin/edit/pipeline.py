@@ -14,14 +14,15 @@ import hashlib
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import Field
 
-from ....documents.contract import LiveTextGateway
-from ....documents.history import NotebookUndoStore, UndoEntry
+from ....documents.contract import LiveTextGateway, TextEdit
+from ....documents.history import NotebookUndoStore, TextChange, UndoEntry
 from ....documents.merge import MergeConflict, merge_texts
 from ....permissions.paths import display_path, resolve_in_root
 from ....user_text import user_text
@@ -182,15 +183,19 @@ class FileEditTool(Tool[ArgsT], Generic[ArgsT]):
         on_disk = decode_text_file(raw, shown_as)
         before = _as_the_agent_knows_it(ctx, shown_as, on_disk)
         planned = self._planned(args, before, shown_as)
-        step = await editors.edit_text(shown_as, before.text, planned.text, on_disk.text)
+        await editors.edit_text(shown_as, before.text, planned.text, on_disk.text)
 
-        async def take_back() -> None:
-            if not await editors.revert(shown_as, step):
-                await asyncio.to_thread(_take_back_from_file, path, shown_as, planned.text, before.text)
-
+        change = TextChange(path, planned.text, before.text)
         undo_id = f"undo-{uuid.uuid4().hex[:12]}"
         self.notebook_undo.record(
-            UndoEntry(ctx.session_id, ctx.call_id, shown_as, f"{self.name} in the open editor", take_back)
+            UndoEntry(
+                ctx.session_id,
+                ctx.call_id,
+                shown_as,
+                f"{self.name} in the open editor",
+                text_take_back(editors, shown_as, change),
+                text_change=change,
+            )
         )
         output = describe_edit(shown_as, before.text, planned, undo_id, before.text, self.name)
         output.content += (
@@ -315,6 +320,23 @@ def _as_the_agent_knows_it(ctx: ToolContext, shown_as: str, on_disk: TextFile) -
     editors = live_editors(ctx)
     agent_text = editors.agent_text(shown_as) if editors is not None else None
     return on_disk if agent_text is None else dataclasses.replace(on_disk, text=agent_text)
+
+
+def text_take_back(
+    editors: LiveTextGateway | None, shown_as: str, change: TextChange
+) -> Callable[[], Awaitable[None]]:
+    """The undo of an agent edit made in an open editor: merged back out of the editor, else (the editor is
+    gone, or no tab can hold one: a CLI) out of the file. Also what a restarted server rebuilds from the
+    stored ``TextChange``."""
+
+    async def take_back() -> None:
+        step = TextEdit(before=change.before, after=change.planned)
+        if editors is None or not await editors.revert(shown_as, step):
+            await asyncio.to_thread(
+                _take_back_from_file, change.file, shown_as, change.planned, change.before
+            )
+
+    return take_back
 
 
 def _take_back_from_file(path: Path, shown_as: str, agent_made: str, before: str) -> None:
