@@ -43,7 +43,7 @@ from .bridge_connection import (
     log,
 )
 from .bridge_wire import AppliedDelta
-from .contract import Applied, ReadPurpose, SettleOutcome
+from .contract import Applied, OutputDetail, ReadPurpose, SettleOutcome
 from .edits import ensure_cell_ids
 from .gateway import NotebookSnapshot, _call, _status
 from .inverse import inverse_from_cell, inverse_of
@@ -51,6 +51,10 @@ from .journal import DocumentJournal, cell_texts, replay_onto, replayable
 from .live_texts import LiveTexts, _folder_gone
 
 __all__ = ["E_NOTEBOOK_BRIDGE", "RECONNECT_GRACE_SECONDS", "LiveNotebooks", "SettleOutcome"]
+
+# A brief read keeps this much of each output's text: more than read_notebook shows of one (3,000 characters
+# in its full format), far less than a log of megabytes.
+BRIEF_OUTPUT_CHARS = 10_000
 
 
 class LiveNotebooks:
@@ -106,10 +110,15 @@ class LiveNotebooks:
     async def is_open(self, path: str) -> bool:
         return self.holder(path) is not None
 
-    async def read(self, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
-        """The live model; ``purpose`` does not matter: the tab holds the user's latest edits."""
+    async def read(
+        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+    ) -> nbformat.NotebookNode:
+        """The live model; ``purpose`` does not matter: the tab holds the user's latest edits. ``brief``: the
+        tab leaves out the outputs' large payloads (``BRIEF_OUTPUT_CHARS``)."""
+        output_chars = BRIEF_OUTPUT_CHARS if outputs == "brief" else None
         async with self._locks(_normalized(path)):
-            return _notebook(await self._holder_or_error(path).request("read", path), path)
+            result = await self._holder_or_error(path).request("read", path, output_chars=output_chars)
+            return _notebook(result, path)
 
     async def acknowledge(self, path: str) -> None:
         return None
