@@ -158,7 +158,9 @@ export class NotebookBridge implements IDisposable {
     const model = panel.context.model;
     switch (request.method) {
       case 'read':
-        return { ...briefOutputs(notebookJSON(model), request.output_chars ?? null) };
+        return {
+          ...briefOutputs(notebookJSON(model), request.output_chars ?? null)
+        };
       case 'snapshot':
         return { notebook: notebookJSON(model) };
       case 'apply': {
@@ -490,49 +492,57 @@ export function briefOutputs(
     omittedChars += text.length - chars;
     return `${text.slice(0, chars)}${OMITTED_TEXT_MARK}${text.length - chars} more characters]`;
   };
-  for (const cell of content.cells) {
-    if (cell.cell_type !== 'code') {
-      continue;
+  // New objects throughout: the model's JSON may share its outputs with the shared model.
+  const brief = (output: nbformat.IOutput): nbformat.IOutput => {
+    if (isStream(output)) {
+      return { ...output, text: cut(output.text) };
     }
-    for (const output of (cell as nbformat.ICodeCell).outputs) {
-      if (isStream(output)) {
-        output.text = cut(output.text);
-        continue;
-      }
-      const data = output.data as nbformat.IMimeBundle | undefined;
-      if (!data || typeof data !== 'object') {
-        continue;
-      }
-      const omitted: Record<string, { bytes: number; head: string }> = {};
-      for (const [mime, value] of Object.entries(data)) {
-        if (IMAGE_MIME.test(mime)) {
-          const encoded = (
-            Array.isArray(value) ? value.join('') : String(value)
-          ).replace(/\s/g, '');
-          const padding = encoded.endsWith('==')
-            ? 2
-            : encoded.endsWith('=')
-              ? 1
-              : 0;
-          omitted[mime] = {
-            bytes: Math.floor((encoded.length * 3) / 4) - padding,
-            head: encoded.slice(0, 44)
-          };
-          omittedChars += encoded.length;
-          data[mime] = '';
-        } else if (typeof value === 'string' || Array.isArray(value)) {
-          data[mime] = cut(value as nbformat.MultilineString);
-        }
-      }
-      if (Object.keys(omitted).length > 0) {
-        output.metadata = {
-          ...((output.metadata as nbformat.OutputMetadata | undefined) ?? {}),
-          [OMITTED_KEY]: omitted
+    const data = output.data as nbformat.IMimeBundle | undefined;
+    if (!data || typeof data !== 'object') {
+      return output;
+    }
+    const kept: nbformat.IMimeBundle = {};
+    const omitted: Record<string, { bytes: number; head: string }> = {};
+    for (const [mime, value] of Object.entries(data)) {
+      if (IMAGE_MIME.test(mime)) {
+        const encoded = (
+          Array.isArray(value) ? value.join('') : String(value)
+        ).replace(/\s/g, '');
+        const padding = encoded.endsWith('==')
+          ? 2
+          : encoded.endsWith('=')
+            ? 1
+            : 0;
+        omitted[mime] = {
+          bytes: Math.floor((encoded.length * 3) / 4) - padding,
+          head: encoded.slice(0, 44)
         };
+        omittedChars += encoded.length;
+        kept[mime] = '';
+      } else if (typeof value === 'string' || Array.isArray(value)) {
+        kept[mime] = cut(value as nbformat.MultilineString);
+      } else {
+        kept[mime] = value;
       }
     }
-  }
-  return { notebook: content, omitted_chars: omittedChars };
+    const metadata =
+      Object.keys(omitted).length > 0
+        ? {
+            ...((output.metadata as nbformat.OutputMetadata | undefined) ?? {}),
+            [OMITTED_KEY]: omitted
+          }
+        : output.metadata;
+    return { ...output, data: kept, metadata } as nbformat.IOutput;
+  };
+  const cells = content.cells.map(cell =>
+    cell.cell_type === 'code'
+      ? {
+          ...cell,
+          outputs: (cell as nbformat.ICodeCell).outputs.map(brief)
+        }
+      : cell
+  );
+  return { notebook: { ...content, cells }, omitted_chars: omittedChars };
 }
 
 function isStream(output: nbformat.IOutput): output is nbformat.IStream {
