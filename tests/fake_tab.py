@@ -188,7 +188,7 @@ _IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
 
 
 def brief_outputs(notebook: dict[str, Any], chars: int) -> NotebookResult:
-    """A brief read's answer, as src/notebookBridge.ts ``briefOutputs`` builds it (bridge_wire.ReadRequest)."""
+    """A brief read's answer, as src/notebookBridge.ts ``briefOutputs`` builds it (see ReadRequest)."""
     omitted_chars = 0
 
     def cut(value: Any) -> str:

@@ -159,8 +159,13 @@ async def test_a_notebook_with_outputs_larger_than_tornados_default_frame_is_rea
 
 
 def plot_png(width: int, height: int, size: int) -> str:
-    """A PNG's base64 as a plot output holds it: the signature, an IHDR with the dimensions, ``size`` bytes."""
-    header = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + struct.pack(">II", width, height) + b"\x08\x06\x00\x00\x00"
+    """A PNG's base64 as a plot holds it: the signature, an IHDR with the dimensions, ``size`` bytes."""
+    header = (
+        b"\x89PNG\r\n\x1a\n"
+        + b"\x00\x00\x00\rIHDR"
+        + struct.pack(">II", width, height)
+        + b"\x08\x06\x00\x00\x00"
+    )
     return base64.b64encode(header + os.urandom(size - len(header))).decode()
 
 

@@ -215,5 +215,7 @@ def test_an_overview_line_redacts_a_secret_its_cut_splits_and_reads_only_a_bound
     # The same for an error's message, and for a credential in a URL.
     error = nbformat.v4.new_output("error", ename="ValueError", evalue="x" * 80 + secret, traceback=[])
     assert "sk-proj" not in output_summary([error], redact=redact)
-    url = nbformat.v4.new_output("stream", name="stdout", text="y" * 70 + "https://me:hunter2hunter2@example.com/x\n")
+    url = nbformat.v4.new_output(
+        "stream", name="stdout", text="y" * 70 + "https://me:hunter2hunter2@example.com/x\n"
+    )
     assert "hunter" not in output_summary([url], redact=redact)

@@ -67,7 +67,7 @@ class BridgeConnection:
         self.closed = False
 
     def request_timeout(self, path: str) -> float:
-        """How long to wait for the tab's answer about ``path``: longer for a document it took long to send."""
+        """How long to wait for the tab's answer about ``path``: longer for a large document."""
         return REQUEST_TIMEOUT_SECONDS + self.answer_bytes.get(_normalized(path), 0) / BYTES_PER_EXTRA_SECOND
 
     def receive(self, message: dict[str, Any], size: int = 0) -> None:

@@ -52,9 +52,9 @@ from .live_texts import LiveTexts, _folder_gone
 
 __all__ = ["E_NOTEBOOK_BRIDGE", "RECONNECT_GRACE_SECONDS", "LiveNotebooks", "SettleOutcome"]
 
-# A brief read keeps this much of each output's text: more than read_notebook shows of one (3,000 characters
-# in its full format), far less than a log of megabytes.
-BRIEF_OUTPUT_CHARS = 10_000
+# A brief read keeps this much of each output's text: what read_notebook shows of one at most (its full
+# format; the brief one shows a line), far less than a log of megabytes.
+BRIEF_OUTPUT_CHARS = 3_000
 
 
 class LiveNotebooks:

@@ -318,7 +318,9 @@ def _text_cut(output: dict[str, Any], chars: int) -> dict[str, Any]:
     data = output.get("data")
     if isinstance(data, dict):
         cut["data"] = {
-            mime: value if mime in IMAGE_TYPES or not isinstance(value, str | list) else _joined(value)[:chars]
+            mime: value
+            if mime in IMAGE_TYPES or not isinstance(value, str | list)
+            else _joined(value)[:chars]
             for mime, value in data.items()
         }
     return cut
