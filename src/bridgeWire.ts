@@ -15,8 +15,17 @@ interface IRequestBase {
   path: string;
 }
 
+/** Where a brief `read` says what it left out of an output (bridge_wire.OMITTED_KEY). */
+export const OMITTED_KEY = 'hdsp_agent_omitted';
+/** What follows a text a brief `read` cut (bridge_wire.OMITTED_TEXT_MARK). */
+export const OMITTED_TEXT_MARK = '\n[… not read: ';
+
 export type BridgeRequest =
-  | (IRequestBase & { method: 'read' })
+  /**
+   * `output_chars` null: the whole notebook; a number: outputs without their large payloads (see
+   * bridge_wire.ReadRequest).
+   */
+  | (IRequestBase & { method: 'read'; output_chars?: number | null })
   | (IRequestBase & {
       method: 'read_cell';
       cell_id?: string | null;
@@ -67,6 +76,8 @@ export type TabMessage = IOpenAnnouncement | IBridgeResponse;
 /** The answer to `read` and `snapshot`. */
 export interface INotebookResult {
   notebook: nbformat.INotebookContent;
+  /** A brief read: how many characters of output it left out. */
+  omitted_chars?: number;
 }
 
 /**

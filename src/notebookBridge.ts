@@ -10,12 +10,15 @@ import type {
 import { IDisposable } from '@lumino/disposable';
 import type { Widget } from '@lumino/widgets';
 
-import type {
+import {
   BridgeRequest,
   IAppliedDelta,
   IBridgeResponse,
   ICellResult,
-  IOpenAnnouncement
+  INotebookResult,
+  IOpenAnnouncement,
+  OMITTED_KEY,
+  OMITTED_TEXT_MARK
 } from './bridgeWire';
 import {
   applyEdit,
@@ -157,6 +160,9 @@ export class NotebookBridge implements IDisposable {
     const model = panel.context.model;
     switch (request.method) {
       case 'read':
+        return {
+          ...briefOutputs(notebookJSON(model), request.output_chars ?? null)
+        };
       case 'snapshot':
         return { notebook: notebookJSON(model) };
       case 'read_cell':
@@ -476,6 +482,87 @@ function notebookJSON(model: INotebookModel): nbformat.INotebookContent {
     content.nbformat_minor = 5;
   }
   return content;
+}
+
+const IMAGE_MIME = /^image\/(png|jpeg|gif|webp)$/;
+
+/**
+ * `content` with its outputs' large payloads left out, for a read that needs sources and a line per
+ * output (bridge_wire.ReadRequest): each image's data becomes "" with its byte size and first 44
+ * base64 characters (enough for PNG and GIF dimensions) in the output's metadata, each text longer
+ * than `chars` is cut with a mark. `chars` null: `content` as it is.
+ */
+export function briefOutputs(
+  content: nbformat.INotebookContent,
+  chars: number | null
+): INotebookResult {
+  if (chars === null) {
+    return { notebook: content };
+  }
+  let omittedChars = 0;
+  const cut = (value: nbformat.MultilineString): string => {
+    const text = Array.isArray(value) ? value.join('') : String(value);
+    if (text.length <= chars) {
+      return text;
+    }
+    omittedChars += text.length - chars;
+    return `${text.slice(0, chars)}${OMITTED_TEXT_MARK}${text.length - chars} more characters]`;
+  };
+  // New objects throughout: the model's JSON may share its outputs with the shared model.
+  const brief = (output: nbformat.IOutput): nbformat.IOutput => {
+    if (isStream(output)) {
+      return { ...output, text: cut(output.text) };
+    }
+    const data = output.data as nbformat.IMimeBundle | undefined;
+    if (!data || typeof data !== 'object') {
+      return output;
+    }
+    const kept: nbformat.IMimeBundle = {};
+    const omitted: Record<string, { bytes: number; head: string }> = {};
+    for (const [mime, value] of Object.entries(data)) {
+      if (IMAGE_MIME.test(mime)) {
+        const encoded = (
+          Array.isArray(value) ? value.join('') : String(value)
+        ).replace(/\s/g, '');
+        const padding = encoded.endsWith('==')
+          ? 2
+          : encoded.endsWith('=')
+            ? 1
+            : 0;
+        omitted[mime] = {
+          bytes: Math.floor((encoded.length * 3) / 4) - padding,
+          head: encoded.slice(0, 44)
+        };
+        omittedChars += encoded.length;
+        kept[mime] = '';
+      } else if (typeof value === 'string' || Array.isArray(value)) {
+        kept[mime] = cut(value as nbformat.MultilineString);
+      } else {
+        kept[mime] = value;
+      }
+    }
+    const metadata =
+      Object.keys(omitted).length > 0
+        ? {
+            ...((output.metadata as nbformat.OutputMetadata | undefined) ?? {}),
+            [OMITTED_KEY]: omitted
+          }
+        : output.metadata;
+    return { ...output, data: kept, metadata } as nbformat.IOutput;
+  };
+  const cells = content.cells.map(cell =>
+    cell.cell_type === 'code'
+      ? {
+          ...cell,
+          outputs: (cell as nbformat.ICodeCell).outputs.map(brief)
+        }
+      : cell
+  );
+  return { notebook: { ...content, cells }, omitted_chars: omittedChars };
+}
+
+function isStream(output: nbformat.IOutput): output is nbformat.IStream {
+  return output.output_type === 'stream';
 }
 
 /**

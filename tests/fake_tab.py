@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ import nbformat
 
 from hdsp_agent.documents.bridge_wire import (
     BRIDGE_REQUESTS,
+    OMITTED_KEY,
+    OMITTED_TEXT_MARK,
     AppliedDelta,
     ApplyRequest,
     BridgeError,
@@ -135,6 +138,8 @@ class FakeTab:
         if path not in self.notebooks:
             raise ToolError("E_NOTEBOOK_BRIDGE", "the notebook is no longer open in this JupyterLab tab")
         notebook = self.notebooks[path]
+        if isinstance(request, ReadRequest) and request.output_chars is not None:
+            return brief_outputs(copy.deepcopy(notebook), request.output_chars).model_dump()
         if isinstance(request, ReadRequest | SnapshotRequest):
             return NotebookResult(notebook=copy.deepcopy(notebook)).model_dump()
         if isinstance(request, ReadCellRequest):
@@ -224,3 +229,41 @@ class FakeTab:
     async def close(self) -> None:
         self.ws.close()
         await asyncio.wait({self.task}, timeout=5)
+
+
+_IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
+
+
+def brief_outputs(notebook: dict[str, Any], chars: int) -> NotebookResult:
+    """A brief read's answer, as src/notebookBridge.ts ``briefOutputs`` builds it (see ReadRequest)."""
+    omitted_chars = 0
+
+    def cut(value: Any) -> str:
+        nonlocal omitted_chars
+        text = "".join(value) if isinstance(value, list) else str(value)
+        if len(text) <= chars:
+            return text
+        omitted_chars += len(text) - chars
+        return f"{text[:chars]}{OMITTED_TEXT_MARK}{len(text) - chars} more characters]"
+
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if output.get("output_type") == "stream":
+                output["text"] = cut(output["text"])
+                continue
+            data = output.get("data")
+            if not isinstance(data, dict):
+                continue
+            omitted = {}
+            for mime, value in list(data.items()):
+                if _IMAGE_MIME.match(mime):
+                    encoded = re.sub(r"\s", "", "".join(value) if isinstance(value, list) else str(value))
+                    padding = 2 if encoded.endswith("==") else 1 if encoded.endswith("=") else 0
+                    omitted[mime] = {"bytes": len(encoded) * 3 // 4 - padding, "head": encoded[:44]}
+                    omitted_chars += len(encoded)
+                    data[mime] = ""
+                elif isinstance(value, str | list):
+                    data[mime] = cut(value)
+            if omitted:
+                output["metadata"] = {**output.get("metadata", {}), OMITTED_KEY: omitted}
+    return NotebookResult(notebook=notebook, omitted_chars=omitted_chars)

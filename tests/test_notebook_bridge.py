@@ -8,7 +8,11 @@ bridge's wire models.
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
+import json
+import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +153,62 @@ async def test_a_notebook_with_outputs_larger_than_tornados_default_frame_is_rea
         read = ok(await agent.call("read_notebook", path="big.ipynb", format="full", include_outputs=True))
         assert "read from the live notebook open in JupyterLab" in read.content
         assert "xxxx" in read.content
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+def plot_png(width: int, height: int, size: int) -> str:
+    """A PNG's base64 as a plot holds it: the signature, an IHDR with the dimensions, ``size`` bytes."""
+    header = (
+        b"\x89PNG\r\n\x1a\n"
+        + b"\x00\x00\x00\rIHDR"
+        + struct.pack(">II", width, height)
+        + b"\x08\x06\x00\x00\x00"
+    )
+    return base64.b64encode(header + os.urandom(size - len(header))).decode()
+
+
+async def test_an_overview_of_a_notebook_with_plots_does_not_carry_their_bytes_and_undo_restores_them(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook(jp_root_dir, "plots.ipynb", "plot()", "plot()", "print(log)")
+    live = nbformat.read(path, as_version=4)
+    plots = [plot_png(640, 480, 400_000), plot_png(800, 600, 300_000)]
+    for cell, data in zip(live.cells, plots, strict=False):
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "display_data", data={"image/png": data, "text/plain": "<Figure size 640x480 with 1 Axes>"}
+            )
+        ]
+    live.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="line\n" * 100_000)]
+    exact = copy.deepcopy(live)
+    tab = await open_tab(jp_ws_fetch, {"plots.ipynb": live})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        read = ok(await agent.call("read_notebook", path="plots.ipynb", format="full", include_outputs=True))
+        # The model is told what each plot is, from the tab's brief answer ...
+        assert "image/png 640×480 px, 390.6 kB" in read.content
+        assert "image/png 800×600 px, 293.0 kB" in read.content
+        assert "line\nline" in read.content
+        # ... which carried neither plot's bytes nor the whole log.
+        brief = tab.replies[-1]
+        assert len(brief) < 30_000
+        assert all(data[100:200] not in brief for data in plots)
+        assert tab.requests[-1]["output_chars"] is not None
+
+        # A change reads the notebook whole: its undo puts the deleted plot back exactly.
+        first = live.cells[0].id
+        ok(await agent.call("delete_cell", path="plots.ipynb", cell_id=first))
+        assert [cell.id for cell in tab.notebooks["plots.ipynb"].cells] == [c.id for c in exact.cells[1:]]
+        await agent.runtime.undo.undo_since(agent.ctx.session_id, 0)
+        assert tab.notebooks["plots.ipynb"].cells == exact.cells
+
+        # A snapshot (what restores a notebook whole) carries every byte too.
+        live_notebooks = jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks
+        snapshot = await live_notebooks.snapshot("plots.ipynb")
+        assert snapshot.content is not None
+        assert nbformat.from_dict(json.loads(snapshot.content)).cells == exact.cells
     finally:
         await tab.close()
         await agent.close()

@@ -60,7 +60,7 @@ class FrontendNotebooks:
     async def is_open(self, path: str) -> bool:
         return path in self.notebooks
 
-    async def read(self, path: str, purpose: str = "show") -> nbformat.NotebookNode:
+    async def read(self, path: str, purpose: str = "show", outputs: str = "full") -> nbformat.NotebookNode:
         return copy.deepcopy(self.notebooks[path])
 
     async def read_cell(

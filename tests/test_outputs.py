@@ -15,6 +15,7 @@ from hdsp_agent.tools.jupyter.outputs import (
     output_summary,
     render_outputs,
 )
+from hdsp_agent.tools.redaction import REDACTED, SecretRedactor
 
 
 def message(msg_type: str, **content: Any) -> dict[str, Any]:
@@ -190,3 +191,31 @@ def test_summary_prefers_the_error_and_counts_further_outputs() -> None:
     assert output_summary([printed, result]) == "first line (+1 more)"
     assert output_summary([printed, error]) == "error: KeyError: 'x'"
     assert output_summary([]) == ""
+
+
+def test_an_overview_line_redacts_a_secret_its_cut_splits_and_reads_only_a_bound_of_a_huge_output() -> None:
+    secret = "sk-proj-Zq8vW3nR5tY7uI9oP1aS4dF6gH8jK0lM"
+    redactor = SecretRedactor(lambda: [secret])
+    seen: list[int] = []
+
+    def redact(text: str) -> str:
+        seen.append(len(text))
+        return redactor.redact(text)
+
+    # The secret starts before the 100th character and ends after it: what is kept holds none of it.
+    line = "k" * 90 + secret + " tail"
+    log = nbformat.v4.new_output("stream", name="stdout", text=line + "\n" + "more output\n" * 1_000_000)
+    summary = output_summary([log], redact=redact)
+    assert summary == "k" * 90 + REDACTED[:10]
+    # A piece of the secret shorter than the redactor's pieces would be left if the cut came first.
+    assert secret[:10] not in summary and "sk-proj" not in summary
+    # The 12 MB log is not redacted whole: only a window a little wider than the line kept.
+    assert seen and max(seen) <= 400
+
+    # The same for an error's message, and for a credential in a URL.
+    error = nbformat.v4.new_output("error", ename="ValueError", evalue="x" * 80 + secret, traceback=[])
+    assert "sk-proj" not in output_summary([error], redact=redact)
+    url = nbformat.v4.new_output(
+        "stream", name="stdout", text="y" * 70 + "https://me:hunter2hunter2@example.com/x\n"
+    )
+    assert "hunter" not in output_summary([url], redact=redact)

@@ -30,8 +30,11 @@ E_NOTEBOOK_BRIDGE = "E_NOTEBOOK_BRIDGE"
 # overwrite it).
 RECONNECT_GRACE_SECONDS = 5.0
 log = logging.getLogger("hdsp_agent.live")
-# A tab answers from memory; this long means it is frozen or gone.
+# A tab answers from memory; this long means it is frozen or gone ...
 REQUEST_TIMEOUT_SECONDS = 20.0
+# ... plus a second per this many bytes of the largest answer it gave for the document: serializing and
+# sending a notebook of 50 MB takes the tab seconds (``request_timeout``).
+BYTES_PER_EXTRA_SECOND = 1024 * 1024
 
 
 def _normalized(path: str) -> str:
@@ -60,10 +63,18 @@ class BridgeConnection:
         # Text files open in the tab's file editors.
         self.editors: set[str] = set()
         self._pending: dict[int, asyncio.Future[BridgeResponse]] = {}
+        self._pending_paths: dict[int, str] = {}
+        # The size of the largest answer about each document (a brief read counts what it left out).
+        self.answer_bytes: dict[str, int] = {}
         self._ids = itertools.count(1)
         self.closed = False
 
-    def receive(self, message: dict[str, Any]) -> None:
+    def request_timeout(self, path: str) -> float:
+        """How long to wait for the tab's answer about ``path``: longer for a large document."""
+        return REQUEST_TIMEOUT_SECONDS + self.answer_bytes.get(_normalized(path), 0) / BYTES_PER_EXTRA_SECOND
+
+    def receive(self, message: dict[str, Any], size: int = 0) -> None:
+        """One message from the tab; ``size``: its length on the wire (for ``request_timeout``)."""
         try:
             parsed = TAB_MESSAGES.validate_python(message)
         except ValidationError as error:
@@ -85,6 +96,11 @@ class BridgeConnection:
             if opened and self._on_open is not None:
                 self._on_open(self, opened)
         elif isinstance(parsed, BridgeResponse) and parsed.id is not None:
+            path = self._pending_paths.pop(parsed.id, None)
+            if path is not None:
+                omitted = (parsed.result or {}).get("omitted_chars")
+                whole = size + (omitted if isinstance(omitted, int) else 0)
+                self.answer_bytes[path] = max(self.answer_bytes.get(path, 0), whole)
             future = self._pending.pop(parsed.id, None)
             if future is not None and not future.done():
                 future.set_result(parsed)
@@ -119,15 +135,17 @@ class BridgeConnection:
         message = _message(request_id, method, path, payload)
         future: asyncio.Future[BridgeResponse] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
+        self._pending_paths[request_id] = _normalized(path)
+        timeout = self.request_timeout(path)
         self._send(message)
         try:
-            reply = await asyncio.wait_for(future, REQUEST_TIMEOUT_SECONDS)
+            reply = await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             raise ToolError(
                 E_NOTEBOOK_BRIDGE,
                 user_text(
                     "JupyterLab did not answer within %1 s (%2 %3)",
-                    format(REQUEST_TIMEOUT_SECONDS, ".0f"),
+                    format(timeout, ".0f"),
                     method,
                     path,
                 ),
@@ -135,6 +153,7 @@ class BridgeConnection:
             ) from None
         finally:
             self._pending.pop(request_id, None)
+            self._pending_paths.pop(request_id, None)
         if reply.error is not None:
             raise ToolError(
                 reply.error.code or E_NOTEBOOK_BRIDGE,

@@ -22,6 +22,10 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from .edits import NotebookEdit
 
+# Where a brief ``read`` (``ReadRequest.output_chars``) says what it left out of an output.
+OMITTED_KEY = "hdsp_agent_omitted"
+OMITTED_TEXT_MARK = "\n[… not read: "
+
 
 class _Request(BaseModel):
     type: Literal["request"] = "request"
@@ -30,7 +34,14 @@ class _Request(BaseModel):
 
 
 class ReadRequest(_Request):
+    """``output_chars`` None: the whole notebook. A number: the outputs without their large payloads (a
+    notebook of 2,000 cells and plots is 50 MB; an overview needs its sources and a line per output): each
+    image's data is "" with ``metadata[OMITTED_KEY][mime] = {"bytes": n, "head": the first 44 base64
+    characters}`` (its size and, for PNG and GIF, dimensions), each text longer than ``output_chars`` is cut
+    to that many characters followed by ``OMITTED_TEXT_MARK`` and how many were left out."""
+
     method: Literal["read"] = "read"
+    output_chars: int | None = None
 
 
 class ReadCellRequest(_Request):
@@ -121,6 +132,8 @@ TabMessage = Annotated[OpenAnnouncement | BridgeResponse, Field(discriminator="t
 
 class NotebookResult(BaseModel):
     notebook: dict[str, Any]
+    # A brief read: how many characters of output it left out (the whole notebook's size, for the wait).
+    omitted_chars: int = 0
 
 
 class CellResult(BaseModel):

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 # show: the model sees this content, so later changes are checked against it. change: read in order to
 # change the notebook, which must still be what the model saw. peek: neither (e.g. only the kernel name).
 ReadPurpose = Literal["show", "change", "peek"]
+# full: every output whole. brief: a live tab leaves out the outputs' large payloads (images, long text: see
+# ``bridge_wire.ReadRequest``), for a read that shows sources and a line per output; such a notebook is never
+# written back or used as an edit's ``before``. A file is read whole either way (it is parsed whole anyway).
+OutputDetail = Literal["full", "brief"]
 Settled = Literal["saved", "left_unsaved", "written", "unchanged"]
 
 
@@ -107,7 +111,9 @@ class NotebookGateway(Protocol):
         """Whether this gateway holds ``path`` (live: open in a connected JupyterLab; file: it exists)."""
         ...
 
-    async def read(self, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+    async def read(
+        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+    ) -> nbformat.NotebookNode:
         """The notebook as it is now (live: including unsaved edits); every cell has an id."""
         ...
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from ..permissions.paths import display_path, resolve_in_root
 from ..tools.base import ToolContext, ToolError
 from ..user_text import user_text
-from .contract import Applied, CellRead, FileUndo, NotebookGateway, ReadPurpose
+from .contract import Applied, CellRead, FileUndo, NotebookGateway, OutputDetail, ReadPurpose
 from .edits import InsertCell, apply_edit, cell_at, ensure_cell_ids, find_cell
 
 __all__ = ["NotebookGateway", "ReadPurpose"]
@@ -179,7 +179,9 @@ class FileNotebookGateway:
     async def is_open(self, path: str) -> bool:
         return bool(await _call(self.contents_manager.file_exists, path))
 
-    async def read(self, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+    async def read(
+        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+    ) -> nbformat.NotebookNode:
         """The notebook; ``purpose`` says how the read relates to conflict detection.
 
         show: the model sees this content, so later changes are checked against it. change: a tool reads in

@@ -43,7 +43,7 @@ from .bridge_connection import (
     log,
 )
 from .bridge_wire import AppliedDelta, CellResult
-from .contract import Applied, CellRead, ReadPurpose, SettleOutcome
+from .contract import Applied, CellRead, OutputDetail, ReadPurpose, SettleOutcome
 from .edits import E_CELL_NOT_FOUND, ensure_cell_ids
 from .gateway import E_NOTEBOOK_CHANGED, NotebookSnapshot, _call, _status
 from .inverse import inverse_from_cell, inverse_of
@@ -74,6 +74,11 @@ def _nothing_of_the_user_unsaved(
     agent's changes, or the file has no cells at all (a notebook new from the launcher: there is nothing on
     disk a save could overwrite, and what the user typed in the tab is safer saved than left to a crash)."""
     return _typed_cells(live) == _typed_cells(expected) or not on_disk.get("cells")
+
+
+# A brief read keeps this much of each output's text: what read_notebook shows of one at most (its full
+# format; the brief one shows a line), far less than a log of megabytes.
+BRIEF_OUTPUT_CHARS = 3_000
 
 
 class LiveNotebooks:
@@ -160,10 +165,15 @@ class LiveNotebooks:
     async def is_open(self, path: str) -> bool:
         return self.holder(path) is not None
 
-    async def read(self, path: str, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
-        """The live model; ``purpose`` does not matter: the tab holds the user's latest edits."""
+    async def read(
+        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+    ) -> nbformat.NotebookNode:
+        """The live model; ``purpose`` does not matter: the tab holds the user's latest edits. ``brief``: the
+        tab leaves out the outputs' large payloads (``BRIEF_OUTPUT_CHARS``)."""
+        output_chars = BRIEF_OUTPUT_CHARS if outputs == "brief" else None
         async with self._locks(_normalized(path)):
-            return _notebook(await self._holder_or_error(path).request("read", path), path)
+            result = await self._holder_or_error(path).request("read", path, output_chars=output_chars)
+            return _notebook(result, path)
 
     async def read_cell(
         self, path: str, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"

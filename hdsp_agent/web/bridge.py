@@ -45,7 +45,7 @@ class NotebookBridgeHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSo
             self.log.warning("hdsp-agent notebook bridge: a message that is not JSON was ignored")
             return
         if isinstance(payload, dict) and self.connection is not None:
-            self.connection.receive(payload)
+            self.connection.receive(payload, len(message))
 
     def _send(self, payload: dict[str, Any]) -> int:
         text = json.dumps(payload)

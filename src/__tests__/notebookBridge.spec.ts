@@ -411,6 +411,72 @@ describe('NotebookBridge', () => {
     expect(missing.error?.code).toBe('E_NOTEBOOK_BRIDGE');
   });
 
+  it('answers a brief read without image bytes or long text, and a snapshot whole', () => {
+    const model = notebookWith('plot()', 'print(log)');
+    // A PNG's first bytes (signature and IHDR: 640x480), then the picture.
+    const png = btoa(
+      '\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x02\x80\x00\x00\x01\xe0' +
+        'p'.repeat(30_000)
+    );
+    const log = 'line\n'.repeat(10_000);
+    applyEdit(model, {
+      op: 'set_cell_outputs',
+      cell_id: 'c0',
+      outputs: [
+        {
+          output_type: 'display_data',
+          data: { 'image/png': png, 'text/plain': '<Figure>' },
+          metadata: {}
+        }
+      ],
+      execution_count: 1
+    } as any);
+    applyEdit(model, {
+      op: 'set_cell_outputs',
+      cell_id: 'c1',
+      outputs: [{ output_type: 'stream', name: 'stdout', text: log }],
+      execution_count: 2
+    } as any);
+    tracker.add('nb.ipynb', model);
+
+    const brief = bridge.handle({
+      type: 'request',
+      id: 1,
+      method: 'read',
+      path: 'nb.ipynb',
+      output_chars: 100
+    });
+    const text = JSON.stringify(brief);
+    expect(text.length).toBeLessThan(3_000);
+    const cells = (brief.result!.notebook as any).cells;
+    const plot = cells[0].outputs[0];
+    expect(plot.data['image/png']).toBe('');
+    expect(plot.data['text/plain']).toBe('<Figure>');
+    expect(plot.metadata.hdsp_agent_omitted['image/png']).toEqual({
+      bytes: 30_024,
+      head: png.slice(0, 44)
+    });
+    expect(cells[1].outputs[0].text).toBe(
+      log.slice(0, 100) + `\n[… not read: ${log.length - 100} more characters]`
+    );
+    expect(brief.result!.omitted_chars).toBe(png.length + log.length - 100);
+
+    for (const request of [
+      { method: 'snapshot' as const },
+      { method: 'read' as const }
+    ]) {
+      const whole = bridge.handle({
+        type: 'request',
+        id: 2,
+        path: 'nb.ipynb',
+        ...request
+      });
+      const wholeCells = (whole.result!.notebook as any).cells;
+      expect(wholeCells[0].outputs[0].data['image/png']).toBe(png);
+      expect(wholeCells[1].outputs[0].text).toBe(log);
+    }
+  });
+
   it('sends nothing back for progress-only requests and reconnects after a drop', () => {
     const model = notebookWith('print(1)');
     tracker.add('nb.ipynb', model);

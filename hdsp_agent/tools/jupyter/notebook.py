@@ -121,7 +121,8 @@ class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
     async def run(self, args: ReadNotebookArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        notebook = await document.read()
+        # Sources and at most 3,000 characters of a cell's outputs are shown: the tab need not send images.
+        notebook = await document.read(outputs="brief")
         cells = notebook.cells
         limit = args.limit or (BRIEF_CELL_LIMIT if args.format == "brief" else FULL_CELL_LIMIT)
         shown = cells[args.start : args.start + limit]

@@ -16,7 +16,7 @@ from typing import Any
 import nbformat
 from pydantic import BaseModel
 
-from ...documents.contract import Applied, CellRead, FileUndo, NotebookGateway, ReadPurpose
+from ...documents.contract import Applied, CellRead, FileUndo, NotebookGateway, OutputDetail, ReadPurpose
 from ...documents.edits import (
     DeleteCell,
     InsertCell,
@@ -119,9 +119,15 @@ class NotebookRuntime:
         return await (await self.open(ctx, path)).change(edit, description, before)
 
     async def _read(
-        self, ctx: ToolContext, path: str, gateway: NotebookGateway, purpose: ReadPurpose
+        self,
+        ctx: ToolContext,
+        path: str,
+        gateway: NotebookGateway,
+        purpose: ReadPurpose,
+        outputs: OutputDetail = "full",
     ) -> nbformat.NotebookNode:
-        notebook = await gateway.read(path, purpose)
+        # A brief read is kept as seen too: what is looked up in it later is sources and indices.
+        notebook = await gateway.read(path, purpose, outputs)
         if purpose != "peek":
             self._seen.saw_notebook((ctx.session_id, path), notebook)
         return notebook
@@ -389,10 +395,13 @@ class CallNotebook:
         """Live: open in a tab, so yes. File: whether it exists (insert_cell and run_cell may create it)."""
         return self.live or await self.gateway.is_open(self.path)
 
-    async def read(self, purpose: ReadPurpose = "show") -> nbformat.NotebookNode:
+    async def read(
+        self, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+    ) -> nbformat.NotebookNode:
         """The notebook now. ``purpose`` matters in file mode (see ``FileNotebookGateway.read``); the live
-        model always holds the user's latest edits, so there is nothing to check against."""
-        return await self.runtime._read(self.ctx, self.path, self.gateway, purpose)
+        model always holds the user's latest edits, so there is nothing to check against. ``outputs``: see
+        ``contract.OutputDetail`` (brief: never pass the result as an edit's ``before``)."""
+        return await self.runtime._read(self.ctx, self.path, self.gateway, purpose, outputs)
 
     async def change(
         self, edit: BaseModel, description: str, before: nbformat.NotebookNode | None = None

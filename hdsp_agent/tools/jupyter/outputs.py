@@ -22,6 +22,7 @@ from typing import Any, Literal
 import html2text
 import nbformat
 
+from ...documents.bridge_wire import OMITTED_KEY
 from ..output import OutputBudget, apply_budget
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
@@ -195,12 +196,25 @@ def _human_bytes(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MB"
 
 
-def _image(mime_type: str, encoded: Any, mode: ImageMode, images: list[ImagePart]) -> str:
-    data = _joined(encoded).replace("\n", "")
+def _decoded(data: str) -> bytes:
     try:
-        raw = base64.b64decode(data, validate=False)
+        return base64.b64decode(data, validate=False)
     except (binascii.Error, ValueError):
-        raw = b""
+        return b""
+
+
+def _image(
+    mime_type: str, encoded: Any, mode: ImageMode, images: list[ImagePart], omitted: Any = None
+) -> str:
+    if isinstance(omitted, dict) and not _joined(encoded):
+        # A brief read (``bridge_wire.ReadRequest``): the tab sent the image's size and first bytes only.
+        head = _decoded(str(omitted.get("head", ""))[:44])
+        size = image_dimensions(head)
+        count = int(omitted.get("bytes") or 0)
+        described = mime_type + (f" {size[0]}×{size[1]} px" if size else "") + f", {_human_bytes(count)}"
+        return f"[{described}]"
+    data = _joined(encoded).replace("\n", "")
+    raw = _decoded(data)
     size = image_dimensions(raw)
     described = mime_type + (f" {size[0]}×{size[1]} px" if size else "") + f", {_human_bytes(len(raw))}"
     if mode == "attach":
@@ -251,7 +265,8 @@ def output_text(
         return f"{summary}\n{traceback}" if traceback.strip() else summary
     data = output.get("data", {})
     sink = images if images is not None else []
-    parts = [_image(mime, data[mime], mode, sink) for mime in IMAGE_TYPES if mime in data]
+    omitted = (output.get("metadata") or {}).get(OMITTED_KEY) or {}
+    parts = [_image(mime, data[mime], mode, sink, omitted.get(mime)) for mime in IMAGE_TYPES if mime in data]
     text = strip_ansi(_rich_text(data)).strip("\n")
     if text and not (parts and _BARE_OBJECT_REPR.match(text.strip())):
         parts.insert(0, text)
@@ -287,18 +302,46 @@ def render_outputs(
     return RenderedOutputs(joined, images, full_length)
 
 
+# An overview line reads at most this much of an output's text (a cell's log can be megabytes; its first line
+# is what is shown) ...
+_SUMMARY_READ_CHARS = 4_096
+# ... and redacts the kept width and this many characters after it, then cuts: a secret the cut splits is
+# whole in what was redacted (a longer one is caught by its pieces, ``redaction._PIECE_CHARS``).
+_SUMMARY_REDACT_MARGIN = 200
+
+
+def _text_cut(output: dict[str, Any], chars: int) -> dict[str, Any]:
+    """``output`` with its stream text and text data cut to ``chars`` (images kept: they are described)."""
+    cut = dict(output)
+    if "text" in output:
+        cut["text"] = _joined(output["text"])[:chars]
+    data = output.get("data")
+    if isinstance(data, dict):
+        cut["data"] = {
+            mime: value
+            if mime in IMAGE_TYPES or not isinstance(value, str | list)
+            else _joined(value)[:chars]
+            for mime, value in data.items()
+        }
+    return cut
+
+
 def output_summary(
     outputs: Sequence[dict[str, Any]], width: int = 100, redact: Callable[[str], str] | None = None
 ) -> str:
-    """A one-line hint of a cell's outputs for the notebook overview (``redact`` applied before the cut)."""
+    """A one-line hint of a cell's outputs for the notebook overview. Cut to a bound first, then ``redact``
+    applied to a window a little wider than what is kept, then cut to ``width``."""
     if not outputs:
         return ""
     keep = redact or (lambda text: text)
+    window = width + _SUMMARY_REDACT_MARGIN
     errors = [output for output in outputs if output.get("output_type") == "error"]
     if errors:
-        return keep(f"error: {errors[-1].get('ename', '')}: {errors[-1].get('evalue', '')}")[:width]
-    text = keep(output_text(outputs[0], "brief").strip())
+        line = f"error: {errors[-1].get('ename', '')}: {errors[-1].get('evalue', '')}"
+        return keep(line[:window])[:width]
+    text = output_text(_text_cut(outputs[0], _SUMMARY_READ_CHARS), "brief").strip()
     first = text.splitlines()[0] if text else ""
+    first = keep(first[:window])
     more = f" (+{len(outputs) - 1} more)" if len(outputs) > 1 else ""
     return (first[:width] + more) if first else f"{len(outputs)} output(s)"
 
