@@ -98,6 +98,10 @@ test.describe('a real llama-server in the sidebar', () => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       HDSP_UI_NO_MODEL: '1',
+      // A fresh lab: its own conversation store, not the run's (which holds the other specs' chats).
+      HDSP_UI_STORE_DIR: mkdtempSync(
+        join(tmpdir(), 'hdsp-agent-ui-fresh-store-')
+      ),
       JUPYTER_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-llama-')),
       OPENAI_BASE_URL: llamaUrl
     };

@@ -65,6 +65,10 @@ test.describe('model setup in the sidebar', () => {
     const env = {
       ...process.env,
       HDSP_UI_NO_MODEL: '1',
+      // A fresh lab: its own conversation store, not the run's (which holds the other specs' chats).
+      HDSP_UI_STORE_DIR: mkdtempSync(
+        join(tmpdir(), 'hdsp-agent-ui-fresh-store-')
+      ),
       JUPYTER_CONFIG_DIR: configDir
     };
     // Nothing may configure the model for this lab but the user in the sidebar.
