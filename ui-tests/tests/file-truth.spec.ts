@@ -6,7 +6,9 @@ import {
   loadScript,
   openPanel,
   screenshot,
-  sendInNewChat
+  sendInNewChat,
+  cellsOnDisk,
+  notebookCells
 } from './helpers';
 
 /**
@@ -14,26 +16,6 @@ import {
  * made from the launcher is saved by the agent like any other, closing a notebook ends the agent's work on
  * it, and a hunk's Undo never saves what the user typed and did not save.
  */
-
-/** The notebook's cell sources on disk (null while a save is writing it and it cannot be read). */
-async function cellsOnDisk(
-  request: APIRequestContext,
-  path: string
-): Promise<string[] | null> {
-  const response = await request.get(
-    `/api/contents/${path}?content=1&type=notebook`
-  );
-  if (!response.ok()) {
-    return null;
-  }
-  const model = await response.json();
-  return model.content.cells.map((cell: any) =>
-    Array.isArray(cell.source) ? cell.source.join('') : cell.source
-  );
-}
-
-const notebookCells = (page: IJupyterLabPageFixture) =>
-  page.locator('.jp-NotebookPanel:visible .jp-Cell');
 
 const dirtyTabs = (page: IJupyterLabPageFixture) =>
   page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-dirty');

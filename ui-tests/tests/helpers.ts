@@ -194,3 +194,25 @@ export async function setLanguage(
   const response = await request.put(LANGUAGE_SETTINGS, { data: { raw } });
   expect(response.ok()).toBeTruthy();
 }
+
+/** The notebook's cell sources on disk (null while a save is writing it and it cannot be read). */
+export async function cellsOnDisk(
+  request: APIRequestContext,
+  path: string
+): Promise<string[] | null> {
+  const response = await request.get(
+    `/api/contents/${path}?content=1&type=notebook`
+  );
+  if (!response.ok()) {
+    return null;
+  }
+  const model = await response.json();
+  return model.content.cells.map((cell: any) =>
+    Array.isArray(cell.source) ? cell.source.join('') : cell.source
+  );
+}
+
+/** The cells of the notebook in view. */
+export function notebookCells(page: IJupyterLabPageFixture): Locator {
+  return page.locator('.jp-NotebookPanel:visible .jp-Cell');
+}

@@ -6,7 +6,9 @@ import {
   loadScript,
   openPanel,
   screenshot,
-  sendInNewChat
+  sendInNewChat,
+  cellsOnDisk,
+  notebookCells
 } from './helpers';
 
 /**
@@ -18,26 +20,6 @@ import {
 /**
  * The notebook's cell sources on disk (null while a save is writing it and it cannot be read).
  */
-async function cellsOnDisk(
-  request: APIRequestContext,
-  path: string
-): Promise<string[] | null> {
-  const response = await request.get(
-    `/api/contents/${path}?content=1&type=notebook`
-  );
-  if (!response.ok()) {
-    return null;
-  }
-  const model = await response.json();
-  return model.content.cells.map((cell: any) =>
-    Array.isArray(cell.source) ? cell.source.join('') : cell.source
-  );
-}
-
-function notebookCells(page: IJupyterLabPageFixture) {
-  return page.locator('.jp-NotebookPanel:visible .jp-Cell');
-}
-
 /**
  * A notebook saved with one code cell, opened. Written through the contents API (not File > New and a
  * rename): the layout a reload restores then names the notebook by its real path.

@@ -1,5 +1,4 @@
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
-import { APIRequestContext } from '@playwright/test';
 
 import { restartLab } from '../restartLab';
 import {
@@ -7,33 +6,15 @@ import {
   loadScript,
   openPanel,
   screenshot,
-  sendInNewChat
+  sendInNewChat,
+  cellsOnDisk,
+  notebookCells
 } from './helpers';
 
 /**
  * A restart of the Jupyter server keeps the agent's unsaved changes and its undo (issue 26, "restart-safe"):
  * the journal and the undo history live in the conversation store, not only in the server's memory.
  */
-
-async function cellsOnDisk(
-  request: APIRequestContext,
-  path: string
-): Promise<string[] | null> {
-  const response = await request.get(
-    `/api/contents/${path}?content=1&type=notebook`
-  );
-  if (!response.ok()) {
-    return null;
-  }
-  const model = await response.json();
-  return model.content.cells.map((cell: any) =>
-    Array.isArray(cell.source) ? cell.source.join('') : cell.source
-  );
-}
-
-function notebookCells(page: IJupyterLabPageFixture) {
-  return page.locator('.jp-NotebookPanel:visible .jp-Cell');
-}
 
 /**
  * Load the lab again, as a reload does, saying yes to "leave with unsaved changes?"; through galata's goto so

@@ -6,7 +6,9 @@ import {
   loadScript,
   openPanel,
   screenshot,
-  sendInNewChat
+  sendInNewChat,
+  cellsOnDisk,
+  notebookCells
 } from './helpers';
 
 /**
@@ -14,26 +16,6 @@ import {
  * cell, and a reload remembers it), a turn's marks stay after the next message until kept or undone, and a
  * cell of the user's that the agent only ran is not marked as the agent's.
  */
-
-/** The notebook's cell sources on disk (null while a save is writing it and it cannot be read). */
-async function cellsOnDisk(
-  request: APIRequestContext,
-  path: string
-): Promise<string[] | null> {
-  const response = await request.get(
-    `/api/contents/${path}?content=1&type=notebook`
-  );
-  if (!response.ok()) {
-    return null;
-  }
-  const model = await response.json();
-  return model.content.cells.map((cell: any) =>
-    Array.isArray(cell.source) ? cell.source.join('') : cell.source
-  );
-}
-
-const notebookCells = (page: IJupyterLabPageFixture) =>
-  page.locator('.jp-NotebookPanel:visible .jp-Cell');
 
 /**
  * Open a document by command, not through the file browser (galata's helper waits for the browser to list
