@@ -217,6 +217,27 @@ async def test_undo_of_a_closed_notebook_checks_the_file_the_agent_saved(
         await agent.close()
 
 
+async def test_two_undos_in_a_row_of_a_closed_notebook_each_apply(jp_serverapp: Any, jp_root_dir: Path) -> None:
+    """The first undo rewrites the file: the turn before it still finds the file as its own change left it."""
+    from test_notebook_tools import Agent
+
+    path = write_notebook(jp_root_dir, "nb.ipynb", "x = 1")
+    original = path.read_bytes()
+    agent = Agent(jp_serverapp, jp_root_dir)
+    undo = TurnUndo(ToolState(notebooks=agent.runtime))
+    try:
+        undo.mark(agent.ctx.session_id, "turn_1")
+        ok(await agent.call("insert_cell", path="nb.ipynb", source="y = 2"))
+        undo.mark(agent.ctx.session_id, "turn_2")
+        ok(await agent.call("insert_cell", path="nb.ipynb", source="z = 3"))
+        await undo.undo_last(agent.ctx.session_id)
+        assert [c.source for c in nbformat.read(path, as_version=4).cells] == ["x = 1", "y = 2"]
+        await undo.undo_last(agent.ctx.session_id)
+        assert path.read_bytes() == original
+    finally:
+        await agent.close()
+
+
 async def test_restore_and_redo_routes_answer_conflicts_with_the_cells_and_files(
     jp_serverapp: Any, jp_fetch: Any, jp_root_dir: Path
 ) -> None:

@@ -301,6 +301,7 @@ class NotebookFileStep:
         before, after = await self.notebooks.replace_file(self.ctx, self.path, self.content)
         if self.entry is not None:
             self.notebooks.undo.remove(self.entry)
+            self.notebooks.undo.restamp(self.ctx.session_id, self.path, self.restores_stamp, after)
         else:
             self.notebooks.record_file_replacement(self.ctx, self.path, before, after, self.description)
         return NotebookFileStep(

@@ -171,6 +171,15 @@ class NotebookUndoStore:
             history.remove(entry)
             self._removed(entry)
 
+    def restamp(self, session_id: str, path: str, old: Any, new: Any) -> None:
+        """The file at ``path`` was put back to the state it had at ``old`` and now carries ``new``: the
+        entries whose change left it at ``old`` find it as they left it (a second undo in a row applies)."""
+        for entry in self._entries.get(session_id, []):
+            if entry.path == path and entry.snapshot is not None and entry.after_stamp == old:
+                entry.after_stamp = new
+                if self.sink is not None:
+                    self.sink.entry_added(entry)  # stored in place: its row keeps its position
+
     def forget(self, session_id: str) -> None:
         self._entries.pop(session_id, None)
         if self.sink is not None:
