@@ -421,6 +421,10 @@ def test_a_project_that_is_the_home_directory_keeps_its_rc_files_and_jupyter_dir
     runtime = home / ".local" / "share" / "jupyter" / "runtime"
     runtime.mkdir(parents=True)
     (runtime / "jpserver-1.json").write_text('{"token": "hdsp-fake-token"}')
+    # The conversation store (undo records, journals) lives in Jupyter's data dir: not to be read or changed.
+    store = home / ".local" / "share" / "jupyter" / "hdsp_agent" / "sessions.sqlite3"
+    store.parent.mkdir(parents=True)
+    store.write_text("hdsp-fake-store\n")
     (home / ".bashrc").write_text("export EDITOR=vi\n")
     (home / "work").mkdir()
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
@@ -430,10 +434,13 @@ def test_a_project_that_is_the_home_directory_keeps_its_rc_files_and_jupyter_dir
     done = run(
         sandbox,
         home,
-        "cat .local/share/jupyter/runtime/jpserver-1.json; echo 'touch marker' >> .bashrc; "
+        "cat .local/share/jupyter/runtime/jpserver-1.json .local/share/jupyter/hdsp_agent/sessions.sqlite3; "
+        "echo x >> .local/share/jupyter/hdsp_agent/sessions.sqlite3; echo 'touch marker' >> .bashrc; "
         "echo x > .profile; touch work/ok",
     )
     assert "hdsp-fake-token" not in done.stdout
+    assert "hdsp-fake-store" not in done.stdout
+    assert store.read_text() == "hdsp-fake-store\n"
     assert (home / ".bashrc").read_text() == "export EDITOR=vi\n"
     assert not (home / ".profile").exists()  # neither written nor left behind as a mount point
     assert (home / "work" / "ok").exists()
