@@ -106,6 +106,12 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             self.runtime.undo, self.live_notebooks.journal, self.live_notebooks.texts.texts, self.tool_context
         )
         self.mcp.manager.attach(self.runtime)
+        # Closing a notebook ends the agent's work on it: a cell the agent started there is interrupted too.
+        self.live_notebooks.close_listeners.append(
+            lambda paths: self.tool_state.notebooks.executions.stop_runs_of(
+                paths, "the user closed the notebook: the run was interrupted"
+            )
+        )
         self.settings.update({"hdsp_agent": self})
         self.log.info("hdsp-agent %s: %d tools registered", __version__, len(self.registry))
         status = self.os_sandbox.status

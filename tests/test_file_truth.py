@@ -211,6 +211,38 @@ async def test_closing_a_notebook_ends_the_turns_work_on_it_and_discard_means_di
         await agent.close()
 
 
+async def test_closing_a_notebook_interrupts_the_cell_the_agent_is_running_there(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    from test_notebook_tools import Agent
+
+    app = jp_serverapp.web_app.settings["hdsp_agent"]
+    live = live_notebooks(jp_serverapp)
+    write_notebook(jp_root_dir, "nb.ipynb", "x = 1")
+    tab = await open_from_disk(jp_ws_fetch, jp_serverapp, jp_root_dir, "nb.ipynb")
+    # The server's own notebook runtime: the one its close listener stops runs in.
+    agent = Agent(jp_serverapp, jp_root_dir, runtime=app.tool_state.notebooks, notebook_gateway=live)
+    try:
+        live.change_mark(agent.ctx.session_id)
+        code = "import time\nprint('started', flush=True)\ntime.sleep(120)\nprint('finished')"
+        running = ok(await agent.call("run_cell", path="nb.ipynb", code=code, timeout=3))
+        record = agent.runtime.executions.get("nb.ipynb", running.details["cell_id"])
+        assert record is not None and not record.done
+        # The user closes the notebook (the kernel stays, as in JupyterLab): the agent's run is interrupted.
+        tab.notebooks.pop("nb.ipynb")
+        tab.loaded = set()
+        await tab.announce()
+        await wait_until(lambda: record.done, seconds=30)
+        shown = json.dumps(record.collector.outputs)
+        assert record.outcome == "error" and "KeyboardInterrupt" in shown
+        assert "closed the notebook" in (record.problem or "")
+        printed = "".join(o.get("text", "") for o in record.collector.outputs if o["output_type"] == "stream")
+        assert printed == "started\n"
+    finally:
+        await tab.close()
+        await agent.close()
+
+
 async def test_a_rename_or_a_reload_is_not_a_close(
     jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
 ) -> None:

@@ -110,8 +110,15 @@ class FrontendNotebooks:
 class Agent:
     """One agent session calling notebook tools through the real pipeline."""
 
-    def __init__(self, serverapp: Any, root: Path, approver: Any = None, **context: Any) -> None:
-        self.runtime = NotebookRuntime()
+    def __init__(
+        self,
+        serverapp: Any,
+        root: Path,
+        approver: Any = None,
+        runtime: NotebookRuntime | None = None,
+        **context: Any,
+    ) -> None:
+        self.runtime = runtime or NotebookRuntime()
         self.kernel_manager = serverapp.kernel_manager
         self.executor = ToolExecutor(
             ToolRegistry(notebook_tools(self.runtime)), approver=approver or FixedApprover(True)

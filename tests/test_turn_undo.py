@@ -217,7 +217,9 @@ async def test_undo_of_a_closed_notebook_checks_the_file_the_agent_saved(
         await agent.close()
 
 
-async def test_two_undos_in_a_row_of_a_closed_notebook_each_apply(jp_serverapp: Any, jp_root_dir: Path) -> None:
+async def test_two_undos_in_a_row_of_a_closed_notebook_each_apply(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
     """The first undo rewrites the file: the turn before it still finds the file as its own change left it."""
     from test_notebook_tools import Agent
 

@@ -102,6 +102,8 @@ class LiveNotebooks:
         # started: a turn's calls on a document closed after it started are refused (``closed_during_turn``).
         self._closed_at: dict[str, int] = {}
         self._turn_marks: dict[str, int] = {}
+        # Told which documents the user closed (the server stops the agent's runs still going in them).
+        self.close_listeners: list[Callable[[set[str]], object]] = []
 
     @property
     def reconnect_grace_seconds(self) -> float:
@@ -133,6 +135,7 @@ class LiveNotebooks:
         the journal), "Discard" threw them away — so the journal is dropped, and nothing writes them to the
         file later. A document still open in another tab is not closed.
         """
+        closed: set[str] = set()
         for path in paths:
             if self.holder(path) is not None or self.tabs.editor_holder(path) is not None:
                 continue
@@ -140,6 +143,9 @@ class LiveNotebooks:
             self._closed_at[path] = self.tabs.changes
             self.journal.forget(path)
             self.texts.texts.pop(path, None)
+            closed.add(path)
+        for listener in self.close_listeners if closed else ():
+            listener(closed)
 
     def connect(self, send: Callable[[dict[str, Any]], Any]) -> BridgeConnection:
         return self.tabs.connect(send)

@@ -55,6 +55,8 @@ class ExecutionRecord:
     # The model has been told the final result.
     reported: bool = False
     task: asyncio.Task[None] | None = None
+    # Set to interrupt the run as the turn's cancel would (the user closed its notebook: ``stop_runs_of``).
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def done(self) -> bool:
@@ -152,6 +154,15 @@ class ExecutionRegistry:
             if record_path == path and handle != exclude and record.done and not record.reported
         ]
 
+    def stop_runs_of(self, paths: set[str], reason: str) -> list[ExecutionRecord]:
+        """Interrupt the runs still going in the notebooks ``paths`` (the user closed them: the agent's work
+        there ends, a long cell included), as JupyterLab's stop button does. Returns the runs stopped."""
+        records = [record for record in self._records.values() if record.path in paths and not record.done]
+        for record in records:
+            record.problem = reason
+            record.stop.set()
+        return records
+
     async def cancel_kernel(self, kernel_id: str, reason: str) -> None:
         """Stop waiting on the kernel's runs (it is being restarted: they will never reply)."""
         records = self.active_on(kernel_id)
@@ -176,15 +187,18 @@ class ExecutionRegistry:
         cancel: CancelToken | None,
     ) -> None:
         running = asyncio.ensure_future(run.run())
-        stop_request = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+        stops: list[Awaitable[Any]] = [record.stop.wait()]
+        if cancel is not None:
+            stops.append(cancel.wait())
+        stop_request: asyncio.Future[Any] | None = asyncio.ensure_future(_first(stops))
         try:
             while True:
                 waiting_on = {running} | ({stop_request} if stop_request is not None else set())
                 done, _ = await asyncio.wait(waiting_on, return_when=asyncio.FIRST_COMPLETED)
                 if running in done:
                     break
-                # The turn was cancelled: interrupt, then keep collecting until the kernel reports the
-                # interrupt.
+                # The turn was cancelled (or the notebook closed): interrupt, then keep collecting until the
+                # kernel reports the interrupt.
                 stop_request = None
                 await interrupt(kernel_manager, record.kernel_id)
             reply = running.result()
@@ -218,3 +232,13 @@ class ExecutionRegistry:
             except Exception as error:
                 log.exception("writing the outputs of %s into %s failed", record.handle, record.path)
                 record.document_error = f"{type(error).__name__}: {error}"
+
+
+async def _first(waits: list[Awaitable[Any]]) -> None:
+    """Return when the first of ``waits`` does (the others are cancelled)."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
