@@ -437,6 +437,16 @@ export class AgentModel implements IDisposable {
   }
 
   /**
+   * The review bar's "Undo all": every change still marked for review, from every turn that has one (a
+   * turn's marks stay after the next message), not only the last turn's. The oldest such turn is restored
+   * to (a kept change stays: restore skips it); with no marked cell, the last turn (its files) is undone.
+   */
+  async undoAll(): Promise<boolean> {
+    const oldest = this.review.marks[0]?.turnId;
+    return oldest ? this.restoreCheckpoint(oldest) : this.undoLastTurn();
+  }
+
+  /**
    * Go back to the checkpoint before a turn of the open conversation: that turn and every later one are
    * undone, all or nothing (a conflict becomes `actionError`, naming each cell and file). Returns whether
    * the server did it.

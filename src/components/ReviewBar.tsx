@@ -7,8 +7,9 @@ import { AgentModel } from '../model';
 import { useSignals } from './hooks';
 
 /**
- * Keep all / Undo all for the cells and files the last turn changed (each cell also has its own Keep / Undo
- * in the notebook, each hunk of a file in its editor). A changed file is a button that opens it there.
+ * Keep all / Undo all for the cells still marked (from any turn) and the files the last turn changed
+ * (each cell also has its own Keep / Undo in the notebook, each hunk of a file in its editor). A changed
+ * file is a button that opens it there.
  */
 export function ReviewBar({
   model,
@@ -86,7 +87,7 @@ export function ReviewBar({
       <button
         type="button"
         className="jp-mod-styled jp-mod-warn"
-        onClick={() => void model.undoLastTurn()}
+        onClick={() => void model.undoAll()}
       >
         {trans.__('Undo all')}
       </button>

@@ -201,4 +201,31 @@ test.describe('the review does what the user sees', () => {
     await expect(notebookCells(page).first()).toContainText('42');
     await expect(badges(page)).toHaveCount(0);
   });
+
+  test('Undo all takes back the marked cells of every turn, not only the last', async ({
+    page,
+    request,
+    tmpPath
+  }) => {
+    test.setTimeout(150_000); // two turns
+    const path = `${tmpPath}/undo-all.ipynb`;
+    await newSavedNotebook(page, request, path, 'x = 1');
+    await loadScript(request, [
+      { tool_calls: [insert(path, 'a = 1')] },
+      { text: 'Added a.' },
+      { tool_calls: [insert(path, 'b = 2')] },
+      { text: 'Added b.' }
+    ]);
+    const panel = await openPanel(page);
+    await sendInNewChat(panel, 'Add a');
+    await untilAnswered(panel, 'Added a.');
+    await send(panel, 'Add b');
+    await untilAnswered(panel, 'Added b.');
+    await expect(badges(page)).toHaveCount(2);
+
+    await panel.getByRole('button', { name: 'Undo all' }).click();
+    await expect(notebookCells(page)).toHaveCount(1);
+    await expect(badges(page)).toHaveCount(0);
+    await expect.poll(() => cellsOnDisk(request, path)).toEqual(['x = 1']);
+  });
 });
