@@ -12,8 +12,8 @@ import httpx
 
 from ...audit.log import AuditLog
 from .auth import hub_identify
-from .handlers import Gateway
 from .app import make_app
+from .handlers import Gateway
 from .quotas import Limits, Quotas, UsageLedger
 from .settings import GatewaySettings, SettingsError
 
@@ -22,6 +22,9 @@ log = logging.getLogger("hdsp_agent.gateway")
 
 def build_gateway(settings: GatewaySettings, hub_auth: object) -> Gateway:
     limits = Limits(settings.daily_tokens, settings.daily_requests, settings.concurrent_requests)
+    # The audit log and the day's counts are the administrator's alone: no one else may read or list them.
+    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    settings.data_dir.chmod(0o700)
     return Gateway(
         settings=settings,
         identify=hub_identify(hub_auth),
