@@ -93,7 +93,9 @@ def test_settings_refuse_a_malformed_limit_and_a_missing_upstream() -> None:
     with pytest.raises(SettingsError, match="UPSTREAM_URL"):
         GatewaySettings.from_environ({})
     with pytest.raises(SettingsError, match="DAILY_TOKENS"):
-        GatewaySettings.from_environ({"HDSP_GATEWAY_UPSTREAM_URL": "http://x/v1", "HDSP_GATEWAY_DAILY_TOKENS": "lots"})
+        GatewaySettings.from_environ(
+            {"HDSP_GATEWAY_UPSTREAM_URL": "http://x/v1", "HDSP_GATEWAY_DAILY_TOKENS": "lots"}
+        )
     settings = GatewaySettings.from_environ(
         {
             "HDSP_GATEWAY_UPSTREAM_URL": "http://x/v1/",
@@ -103,7 +105,11 @@ def test_settings_refuse_a_malformed_limit_and_a_missing_upstream() -> None:
         }
     )
     assert (settings.upstream_url, settings.port, settings.concurrent_requests) == ("http://x/v1", 10101, 2)
-    assert bearer_token("Bearer abc") == "abc" and bearer_token("token abc") == "abc" and bearer_token("") is None
+    assert (
+        bearer_token("Bearer abc") == "abc"
+        and bearer_token("token abc") == "abc"
+        and bearer_token("") is None
+    )
 
 
 # -- forwarding ---------------------------------------------------------------------------------------------
@@ -194,9 +200,13 @@ async def test_refusals_are_openai_shaped_audited_and_not_forwarded(
     body = {"model": "scripted", "messages": [{"role": "user", "content": "hi"}]}
     async with httpx.AsyncClient(timeout=30) as http:
         anonymous = await http.post(url + "/chat/completions", json=body)
-        wrong = await http.post(url + "/chat/completions", json=body, headers={"Authorization": f"Bearer {MODEL_KEY}"})
+        wrong = await http.post(
+            url + "/chat/completions", json=body, headers={"Authorization": f"Bearer {MODEL_KEY}"}
+        )
         built.quotas.spent("bob", 5000)
-        over = await http.post(url + "/chat/completions", json=body, headers={"Authorization": "token bob-token"})
+        over = await http.post(
+            url + "/chat/completions", json=body, headers={"Authorization": "token bob-token"}
+        )
     assert anonymous.status_code == wrong.status_code == 401
     assert anonymous.json()["error"]["code"] == "invalid_api_key"
     assert over.status_code == 429 and over.headers["x-should-retry"] == "false"
@@ -234,7 +244,9 @@ async def test_a_client_that_goes_away_cancels_the_upstream_request(
 
 
 @pytest.mark.asyncio
-async def test_models_and_plain_completions_are_forwarded(gateway: tuple[str, Gateway], model: ScriptedModel) -> None:
+async def test_models_and_plain_completions_are_forwarded(
+    gateway: tuple[str, Gateway], model: ScriptedModel
+) -> None:
     url, built = gateway
     model.add(text("plain answer"))
     headers = {"Authorization": "Bearer bob-token"}

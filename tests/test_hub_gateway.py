@@ -7,8 +7,8 @@ sidebar's path (REST + the conversation socket through the hub's proxy) and thro
 her day's tokens and is refused on both, with the gateway's message; every request is audited in the gateway's
 data dir; and a real kernel in alice's server finds the key nowhere it can read.
 
-When the tests run as root (CI), users' servers run without any capability and the hub's secret files (the key,
-the gateway's data dir) belong to another uid: out of the servers' reach as in production, where a real
+When the tests run as root (CI), users' servers run without any capability and the hub's secret files (the
+key, the gateway's data dir) belong to another uid: out of the servers' reach as in production, where a real
 spawner runs each server as its own Unix user. Run as one ordinary user, nothing keeps a user's code from the
 hub's files, so the key test needs root.
 """
@@ -21,7 +21,6 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -120,7 +119,7 @@ c.Spawner.cmd = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", *c.S
 
 
 def gateway_hub(model: ScriptedModel) -> Hub:
-    """The hub with the gateway, not started: the key file written, carol's day used up, dirs as in production."""
+    """The hub with the gateway, not started: the key file written, carol's day used up."""
     gateway_port = free_port()
     users_base_url = f"http://127.0.0.1:{gateway_port}/services/{GATEWAY}/v1"
     hub = Hub(
@@ -132,7 +131,9 @@ def gateway_hub(model: ScriptedModel) -> Hub:
     key_file.write_text(MODEL_KEY + "\n")
     key_file.chmod(0o600)
     # carol has used her day's tokens already (the gateway keeps the count in its data dir).
-    UsageLedger(hub.dir / "gateway" / "usage.sqlite3").add("carol", date.today().isoformat(), tokens=DAILY_TOKENS)
+    UsageLedger(hub.dir / "gateway" / "usage.sqlite3").add(
+        "carol", date.today().isoformat(), tokens=DAILY_TOKENS
+    )
     (hub.dir / "gateway").chmod(0o700)
     if AS_ROOT:
         # The hub's secrets belong to a uid other than the servers' (see _extra_config).
@@ -194,7 +195,9 @@ async def test_two_users_chat_through_the_gateway_which_alone_holds_the_key(
         said = "".join(e.get("text", "") for e in events if e["type"] == "assistant.delta")
         assert f"hello from the model (say hello to {name})" in said, events
     # Every request the model saw came from the gateway, with the model's key, never a user's hub token.
-    assert model.request_headers and {h["authorization"] for h in model.request_headers} == {f"Bearer {MODEL_KEY}"}
+    assert model.request_headers and {h["authorization"] for h in model.request_headers} == {
+        f"Bearer {MODEL_KEY}"
+    }
     records = [r for r in gateway_audit(hub) if r["outcome"] == "ok"]
     assert {r["user"] for r in records} >= {"alice", "bob"}
     assert all(r["model"] == "scripted" and r["prompt_tokens"] > 0 for r in records)
@@ -205,10 +208,14 @@ async def test_two_users_chat_through_the_gateway_which_alone_holds_the_key(
 
 @pytest.mark.asyncio
 async def test_v1_streams_through_the_gateway_in_chunks(hub: Hub, model: ScriptedModel) -> None:
-    token = hub.token("bob", [f"access:servers!user=bob"])
+    token = hub.token("bob", ["access:servers!user=bob"])
     arrivals: list[float] = []
     pieces: list[str] = []
-    body = {"model": "scripted", "stream": True, "messages": [{"role": "user", "content": "[script:slow] go"}]}
+    body = {
+        "model": "scripted",
+        "stream": True,
+        "messages": [{"role": "user", "content": "[script:slow] go"}],
+    }
     async with httpx.AsyncClient(timeout=60) as http:
         url = server_url(hub, "bob", "hdsp-agent", "v1", "chat", "completions")
         async with http.stream("POST", url, json=body, headers=token_headers(token)) as response:
@@ -253,7 +260,9 @@ async def test_a_user_over_quota_is_refused_on_the_sidebar_and_on_v1(
     assert {r["code"] for r in refusals} == {"daily_tokens"}
 
 
-@pytest.mark.skipif(not AS_ROOT, reason="users' servers are kept from the hub's files only when the tests run as root")
+@pytest.mark.skipif(
+    not AS_ROOT, reason="users' servers are kept from the hub's files only when the tests run as root"
+)
 @pytest.mark.asyncio
 async def test_a_users_kernel_finds_the_key_nowhere_it_can_read(hub: Hub, login: Any) -> None:
     write_notebook(hub, "alice", "probe.ipynb")

@@ -285,7 +285,7 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
             "E_MODEL_UNREACHABLE", user_text("cannot reach the model endpoint %1: %2", where, error)
         )
     if isinstance(error, openai.RateLimitError) and _error_type(error) == "quota_exceeded":
-        # The hub's model gateway (hdsp_agent/hub/gateway) refused: its message says which limit and what to do.
+        # The hub's model gateway (hdsp_agent/hub/gateway) refused: its message says which limit, what to do.
         return ModelError(
             E_MODEL_QUOTA, user_text("the model gateway refused this request: %1", _error_message(error))
         )

@@ -95,8 +95,8 @@ def gateway_for_users(
         )
     )
     access = f"access:services!service={name}"
-    # Users may use the gateway, and the token the hub gives each user's server ($JUPYTERHUB_API_TOKEN) carries
-    # that permission besides the server role's own two scopes (JupyterHub keeps only scopes the user holds).
+    # Users may use the gateway, and the token the hub gives each user's server ($JUPYTERHUB_API_TOKEN)
+    # carries that permission besides the server role's own two scopes (it keeps only scopes the user holds).
     c.JupyterHub.load_roles.append({"name": "user", "scopes": ["self", access]})
     c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", access]
     # hdsp-agent sends $OPENAI_API_KEY when admin.json names no key: here, the server's own hub token.

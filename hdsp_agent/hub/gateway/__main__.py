@@ -11,8 +11,8 @@ import sys
 import httpx
 
 from ...audit.log import AuditLog
-from .auth import hub_identify
 from .app import make_app
+from .auth import hub_identify
 from .handlers import Gateway
 from .quotas import Limits, Quotas, UsageLedger
 from .settings import GatewaySettings, SettingsError
@@ -39,8 +39,13 @@ async def serve(settings: GatewaySettings) -> None:
 
     gateway = build_gateway(settings, HubAuth())
     server = make_app(gateway).listen(settings.port, settings.ip)
-    log.info("hdsp-agent model gateway on %s:%s%s -> %s", settings.ip, settings.port, settings.prefix,
-             settings.upstream_url)
+    log.info(
+        "hdsp-agent model gateway on %s:%s%s -> %s",
+        settings.ip,
+        settings.port,
+        settings.prefix,
+        settings.upstream_url,
+    )
     stopped = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

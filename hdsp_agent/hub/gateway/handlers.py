@@ -94,7 +94,9 @@ class ModelsHandler(_GatewayHandler):
                 self.gateway.settings.upstream_url + "/models", headers=self.upstream_headers()
             )
         except (httpx.HTTPError, OSError) as error:
-            self.refuse(502, error_body(f"the model gateway cannot reach the model: {error}", "upstream_error"))
+            self.refuse(
+                502, error_body(f"the model gateway cannot reach the model: {error}", "upstream_error")
+            )
             return
         self.set_status(response.status_code)
         self.set_header("Content-Type", response.headers.get("Content-Type", "application/json"))
@@ -104,7 +106,7 @@ class ModelsHandler(_GatewayHandler):
 class CompletionsHandler(_GatewayHandler):
     """``chat/completions`` and ``completions`` (the route names which)."""
 
-    relay: asyncio.Task[None] | None = None
+    relay: asyncio.Future[tuple[str, int]] | None = None
 
     async def post(self, endpoint: str) -> None:
         try:
@@ -166,7 +168,9 @@ class CompletionsHandler(_GatewayHandler):
         try:
             response = await self.gateway.client.send(request, stream=True)
         except (httpx.HTTPError, OSError) as error:
-            self.refuse(502, error_body(f"the model gateway cannot reach the model: {error}", "upstream_error"))
+            self.refuse(
+                502, error_body(f"the model gateway cannot reach the model: {error}", "upstream_error")
+            )
             return "unreachable", 502
         try:
             if response.status_code != 200 or not streaming:

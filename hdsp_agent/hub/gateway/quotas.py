@@ -45,7 +45,9 @@ class UsageLedger:
         )
 
     def used(self, user: str, day: str) -> tuple[int, int]:
-        row = self._db.execute("SELECT tokens, requests FROM usage WHERE user=? AND day=?", (user, day)).fetchone()
+        row = self._db.execute(
+            "SELECT tokens, requests FROM usage WHERE user=? AND day=?", (user, day)
+        ).fetchone()
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
     def add(self, user: str, day: str, *, tokens: int = 0, requests: int = 0) -> None:
@@ -93,7 +95,8 @@ class Quotas:
             raise QuotaRefused(
                 "daily_requests",
                 f"{user} has made {requests:,} of the {limits.daily_requests:,} model requests allowed per "
-                "day; the count starts again tomorrow. Ask the administrator for a higher daily request limit.",
+                "day; the count starts again tomorrow. Ask the administrator for a higher daily request "
+                "limit.",
             )
         self.ledger.add(user, day, requests=1)
         self._running[user] = running + 1

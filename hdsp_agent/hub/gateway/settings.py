@@ -44,7 +44,9 @@ class GatewaySettings:
         env = os.environ if environ is None else environ
         upstream = env.get(PREFIX + "UPSTREAM_URL", "").strip()
         if not upstream:
-            raise SettingsError(f"{PREFIX}UPSTREAM_URL (the model endpoint, e.g. http://vllm:8000/v1) is not set")
+            raise SettingsError(
+                f"{PREFIX}UPSTREAM_URL (the model endpoint, e.g. http://vllm:8000/v1) is not set"
+            )
         service_url = urlparse(env.get("JUPYTERHUB_SERVICE_URL", "") or "http://127.0.0.1:0")
         return cls(
             upstream_url=upstream.rstrip("/"),

@@ -1,5 +1,6 @@
 """Counting a request's tokens: the upstream's own ``usage`` when it reports one, else an estimate (4
-characters to a token, as the agent estimates), so a server that reports nothing is still held to its quota."""
+characters to a token, as the agent estimates), so a server that reports nothing is still held to its
+quota."""
 
 from __future__ import annotations
 
