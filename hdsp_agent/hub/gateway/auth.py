@@ -2,7 +2,8 @@
 
 A user's server sends its ``$JUPYTERHUB_API_TOKEN`` as the model key; the hub says whose token it is and
 whether it carries ``access:services!service=<this service>`` (``hdsp_agent/hub/config.py`` grants it to
-users' server tokens). Anything else — no token, an unknown or expired one, one without that scope — is refused.
+users' server tokens). Anything else — no token, an unknown or expired one, one without that scope — is
+refused.
 """
 
 from __future__ import annotations
