@@ -58,7 +58,9 @@ class GatewaySettings:
             concurrent_requests=_count(env, "CONCURRENT_REQUESTS"),
             timeout=float(_count(env, "TIMEOUT") or 600),
             port=service_url.port or 0,
-            ip=service_url.hostname or "127.0.0.1",
+            # The URL's host unless told otherwise: on Kubernetes the URL names the hub's Service ("hub"),
+            # which the pod cannot bind; HDSP_GATEWAY_BIND_IP=0.0.0.0 there.
+            ip=env.get(PREFIX + "BIND_IP") or service_url.hostname or "127.0.0.1",
             prefix=env.get("JUPYTERHUB_SERVICE_PREFIX", "/") or "/",
         )
 
