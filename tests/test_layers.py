@@ -1,8 +1,8 @@
 """The layers of docs/architecture.md, as imports: web → agent → tools/permissions → jupyter/mcp.
 
-HTTP (tornado, jupyter_server's handlers) only in ``hdsp_agent/web/`` (and in ``hdsp_agent/hub/``, the model gateway:
-a process of its own the hub runs, which uses none of the agent); nothing below the web layer imports it;
-the tools and the permission rules never reach up into the agent loop or the web. The frontend's twin of the
+HTTP (tornado, jupyter_server's handlers) only in ``hdsp_agent/web/`` (and in ``hdsp_agent/hub/``, the model
+gateway: a process of its own the hub runs, which uses none of the agent); nothing below the web layer imports
+it; the tools and the permission rules never reach up into the agent loop or the web. The frontend's twin of the
 first rule is src/__tests__/layers.spec.ts (only api.ts calls the server's routes).
 """
 
