@@ -2,8 +2,8 @@
 
 HTTP (tornado, jupyter_server's handlers) only in ``hdsp_agent/web/`` (and in ``hdsp_agent/hub/``, the model
 gateway: a process of its own the hub runs, which uses none of the agent); nothing below the web layer imports
-it; the tools and the permission rules never reach up into the agent loop or the web. The frontend's twin of the
-first rule is src/__tests__/layers.spec.ts (only api.ts calls the server's routes).
+it; the tools and the permission rules never reach up into the agent loop or the web. The frontend's twin of
+the first rule is src/__tests__/layers.spec.ts (only api.ts calls the server's routes).
 """
 
 from __future__ import annotations
