@@ -96,7 +96,14 @@ c.JupyterHub.load_roles = [
 class Hub:
     """``start()`` the hub and spawn the users; ``stop()`` ends every process it started."""
 
-    def __init__(self, model_url: str, *, admin_config: dict[str, Any] | None = None, port: int = 0) -> None:
+    def __init__(
+        self,
+        model_url: str,
+        *,
+        admin_config: dict[str, Any] | None = None,
+        port: int = 0,
+        extra_config: str = "",
+    ) -> None:
         self.scratch = tempfile.TemporaryDirectory(prefix="hdsp-hub-")
         self.dir = Path(self.scratch.name)
         self.port = port or free_port()
@@ -136,7 +143,8 @@ class Hub:
             admin_token=self.admin_token,
         )
         self.config_file = self.dir / "jupyterhub_config.py"
-        self.config_file.write_text(config)
+        # More of the administrator's config after the test hub's own (``{dir}``: this hub's temp dir).
+        self.config_file.write_text(config + extra_config.replace("{dir}", str(self.dir)))
         self.process: subprocess.Popen[bytes] | None = None
 
     # -- the administrator's side --------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The layers of docs/architecture.md, as imports: web → agent → tools/permissions → jupyter/mcp.
 
-HTTP (tornado, jupyter_server's handlers) only in ``hdsp_agent/web/``; nothing below the web layer imports it;
-the tools and the permission rules never reach up into the agent loop or the web. The frontend's twin of the
-first rule is src/__tests__/layers.spec.ts (only api.ts calls the server's routes).
+HTTP (tornado, jupyter_server's handlers) only in ``hdsp_agent/web/`` (and in ``hdsp_agent/hub/``, the model
+gateway: a process of its own the hub runs, which uses none of the agent); nothing below the web layer imports
+it; the tools and the permission rules never reach up into the agent loop or the web. The frontend's twin of
+the first rule is src/__tests__/layers.spec.ts (only api.ts calls the server's routes).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def test_only_the_web_package_speaks_http() -> None:
     offenders = {
         str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if name.startswith(http))
         for path in MODULES
-        if layer(path) != "web"
+        if layer(path) not in ("web", "hub")
     }
     assert {path: names for path, names in offenders.items() if names} == {}
 
@@ -60,6 +61,10 @@ def test_only_the_web_package_speaks_http() -> None:
         ("documents", "hdsp_agent.tools.jupyter"),
         ("documents", "hdsp_agent.tools.builtin"),
         ("documents", "hdsp_agent.mcp"),
+        # The gateway holds the key and the quotas for everyone: it runs no agent and serves no sidebar.
+        ("hub", "hdsp_agent.agent"),
+        ("hub", "hdsp_agent.web"),
+        ("hub", "hdsp_agent.tools"),
     ],
 )
 def test_a_lower_layer_does_not_import_a_higher_one(lower: str, upper: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from scripted_model import ScriptedModel, error, text, tool_calls
+from scripted_model import Reply, ScriptedModel, error, text, tool_calls
 
 from hdsp_agent.agent.accumulator import StepDelta
 from hdsp_agent.agent.llm import ModelClient, ModelError, ModelSettings
@@ -71,6 +71,26 @@ async def test_http_errors_become_clear_model_errors(status: int, code: str) -> 
         with pytest.raises(ModelError) as caught:
             await client_for(model, max_retries=0).stream(USER, [], lambda d: None)
     assert caught.value.code == code
+
+
+async def test_a_gateway_quota_refusal_is_shown_with_its_message_and_not_retried() -> None:
+    # What the hub's model gateway answers a user over quota (hdsp_agent/hub/gateway/handlers.py).
+    refusal = Reply(
+        status=429,
+        body={
+            "error": {
+                "message": "alice has used 10 of the 10 model tokens allowed per day",
+                "type": "quota_exceeded",
+                "code": "daily_tokens",
+            }
+        },
+        headers={"x-should-retry": "false"},
+    )
+    with ScriptedModel([refusal, text("never")]) as model:
+        with pytest.raises(ModelError) as caught:
+            await client_for(model, max_retries=2).stream(USER, [], lambda d: None)
+    assert caught.value.code == "E_MODEL_QUOTA" and len(model.requests) == 1
+    assert "model gateway refused this request: alice has used 10 of the 10" in str(caught.value.message)
 
 
 @pytest.mark.fault

@@ -92,6 +92,8 @@ class ModelSettings:
         return os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
 
 
+# The hub's model gateway refused the request: one of the user's quotas is used up.
+E_MODEL_QUOTA = "E_MODEL_QUOTA"
 # The server refused a prompt longer than its context (llama.cpp, vLLM, OpenAI word it differently).
 E_MODEL_CONTEXT = "E_MODEL_CONTEXT"
 # The endpoint refused the request's ``tools``
@@ -282,6 +284,11 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
         return ModelError(
             "E_MODEL_UNREACHABLE", user_text("cannot reach the model endpoint %1: %2", where, error)
         )
+    if isinstance(error, openai.RateLimitError) and _error_type(error) == "quota_exceeded":
+        # The hub's model gateway (hdsp_agent/hub/gateway) refused: its message says which limit, what to do.
+        return ModelError(
+            E_MODEL_QUOTA, user_text("the model gateway refused this request: %1", _error_message(error))
+        )
     if isinstance(error, openai.RateLimitError):
         return ModelError(
             "E_MODEL_RATE_LIMITED",
@@ -315,3 +322,15 @@ def _model_error(error: Any, settings: ModelSettings) -> ModelError:
             user_text("the model endpoint answered HTTP %1: %2", error.status_code, error.message),
         )
     return ModelError("E_MODEL_STREAM", user_text("the model's stream failed: %1", error))
+
+
+def _error_type(error: Any) -> str | None:
+    body = getattr(error, "body", None)
+    found = body.get("type") if isinstance(body, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _error_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, str) else str(getattr(error, "message", error))

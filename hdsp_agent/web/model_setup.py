@@ -108,6 +108,9 @@ class TestModelHandler(_SetupHandler):
             model=model,
             base_url=base_url,
             api_key=api_key or None,
+            # Never $OPENAI_API_KEY to a URL the browser named: behind the hub's gateway it is the server's
+            # own hub token, which opens the user's server.
+            key_from_environment=False,
             tool_calls=body.tool_calls,
             context_window=configured.context_window if configured else self.agent.context_window,
             profile=configured.profile if configured else self.agent.profile,
