@@ -38,10 +38,12 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import TraitError
-from traitlets.config import Configurable
+
+if TYPE_CHECKING:
+    from .config import HdspAgentConfig
 
 ADMIN_FILENAME = "admin.json"
 # Lists the user may extend but never shorten.
@@ -68,7 +70,7 @@ AUDIT_TRAITS = ("audit_log_path", "audit_log_max_bytes", "audit_log_backups")
 
 
 def under_hub() -> bool:
-    """Spawned by JupyterHub: the hub sets ``JUPYTERHUB_USER`` (and the server's API token) for its servers."""
+    """Spawned by JupyterHub: the hub sets ``JUPYTERHUB_USER`` for every server it starts."""
     return bool(os.environ.get("JUPYTERHUB_USER"))
 
 
@@ -156,14 +158,14 @@ def load_admin_settings(dirs: list[Path] | None = None) -> AdminSettings:
 
 
 def apply_admin_settings(
-    target: Configurable,
+    target: HdspAgentConfig,
     settings: AdminSettings,
     log: logging.Logger | None = None,
     *,
     hub: bool | None = None,
 ) -> list[str]:
-    """Lay the admin's settings over ``target``'s traits, and hold what they imply (``held_settings``; ``hub``:
-    whether JupyterHub spawned this server, default ``under_hub()``). Records the names it set in
+    """Lay the admin's settings over ``target``'s traits, and hold what they imply (``held_settings``;
+    ``hub``: whether JupyterHub spawned this server, default ``under_hub()``). Records the names it set in
     ``target.admin_fixed``; returns the problems (also logged as warnings)."""
     problems = list(settings.problems)
     held = held_settings(settings.values, under_hub() if hub is None else hub)
@@ -185,7 +187,7 @@ def apply_admin_settings(
         except TraitError as error:
             problems.append(f"admin setting {name!r}: {error}")
     # Not a trait: who may change what (the CLI's --model, the sidebar's save) asks it.
-    setattr(target, "admin_fixed", frozenset(fixed))
+    target.admin_fixed = frozenset(fixed)
     for problem in problems:
         (log or logging.getLogger("hdsp_agent")).warning("hdsp-agent admin config: %s", problem)
     return problems
