@@ -13,7 +13,14 @@ ordinary config, and applied over it:
   ``v1_disabled_tools`` and ``secret_env_names`` are the union of the admin's and the user's lists (a user can
   add to them, never remove from them); so are ``allow_rules`` and ``url_allowlist``, which the admin grants;
 - every other setting it names is fixed: the admin's value replaces the user's (``model``, ``base_url``,
-  ``api_key_file``, ``sandbox_required``, ``max_steps``, the quotas, the audit log, ...).
+  ``api_key_file``, ``sandbox_required``, ``max_steps``, the quotas, ``v1_enabled``, the audit log, ...);
+- a fixed part holds whole (``held_settings``). Naming ``model``, ``base_url`` or ``models`` fixes the model:
+  the user's own values of those three go back to their defaults, their sidebar's saved model is not used
+  (``allow_user_models`` False) and ``/v1`` names no other model (``v1_pass_through_models`` False), unless
+  admin.json sets those two itself. Naming ``audit_enabled``, or running under JupyterHub
+  (``$JUPYTERHUB_USER`` set), holds the audit: on unless admin.json says ``false``, and the user's
+  ``audit_log_path``, ``audit_log_max_bytes`` and ``audit_log_backups`` go back to their defaults unless
+  admin.json names them. Without an admin.json and without a hub nothing is held.
 
 Keys are ``HdspAgentApp`` trait names. One this version does not know is reported and skipped, and a file
 that is not valid JSON is reported and ignored: a typo must not stop the server.
@@ -31,10 +38,12 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import TraitError
-from traitlets.config import Configurable
+
+if TYPE_CHECKING:
+    from .config import HdspAgentConfig
 
 ADMIN_FILENAME = "admin.json"
 # Lists the user may extend but never shorten.
@@ -50,6 +59,41 @@ UNION_TRAITS = frozenset(
         "secret_env_names",
     }
 )
+
+
+# Naming one of these fixes the model: the user's values of the others are dropped too (an admin model with
+# the user's base_url would send the admin's model name, and the user's conversations, to the user's server).
+MODEL_TRAITS = ("model", "base_url", "models")
+# Held with the model unless admin.json names them: the sidebar's own model, and /v1 naming any model.
+MODEL_IMPLIED = {"allow_user_models": False, "v1_pass_through_models": False}
+AUDIT_TRAITS = ("audit_log_path", "audit_log_max_bytes", "audit_log_backups")
+
+
+def under_hub() -> bool:
+    """Spawned by JupyterHub: the hub sets ``JUPYTERHUB_USER`` for every server it starts."""
+    return bool(os.environ.get("JUPYTERHUB_USER"))
+
+
+def held_settings(admin: dict[str, Any], hub: bool) -> dict[str, Any]:
+    """What the floor holds beyond the settings admin.json names: ``{trait: value}``, where the value
+    ``DEFAULT`` means the trait's own default (the user's value dropped)."""
+    held: dict[str, Any] = {}
+    if any(name in admin for name in MODEL_TRAITS):
+        held.update({name: DEFAULT for name in MODEL_TRAITS if name not in admin})
+        held.update({name: value for name, value in MODEL_IMPLIED.items() if name not in admin})
+    if "audit_enabled" in admin or hub:
+        if "audit_enabled" not in admin:
+            held["audit_enabled"] = True
+        held.update({name: DEFAULT for name in AUDIT_TRAITS if name not in admin})
+    return held
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT: Any = _Default()
 
 
 @dataclass
@@ -114,10 +158,22 @@ def load_admin_settings(dirs: list[Path] | None = None) -> AdminSettings:
 
 
 def apply_admin_settings(
-    target: Configurable, settings: AdminSettings, log: logging.Logger | None = None
+    target: HdspAgentConfig,
+    settings: AdminSettings,
+    log: logging.Logger | None = None,
+    *,
+    hub: bool | None = None,
 ) -> list[str]:
-    """Lay the admin's settings over ``target``'s traits; returns the problems (also logged as warnings)."""
+    """Lay the admin's settings over ``target``'s traits, and hold what they imply (``held_settings``;
+    ``hub``: whether JupyterHub spawned this server, default ``under_hub()``). Records the names it set in
+    ``target.admin_fixed``; returns the problems (also logged as warnings)."""
     problems = list(settings.problems)
+    held = held_settings(settings.values, under_hub() if hub is None else hub)
+    fixed: set[str] = set()
+    for name, value in held.items():
+        if target.has_trait(name):
+            setattr(target, name, target.trait_defaults(name) if value is DEFAULT else value)
+            fixed.add(name)
     for name, value in settings.values.items():
         if not target.has_trait(name):
             problems.append(f"admin setting {name!r} is not an HdspAgentApp setting of this version: skipped")
@@ -127,8 +183,11 @@ def apply_admin_settings(
             value = current + [item for item in value if item not in current]
         try:
             setattr(target, name, value)
+            fixed.add(name)
         except TraitError as error:
             problems.append(f"admin setting {name!r}: {error}")
+    # Not a trait: who may change what (the CLI's --model, the sidebar's save) asks it.
+    target.admin_fixed = frozenset(fixed)
     for problem in problems:
         (log or logging.getLogger("hdsp_agent")).warning("hdsp-agent admin config: %s", problem)
     return problems

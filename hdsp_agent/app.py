@@ -17,7 +17,6 @@ from .admin_config import apply_admin_settings, load_admin_settings
 from .agent.llm import ModelError
 from .agent.model_setup import UserModelFile, inherited_key_warning
 from .agent.models import catalog_from_config, probe_local_servers
-from .agent.quotas import Quotas
 from .agent.readiness import ReadinessStore
 from .agent.store import SessionStore
 from .agent.undo_records import UndoPersistence
@@ -76,11 +75,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             broker_factory=lambda emit: ApprovalBroker(on_reply=self.policy.grants.record),
             audit=self.audit_log_sink(),
             readiness=ReadinessStore(self.user_models.path.with_name("readiness.json")),
-            quotas=Quotas(
-                max_turns=self.max_concurrent_turns,
-                daily_tokens=self.daily_token_limit,
-                usage_path=self.data_file("", "usage.json"),
-            ),
+            quotas=self.open_quotas(),
         )
         self.assembly = built
         self.tool_state, self.os_sandbox, self.registry = built.state, built.sandbox, built.registry
@@ -160,12 +155,10 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             self.live_notebooks.renamed(data["source_path"], path)
 
     def audit_log_sink(self) -> AuditLog | None:
-        if not self.audit_enabled:
-            return None
-        self.audit = AuditLog(
-            self.audit_log(), max_bytes=self.audit_log_max_bytes, backups=self.audit_log_backups
-        )
-        return self.audit
+        audit = self.open_audit_log()
+        if audit is not None:
+            self.audit = audit
+        return audit
 
     def conversation_store_path(self) -> Path:
         if self.store_path:

@@ -14,6 +14,8 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 from traitlets.config import Config, Configurable
 
 from .admin_config import apply_admin_settings, load_admin_settings
+from .agent.quotas import Quotas
+from .audit.log import AuditLog
 from .tools.executor import ExecutorSettings
 from .tools.output import OutputBudget
 from .tools.redaction import SecretRedactor, environment_secrets
@@ -261,6 +263,12 @@ class HdspAgentConfig(Configurable):
         help="Tools removed from requests to the OpenAI-compatible endpoint /hdsp-agent/v1 (e.g. "
         "['run_terminal_command']), so the model behind it is never offered them.",
     )
+    v1_enabled = Bool(
+        True,
+        config=True,
+        help="Serve the OpenAI-compatible endpoint /hdsp-agent/v1 (its calls count against "
+        "daily_token_limit and are audited). False: it answers 403 saying the administrator turned it off.",
+    )
     v1_pass_through_models = Bool(
         False,
         config=True,
@@ -272,7 +280,7 @@ class HdspAgentConfig(Configurable):
         config=True,
         help="Let users choose the model endpoint, model and key in the sidebar (saved in their Jupyter "
         "config dir, mode 0600). False: only the administrator's models, and the setup screen says who to "
-        "ask.",
+        "ask. An admin.json that fixes model, base_url or models sets it False unless it sets it itself.",
     )
     admin_contact = Unicode(
         "",
@@ -365,6 +373,23 @@ class HdspAgentConfig(Configurable):
         help="Model tokens (prompt + completion) this server may use per day, local time (0: no limit). "
         "Counted from the model's reported usage, else estimated at 4 characters a token.",
     )
+
+    # The settings admin.json fixed (``admin_config.apply_admin_settings``); none until it ran.
+    admin_fixed: frozenset[str] = frozenset()
+
+    def open_audit_log(self) -> AuditLog | None:
+        """The audit log as configured; None when ``audit_enabled`` is off."""
+        if not self.audit_enabled:
+            return None
+        return AuditLog(self.audit_log(), max_bytes=self.audit_log_max_bytes, backups=self.audit_log_backups)
+
+    def open_quotas(self) -> Quotas:
+        """The user's quotas, with the day's token count shared by every door (sidebar, ``/v1``, CLI)."""
+        return Quotas(
+            max_turns=self.max_concurrent_turns,
+            daily_tokens=self.daily_token_limit,
+            usage_path=self.data_file("", "usage.json"),
+        )
 
     def data_file(self, configured: str, name: str) -> Path:
         from jupyter_core.paths import jupyter_data_dir

@@ -93,8 +93,22 @@ c.JupyterHub.load_roles = [
 """
 
 
+def guide_hub_config(guide: str, values: dict[str, str]) -> str:
+    """docs/deploy.md's ``jupyterhub_config.py``, its constants (``NAME = "..."`` lines) set to ``values``; a
+    constant the guide no longer has is an error, so the test and the guide cannot drift apart silently."""
+    for name, value in values.items():
+        line = f"{name} = {value!r}"
+        guide, count = re.subn(rf'^{name} = "[^"\n]*"', lambda _, line=line: line, guide, flags=re.M)
+        if count != 1:
+            raise ValueError(f"the guide's hub config has no constant {name} (found {count})")
+    return guide
+
+
 class Hub:
-    """``start()`` the hub and spawn the users; ``stop()`` ends every process it started."""
+    """``start()`` the hub and spawn the users; ``stop()`` ends every process it started.
+
+    ``guide_config``: the hub config of docs/deploy.md instead of ``HUB_CONFIG``, its constants pointed at
+    this hub's temp dir and ports (``guide_hub_config``)."""
 
     def __init__(
         self,
@@ -103,6 +117,7 @@ class Hub:
         admin_config: dict[str, Any] | None = None,
         port: int = 0,
         extra_config: str = "",
+        guide_config: str | None = None,
     ) -> None:
         self.scratch = tempfile.TemporaryDirectory(prefix="hdsp-hub-")
         self.dir = Path(self.scratch.name)
@@ -125,6 +140,11 @@ class Hub:
             )
         if not PROXY_COMMAND.exists():
             raise RuntimeError(f"{PROXY_COMMAND} is missing: run `npm ci --prefix tests/hub`")
+        self.process: subprocess.Popen[bytes] | None = None
+        self.config_file = self.dir / "jupyterhub_config.py"
+        if guide_config is not None:
+            self.config_file.write_text(self._guide(guide_config, singleuser))
+            return
         config = HUB_CONFIG.format(
             port=self.port,
             hub_port=free_port(),
@@ -142,10 +162,27 @@ class Hub:
             admin_service=ADMIN_SERVICE,
             admin_token=self.admin_token,
         )
-        self.config_file = self.dir / "jupyterhub_config.py"
         # More of the administrator's config after the test hub's own (``{dir}``: this hub's temp dir).
         self.config_file.write_text(config + extra_config.replace("{dir}", str(self.dir)))
-        self.process: subprocess.Popen[bytes] | None = None
+
+    def _guide(self, guide: str, singleuser: str) -> str:
+        token_file = self.dir / "admin-token"
+        token_file.write_text(self.admin_token + "\n")
+        values = {
+            "VENV": str(Path(singleuser).parent.parent),
+            "PROXY": str(PROXY_COMMAND),
+            "HUB_DIR": str(self.dir),
+            "HOMES": str(self.homes / "{username}"),
+            "ADMIN_CONFIG_DIR": str(self.admin_config_dir),
+            "ADMIN_TOKEN_FILE": str(token_file),
+            "BIND_URL": f"http://127.0.0.1:{self.port}",
+            "HUB_API_URL": f"http://127.0.0.1:{free_port()}",
+            "PROXY_API_URL": f"http://127.0.0.1:{free_port()}",
+            "TRIAL_PASSWORD": PASSWORD,
+        }
+        # The one line the tests add: answer spawn requests at once, so servers start side by side.
+        fast_spawn = '\nc.JupyterHub.tornado_settings = {"slow_spawn_timeout": 0}\n'
+        return guide_hub_config(guide, values) + fast_spawn
 
     # -- the administrator's side --------------------------------------------------------------------------
 

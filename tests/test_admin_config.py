@@ -17,7 +17,9 @@ import jupyter_core.paths
 import pytest
 
 from hdsp_agent.admin_config import admin_config_dirs, load_admin_settings
-from hdsp_agent.config import load_cli_config
+from hdsp_agent.agent.model_setup import UserModelFile
+from hdsp_agent.agent.models import catalog_from_config
+from hdsp_agent.config import HdspAgentConfig, load_cli_config
 
 ADMIN = {
     "disabled_tools": ["fetch_url_content"],
@@ -47,6 +49,7 @@ def make_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, placement: str) -
     user.mkdir(parents=True)
     admin.mkdir()
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(user))
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)  # not under a hub unless a test says so
     if placement == "JUPYTER_CONFIG_PATH":
         monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(admin))
     else:
@@ -139,3 +142,107 @@ def test_a_user_allow_rule_in_permissions_json_cannot_lift_an_admin_deny(
         check=True,
     )
     assert json.loads(other.stdout)["decision"] == "allow"
+
+
+# -- what a fixed part holds beyond the names admin.json sets (admin_config.held_settings) -------------------
+
+
+def test_fixing_the_model_drops_the_users_models_sidebar_choice_and_v1_pass_through(
+    dirs: tuple[Path, Path],
+) -> None:
+    user, _ = dirs
+    own = {"name": "mine", "model": "my-own-model", "base_url": "http://127.0.0.1:9/v1"}
+    write_json(
+        user / "jupyter_server_config.json",
+        {
+            "HdspAgentApp": {
+                **USER_LOOSENING,
+                "models": [own],
+                "allow_user_models": True,
+                "v1_pass_through_models": True,
+            }
+        },
+    )
+    UserModelFile().save("http://127.0.0.1:9/v1", "saved-in-the-sidebar", None)  # model.json
+    config = load_cli_config()
+    assert (config.models, config.allow_user_models, config.v1_pass_through_models) == ([], False, False)
+    assert {"model", "base_url", "models", "allow_user_models"} <= config.admin_fixed
+    catalog = catalog_from_config(config)
+    assert [(m.model, m.base_url) for m in catalog.models] == [("company-model", "http://127.0.0.1:8000/v1")]
+
+
+def test_fixing_only_the_model_name_drops_the_users_base_url_too(dirs: tuple[Path, Path]) -> None:
+    _, admin = dirs
+    write_json(admin / "hdsp_agent" / "admin.json", {"model": "company-model"})
+    config = load_cli_config()
+    assert (config.model, config.base_url, config.allow_user_models) == ("company-model", "", False)
+
+
+def test_the_admin_may_still_let_users_pick_their_own_models(dirs: tuple[Path, Path]) -> None:
+    _, admin = dirs
+    write_json(admin / "hdsp_agent" / "admin.json", {**ADMIN, "allow_user_models": True})
+    assert load_cli_config().allow_user_models is True
+
+
+def test_without_a_fixed_model_the_users_own_models_stand(dirs: tuple[Path, Path]) -> None:
+    _, admin = dirs
+    write_json(admin / "hdsp_agent" / "admin.json", {"deny_rules": ["x"]})
+    config = load_cli_config()
+    assert (config.model, config.allow_user_models) == ("my-own-model", True)
+    assert config.admin_fixed == {"deny_rules"}
+
+
+USER_AUDIT_OFF = {"audit_enabled": False, "audit_log_path": "/dev/null", "audit_log_backups": 1}
+
+
+@pytest.mark.parametrize(
+    ("admin_audit", "hub", "expected"),
+    [
+        # Neither the admin nor a hub holds it: the user's own choice.
+        ({}, False, (False, "/dev/null", 1)),
+        # Under JupyterHub the audit is on unless admin.json says otherwise ...
+        ({}, True, (True, "", 5)),
+        ({"audit_enabled": False}, True, (False, "", 5)),
+        # ... and an admin who names it holds it without a hub, with the admin's own settings kept.
+        ({"audit_enabled": True, "audit_log_backups": 9}, False, (True, "", 9)),
+    ],
+)
+def test_the_users_config_cannot_switch_off_or_redirect_a_held_audit(
+    dirs: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    admin_audit: dict[str, object],
+    hub: bool,
+    expected: tuple[bool, str, int],
+) -> None:
+    user, admin = dirs
+    write_json(user / "jupyter_server_config.json", {"HdspAgentApp": USER_AUDIT_OFF})
+    write_json(admin / "hdsp_agent" / "admin.json", admin_audit)
+    if hub:
+        monkeypatch.setenv("JUPYTERHUB_USER", "alice")
+    config = load_cli_config()
+    assert (config.audit_enabled, config.audit_log_path, config.audit_log_backups) == expected
+
+
+def test_quotas_and_v1_fixed_by_the_admin_hold_against_the_user(dirs: tuple[Path, Path]) -> None:
+    user, admin = dirs
+    loosening = {"daily_token_limit": 0, "max_concurrent_turns": 0, "v1_enabled": True}
+    write_json(user / "jupyter_server_config.json", {"HdspAgentApp": loosening})
+    fixed = {"daily_token_limit": 1000, "max_concurrent_turns": 1, "v1_enabled": False}
+    write_json(admin / "hdsp_agent" / "admin.json", fixed)
+    config = load_cli_config()
+    assert {name: getattr(config, name) for name in fixed} == fixed
+    # Without admin.json the same user settings are the user's (nothing to hold).
+    assert HdspAgentConfig().v1_enabled is True
+
+
+def test_the_cli_refuses_a_model_flag_under_a_fixed_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_dirs(tmp_path, monkeypatch, "JUPYTER_CONFIG_PATH")
+    run = subprocess.run(
+        [sys.executable, "-m", "hdsp_agent.cli", "run", "-p", "hi", "--root", str(tmp_path)]
+        + ["--base-url", "http://127.0.0.1:9/v1"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2 and "set by the administrator" in run.stderr, run.stderr

@@ -12,14 +12,38 @@ from scripted_model import ScriptedModel, text, tool_calls
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # A run writes the user's audit log and day's token count, like the server: not in this machine's home.
+    data_dir = {"JUPYTER_DATA_DIR": str(Path(args[args.index("--root") + 1]) / ".jupyter-data")}
     return subprocess.run(
         [sys.executable, "-m", "hdsp_agent.cli", "run", *args],
         capture_output=True,
         text=True,
         timeout=90,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **data_dir, **(env or {})},
     )
+
+
+def test_run_is_audited_and_bound_by_the_days_token_limit(tmp_path: Path) -> None:
+    """The CLI in a user's terminal is one more door to the model: same audit log, same day's tokens."""
+    config, data = tmp_path / "config", tmp_path / ".jupyter-data" / "hdsp_agent"
+    config.mkdir()
+    limit = {"HdspAgentApp": {"daily_token_limit": 100_000}}
+    (config / "jupyter_server_config.json").write_text(json.dumps(limit))
+    with ScriptedModel([text("hello")]) as model:
+        env = {"JUPYTER_CONFIG_DIR": str(config), "OPENAI_BASE_URL": model.base_url}
+        first = run_cli("-p", "hi", "--root", str(tmp_path), "--model", "m", env=env)
+        assert first.returncode == 0, first.stderr
+        [call] = [json.loads(line) for line in (data / "audit.jsonl").read_text().splitlines()]
+        assert (call["event"], call["model"]) == ("model_call", "m")
+        usage = json.loads((data / "usage.json").read_text())
+        assert usage["tokens"] == call["prompt_tokens"] + call["completion_tokens"]
+        (data / "usage.json").write_text(json.dumps({**usage, "tokens": 100_001}))
+        refused = run_cli("-p", "hi again", "--root", str(tmp_path), "--model", "m", env=env)
+    assert refused.returncode == 1 and "E_QUOTA_TOKENS" in refused.stderr, refused.stderr
+    assert len(model.requests) == 1
+    last = json.loads((data / "audit.jsonl").read_text().splitlines()[-1])
+    assert (last["event"], last["code"]) == ("quota", "E_QUOTA_TOKENS")
 
 
 def test_run_prints_the_reply(tmp_path: Path) -> None:

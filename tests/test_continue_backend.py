@@ -37,6 +37,7 @@ def jp_server_config(
             "api_key": "sk-upstream-secret",
             "max_retries": 0,
             "store_path": str(tmp_path / "store.sqlite3"),
+            "audit_log_path": str(tmp_path / "audit.jsonl"),
             "v1_disabled_tools": ["Bash"],
         },
     }
@@ -65,7 +66,7 @@ async def post_completion(jp_fetch: Any, jp_serverapp: Any, body: dict[str, Any]
 
 
 async def test_streaming_tool_call_is_well_formed(
-    jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel
+    jp_fetch: Any, jp_serverapp: Any, scripted_model: ScriptedModel, tmp_path: Path
 ) -> None:
     scripted_model.add(
         tool_calls(("read", "{'filepath': 'notes.txt'}"), repeat_name=True, finish_reason="stop")
@@ -89,6 +90,16 @@ async def test_streaming_tool_call_is_well_formed(
     assert upstream_request["model"] == "backend-model"
     assert [t["function"]["name"] for t in upstream_request["tools"]] == ["Read"], "the admin disabled Bash"
     assert scripted_model.request_headers[0]["authorization"] == "Bearer sk-upstream-secret"
+    # Counted in the day's tokens (estimated: the stream reported no usage) and audited as a /v1 call.
+    [record] = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert (record["event"], record["door"], record["model"], record["estimated"]) == (
+        "model_call",
+        "v1",
+        "backend-model",
+        True,
+    )
+    quotas = jp_serverapp.web_app.settings["hdsp_agent"].runtime.quotas
+    assert quotas.tokens_today == record["prompt_tokens"] + record["completion_tokens"] > 0
 
 
 async def test_non_streaming_and_models_list(

@@ -41,6 +41,7 @@ def jp_server_config(jp_server_config: dict[str, Any], tmp_path: Path) -> dict[s
         **jp_server_config,
         "HdspAgentApp": {
             "store_path": str(tmp_path / "sessions.sqlite3"),
+            "audit_log_path": str(tmp_path / "audit.jsonl"),
             "mcp_servers": {"mcpServers": {"demo": demo, "off": {**demo, "disabled": True}, "banned": demo}},
             "mcp_denied_servers": ["banned"],
             "custom_tools": [
@@ -122,13 +123,17 @@ async def test_unauthenticated_requests_are_refused(http_server_client: Any, jp_
 
 
 async def test_call_needing_approval_is_refused_without_a_sidebar(
-    jp_serverapp: Any, http_server_client: Any, jp_http_port: int, jp_root_dir: Path
+    jp_serverapp: Any, http_server_client: Any, jp_http_port: int, jp_root_dir: Path, tmp_path: Path
 ) -> None:
     async with mcp_session(jp_http_port, token_header(jp_serverapp)) as session:
         result = await session.call_tool("create_new_file", {"filepath": "made.txt", "contents": "x"})
     assert result.is_error
     assert "E_TOOL_DENIED" in text_of(result) and "no hdsp-agent sidebar is connected" in text_of(result)
     assert not (jp_root_dir / "made.txt").exists()
+    # Audited as what happened: nobody could be asked (not "declined by" the user).
+    [record] = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert (record["tool"], record["status"]) == ("create_new_file", "denied")
+    assert record["approval"]["by"] == "no one to ask" and record["approval"]["approved"] is False
 
 
 async def test_call_needing_approval_is_asked_in_the_connected_sidebar(

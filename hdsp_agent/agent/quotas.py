@@ -120,6 +120,8 @@ class UsageMeter:
     model: str
     session_id: str = ""
     audit: Callable[[dict[str, Any]], None] | None = None
+    # Which way the call came in when not a conversation's turn (``"v1"``): written in the audit record.
+    door: str = ""
 
     def check(self) -> None:
         self.quotas.check_tokens()
@@ -146,5 +148,6 @@ class UsageMeter:
                     "completion_tokens": completion,
                     "estimated": not reported,
                     "tokens_today": self.quotas.tokens_today,
+                    **({"door": self.door} if self.door else {}),
                 }
             )

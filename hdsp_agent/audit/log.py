@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 AUDIT_FILENAME = "audit.jsonl"
 ARGUMENT_CHARS = 500
+# ``approval.by`` of a call refused because no person could be asked (no sidebar connected, no terminal).
+NO_ONE_TO_ASK = "no one to ask"
 
 # What a pipeline hands the log: one finished record (``ToolExecutor(on_audit=...)``).
 AuditSink = Callable[[dict[str, Any]], None]
@@ -63,7 +65,7 @@ class AuditTrail:
 
     def answered(self, reply: ApprovalReply, *, by_person: bool) -> None:
         self.approval = {
-            "by": server_user() if by_person else "nobody connected",
+            "by": server_user() if by_person else NO_ONE_TO_ASK,
             "approved": reply.approved,
             "scope": reply.scope,
             **({"reason": reply.reason} if reply.reason else {}),

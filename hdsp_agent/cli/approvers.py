@@ -14,7 +14,7 @@ class TerminalApprover:
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalReply:
         if not sys.stdin.isatty():
-            return ApprovalReply(approved=False, reason="approval needed but stdin is not a terminal")
+            return ApprovalReply.nobody_to_ask("approval needed but stdin is not a terminal")
         arguments = json.dumps(request.arguments, ensure_ascii=False)
         prompt = f"\n{request.tool} {arguments}\n  {'; '.join(request.reasons)}\nAllow? [y/N] "
         answer = await asyncio.to_thread(_ask, prompt)

@@ -57,6 +57,14 @@ def run_prompt(args: argparse.Namespace) -> int:
         print(f"hdsp-agent: --root {args.root} is not a directory", file=sys.stderr)
         return 2
     config = load_cli_config()
+    if (args.model or args.base_url) and config.admin_fixed & {"model", "base_url"}:
+        # The same floor as the sidebar's: a flag must not send the admin's conversation elsewhere.
+        print(
+            "hdsp-agent: the model is set by the administrator (hdsp_agent/admin.json); "
+            "--model and --base-url cannot change it",
+            file=sys.stderr,
+        )
+        return 2
     if args.model:
         config.model = args.model
     if args.base_url:
@@ -67,6 +75,7 @@ def run_prompt(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
     root = args.root.resolve()
     approver = approver_for(args.approve)
+    audit = config.open_audit_log()
     # Jupyter's managers without a server, so the notebook tools read, edit and run notebooks as in the
     # sidebar; the kernels they start are shut down when the run ends.
     async with headless_jupyter(root) as jupyter:
@@ -81,6 +90,10 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
                 **overrides,
             ),
             broker_factory=lambda emit: _DelegatingBroker(approver),
+            # The server's audit log and the day's token count: a run inside the user's server is one more
+            # door to the same model, under the same quotas.
+            audit=audit,
+            quotas=config.open_quotas(),
         )
         runtime = built.runtime
         context = {"active_document": {"path": args.notebook}} if args.notebook else {}
@@ -97,6 +110,8 @@ async def _run(args: argparse.Namespace, config: HdspAgentConfig) -> int:
                 await session.wait()
                 await manager.shutdown()
         await built.aclose()
+    if audit is not None:
+        audit.close()
     return 0 if printer.end_reason == "completed" else 1
 
 

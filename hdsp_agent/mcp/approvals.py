@@ -38,7 +38,7 @@ class SidebarApprover:
     async def request_approval(self, request: ApprovalRequest) -> ApprovalReply:
         watched = self.sessions.watched()
         if not watched:
-            return ApprovalReply(approved=False, reason=NO_SIDEBAR)
+            return ApprovalReply.nobody_to_ask(NO_SIDEBAR)
         session = watched[0]
         session.emit(ApprovalRequestEvent(request=request))
         return await session.broker.request_approval(request)

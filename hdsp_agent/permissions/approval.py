@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from ..user_text import UserStr, WithTexts
 
@@ -38,6 +38,19 @@ class ApprovalReply(BaseModel):
     scope: ApprovalScope = "once"
     reason: UserStr | None = None
     rule_scope: RuleScope = "exact"
+    # Not on the wire: the refusal came because no person could be asked (no sidebar connected, no TTY), so
+    # the audit says "no one to ask" rather than that the user declined.
+    _nobody_to_ask: bool = PrivateAttr(default=False)
+
+    @classmethod
+    def nobody_to_ask(cls, reason: str) -> ApprovalReply:
+        reply = cls(approved=False, reason=reason)
+        reply._nobody_to_ask = True
+        return reply
+
+    @property
+    def asked_nobody(self) -> bool:
+        return self._nobody_to_ask
 
 
 class Approver(Protocol):

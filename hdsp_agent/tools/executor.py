@@ -203,7 +203,7 @@ class ToolExecutor:
                 )
             )
         reply = await self._ask(tool, arguments, action, decision, call, ctx)
-        trail.answered(reply, by_person=self.approver is not None)
+        trail.answered(reply, by_person=not reply.asked_nobody)
         if not reply.approved:
             raise _Refusal(
                 self._error(
@@ -230,8 +230,8 @@ class ToolExecutor:
         ctx: ToolContext,
     ) -> ApprovalReply:
         if self.approver is None:
-            return ApprovalReply(
-                approved=False, reason=user_text("approval is required but no one is connected to approve")
+            return ApprovalReply.nobody_to_ask(
+                user_text("approval is required but no one is connected to approve")
             )
         request = ApprovalRequest(
             call_id=call.id,

@@ -2,7 +2,9 @@
 themselves.
 
 Authenticated with the Jupyter token (``Authorization: Bearer <token>``, what Continue sends as its
-``apiKey``).
+``apiKey``). The same door rules as the sidebar's: ``v1_enabled`` off answers 403, a user over
+``daily_token_limit`` gets 429 (OpenAI's ``insufficient_quota`` shape), and every model call is counted in the
+day's tokens and written to the audit log (``door: "v1"``).
 """
 
 from __future__ import annotations
@@ -15,19 +17,38 @@ import tornado.web
 
 from ..agent.llm import ModelSettings
 from ..agent.models import ModelNotConfigured
+from ..agent.quotas import QuotaExceeded, UsageMeter
 from ..proxy.normalize import StreamNormalizer, normalize_completion, tool_names
 from ..proxy.upstream import UpstreamError
+from ..user_text import user_text
 from .routes import _AgentHandler, route
 
-
-def _error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind}}
+DOOR = "v1"
 
 
-class ChatCompletionsHandler(_AgentHandler):
+def _error(message: str, kind: str = "invalid_request_error", code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, **({"code": code} if code else {})}}
+
+
+class _V1Handler(_AgentHandler):
+    def turned_off(self) -> bool:
+        """Answer 403 when the administrator turned ``/v1`` off; True if so."""
+        if self.agent.v1_enabled:
+            return False
+        message = user_text(
+            "The OpenAI-compatible endpoint of hdsp-agent is turned off by your administrator "
+            "(v1_enabled is false). Use the hdsp-agent sidebar, or ask your administrator."
+        )
+        self.write_json(_error(message, "permission_denied", "v1_disabled"), status=403)
+        return True
+
+
+class ChatCompletionsHandler(_V1Handler):
     @tornado.web.authenticated
     async def post(self) -> None:
         # OpenAI's protocol, OpenAI's error shape (not the sidebar's error table).
+        if self.turned_off():
+            return
         try:
             request = json.loads(self.request.body or b"{}")
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -43,13 +64,23 @@ class ChatCompletionsHandler(_AgentHandler):
         except ModelNotConfigured as error:
             self.write_json(_error(str(error), "model_not_configured"), status=503)
             return
+        runtime = self.agent.runtime
+        meter = UsageMeter(runtime.quotas, settings.label, audit=runtime.audit, door=DOOR)
+        try:
+            meter.check()
+        except QuotaExceeded as refused:
+            if runtime.audit is not None:
+                runtime.audit({"event": "quota", "session": "", "code": refused.code, "door": DOOR})
+            self.write_json(_error(refused.message, "insufficient_quota", refused.code), status=429)
+            return
         offered = tool_names(body)
         try:
             if request.get("stream"):
-                await self._stream(settings, body, offered)
+                await self._stream(settings, body, offered, meter)
             else:
                 completion = await upstream.complete(settings, body)
                 self._log_usage(completion.get("usage"))
+                self._count(meter, body, completion.get("choices"), completion.get("usage"))
                 self.write_json(normalize_completion(completion, offered))
         except UpstreamError as error:
             self.write_json(error.payload, status=error.status)
@@ -62,17 +93,33 @@ class ChatCompletionsHandler(_AgentHandler):
                 await self._send({"error": {"message": f"the model's stream broke off: {error}"}})
                 self.finish()
 
-    async def _stream(self, settings: ModelSettings, body: dict[str, Any], offered: list[str]) -> None:
+    async def _stream(
+        self, settings: ModelSettings, body: dict[str, Any], offered: list[str], meter: UsageMeter
+    ) -> None:
         normalizer = StreamNormalizer(offered)
-        async for chunk in self.agent.upstream.stream(settings, body):
-            if chunk.get("usage"):
-                self._log_usage(chunk["usage"])
-            for out in normalizer.feed(chunk):
-                await self._send(out)
+        deltas: list[Any] = []
+        usage: Any = None
+        try:
+            async for chunk in self.agent.upstream.stream(settings, body):
+                if chunk.get("usage"):
+                    usage = chunk["usage"]
+                    self._log_usage(usage)
+                deltas += [choice.get("delta") for choice in chunk.get("choices") or []]
+                for out in normalizer.feed(chunk):
+                    await self._send(out)
+        finally:
+            # Counted also when the stream broke off or the client left: the model did the work.
+            if deltas or usage:
+                self._count(meter, body, deltas, usage)
         for out in normalizer.finish():
             await self._send(out)
         self.write("data: [DONE]\n\n")
         self.finish()
+
+    @staticmethod
+    def _count(meter: UsageMeter, body: dict[str, Any], answer: Any, usage: Any) -> None:
+        """The call's tokens into the day's count and the audit log (estimated when the model sent none)."""
+        meter.record(body.get("messages") or [], body.get("tools") or [], {"answer": answer}, usage)
 
     async def _send(self, chunk: dict[str, Any]) -> None:
         if not self._headers_written:
@@ -91,9 +138,11 @@ class ChatCompletionsHandler(_AgentHandler):
             )
 
 
-class ModelListHandler(_AgentHandler):
+class ModelListHandler(_V1Handler):
     @tornado.web.authenticated
     async def get(self) -> None:
+        if self.turned_off():
+            return
         await self.agent.runtime.models.discover()
         models = self.agent.runtime.models.models
         self.write_json(
