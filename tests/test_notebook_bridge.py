@@ -520,3 +520,30 @@ async def test_insert_run_new_code_execute_code_and_redo_cost_the_same_in_2000_c
     large_applies = [size for method, size in large["redo"] if method == "apply"]
     assert len(large_applies) == len(small_applies)
     assert sum(large_applies) <= sum(small_applies) * 1.2 + 64, (small_applies, large_applies)
+
+
+async def test_an_overview_carries_the_outputs_of_the_cells_it_shows_only(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    notebook = notebook_of(300)
+    for cell in notebook.cells:
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="out " * 100)]
+    tab = await open_tab(jp_ws_fetch, {"big.ipynb": notebook})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        read = ok(await agent.call("read_notebook", path="big.ipynb"))
+        assert len(read.details["cell_ids"]) == 200 and "start=200" in read.content
+        [answer] = tab.replies
+        cells = json.loads(answer)["result"]["notebook"]["cells"]
+        assert len(cells) == 300
+        assert all(cell["outputs"] for cell in cells[:200]) and not any(
+            cell["outputs"] for cell in cells[200:]
+        )
+        assert "out out" in read.content
+        tab.replies.clear()
+        ok(await agent.call("read_notebook", path="big.ipynb", start=250, limit=10))
+        cells = json.loads(tab.replies[0])["result"]["notebook"]["cells"]
+        assert [bool(cell["outputs"]) for cell in cells] == [250 <= i < 260 for i in range(300)]
+    finally:
+        await tab.close()
+        await agent.close()

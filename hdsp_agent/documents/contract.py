@@ -112,9 +112,15 @@ class NotebookGateway(Protocol):
         ...
 
     async def read(
-        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        path: str,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
-        """The notebook as it is now (live: including unsaved edits); every cell has an id."""
+        """The notebook as it is now (live: including unsaved edits); every cell has an id. ``output_cells``:
+        a brief read needs the outputs of these cells only (start, stop): a live tab sends the others without
+        outputs; a file is read whole anyway."""
         ...
 
     async def read_cell(

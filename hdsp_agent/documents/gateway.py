@@ -180,7 +180,11 @@ class FileNotebookGateway:
         return bool(await _call(self.contents_manager.file_exists, path))
 
     async def read(
-        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        path: str,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         """The notebook; ``purpose`` says how the read relates to conflict detection.
 

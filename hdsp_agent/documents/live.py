@@ -166,13 +166,22 @@ class LiveNotebooks:
         return self.holder(path) is not None
 
     async def read(
-        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        path: str,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         """The live model; ``purpose`` does not matter: the tab holds the user's latest edits. ``brief``: the
-        tab leaves out the outputs' large payloads (``BRIEF_OUTPUT_CHARS``)."""
-        output_chars = BRIEF_OUTPUT_CHARS if outputs == "brief" else None
+        tab leaves out the outputs' large payloads (``BRIEF_OUTPUT_CHARS``), and with ``output_cells`` the
+        outputs of every other cell."""
+        brief = outputs == "brief"
+        output_chars = BRIEF_OUTPUT_CHARS if brief else None
+        start, stop = output_cells if brief and output_cells is not None else (None, None)
         async with self._locks(_normalized(path)):
-            result = await self._holder_or_error(path).request("read", path, output_chars=output_chars)
+            result = await self._holder_or_error(path).request(
+                "read", path, output_chars=output_chars, outputs_start=start, outputs_stop=stop
+            )
             return _notebook(result, path)
 
     async def read_cell(

@@ -119,10 +119,12 @@ class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
     async def run(self, args: ReadNotebookArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        # Sources and at most 3,000 characters of a cell's outputs are shown: the tab need not send images.
-        notebook = await document.read(outputs="brief")
-        cells = notebook.cells
+        # Sources and at most 3,000 characters of a shown cell's outputs: the tab need not send images, nor
+        # the outputs of the cells not shown.
         limit = args.limit or (BRIEF_CELL_LIMIT if args.format == "brief" else FULL_CELL_LIMIT)
+        with_outputs = (args.start, args.start + limit) if args.include_outputs else (0, 0)
+        notebook = await document.read(outputs="brief", output_cells=with_outputs)
+        cells = notebook.cells
         shown = cells[args.start : args.start + limit]
         kernelspec = notebook.metadata.get("kernelspec") or {}
         source = "live notebook open in JupyterLab" if document.live else "file"

@@ -124,9 +124,10 @@ class NotebookRuntime:
         gateway: NotebookGateway,
         purpose: ReadPurpose,
         outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         # A brief read is kept as seen too: what is looked up in it later is sources and indices.
-        notebook = await gateway.read(path, purpose, outputs)
+        notebook = await gateway.read(path, purpose, outputs, output_cells)
         if purpose != "peek":
             self._seen.saw_notebook((ctx.session_id, path), notebook)
         return notebook
@@ -379,12 +380,15 @@ class CallNotebook:
         return self.live or await self.gateway.is_open(self.path)
 
     async def read(
-        self, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         """The notebook now. ``purpose`` matters in file mode (see ``FileNotebookGateway.read``); the live
         model always holds the user's latest edits, so there is nothing to check against. ``outputs``: see
         ``contract.OutputDetail`` (brief: never pass the result as an edit's ``before``)."""
-        return await self.runtime._read(self.ctx, self.path, self.gateway, purpose, outputs)
+        return await self.runtime._read(self.ctx, self.path, self.gateway, purpose, outputs, output_cells)
 
     async def read_cell(
         self, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"
