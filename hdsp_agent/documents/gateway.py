@@ -26,7 +26,15 @@ from pydantic import BaseModel
 from ..permissions.paths import display_path, resolve_in_root
 from ..tools.base import ToolContext, ToolError
 from ..user_text import user_text
-from .contract import Applied, CellRead, FileUndo, NotebookGateway, OutputDetail, ReadPurpose
+from .contract import (
+    Applied,
+    CellRead,
+    ContentsManager,
+    FileUndo,
+    NotebookGateway,
+    OutputDetail,
+    ReadPurpose,
+)
 from .edits import InsertCell, apply_edit, cell_at, ensure_cell_ids, find_cell
 
 __all__ = ["NotebookGateway", "ReadPurpose"]
@@ -166,7 +174,7 @@ class FileNotebookGateway:
 
     def __init__(
         self,
-        contents_manager: Any,
+        contents_manager: ContentsManager,
         stamps: dict[str, Any],
         locks: PathLocks,
         parsed: ParsedNotebooks | None = None,

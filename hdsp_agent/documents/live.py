@@ -43,7 +43,7 @@ from .bridge_connection import (
     log,
 )
 from .bridge_wire import AppliedDelta, CellResult
-from .contract import Applied, CellRead, OutputDetail, ReadPurpose, SettleOutcome
+from .contract import Applied, CellRead, ContentsManager, OutputDetail, ReadPurpose, SettleOutcome
 from .edits import E_CELL_NOT_FOUND, ensure_cell_ids
 from .gateway import E_NOTEBOOK_CHANGED, NotebookSnapshot, _call, _status
 from .inverse import inverse_from_cell, inverse_of
@@ -316,7 +316,7 @@ class LiveNotebooks:
         """The tab holding ``path``, waiting up to ``seconds`` for one (a reloading tab) to announce it."""
         return await self.tabs.wait(self.holder, path, seconds)
 
-    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+    async def reclaim(self, path: str, contents_manager: ContentsManager) -> bool:
         """Before ``path`` is used as a file: True when a tab holds it again (use the live notebook); else its
         journal, if any, is written to the file first (False)."""
         key = _normalized(path)
@@ -327,7 +327,7 @@ class LiveNotebooks:
         await self.write_to_file(key, contents_manager)
         return False
 
-    async def write_to_file(self, path: str, contents_manager: Any) -> None:
+    async def write_to_file(self, path: str, contents_manager: ContentsManager) -> None:
         """Replay the journal of a notebook no tab holds onto its file, and save it."""
         async with self._locks(path):
             entries = self.journal.entries(path)
@@ -351,7 +351,7 @@ class LiveNotebooks:
             self.journal.forget(path)
 
     async def settle(
-        self, contents_manager: Any, since: int = 0, paths: Collection[str] | None = None
+        self, contents_manager: ContentsManager, since: int = 0, paths: Collection[str] | None = None
     ) -> list[SettleOutcome]:
         """At the end of a turn: every notebook with unsaved agent changes made after ``since`` (the turn's
         ``change_mark``) is saved or kept safe. ``paths``: these documents instead (after an undo or a redo,
@@ -374,7 +374,7 @@ class LiveNotebooks:
         )
         return [*settled, *texts]
 
-    async def _settle_one(self, path: str, contents_manager: Any) -> SettleOutcome:
+    async def _settle_one(self, path: str, contents_manager: ContentsManager) -> SettleOutcome:
         try:
             holder = await self.wait_for_holder(path, self.reconnect_grace_seconds)
             if holder is None:
@@ -397,7 +397,7 @@ class LiveNotebooks:
             message = error.message if isinstance(error, ToolError) else f"{type(error).__name__}: {error}"
             return SettleOutcome(path, "left_unsaved", problem=message)
 
-    async def _file_notebook(self, path: str, contents_manager: Any) -> nbformat.NotebookNode:
+    async def _file_notebook(self, path: str, contents_manager: ContentsManager) -> nbformat.NotebookNode:
         try:
             model = await _call(contents_manager.get, path, content=True, type="notebook")
         except Exception as error:
@@ -408,7 +408,7 @@ class LiveNotebooks:
         ensure_cell_ids(notebook)
         return notebook
 
-    async def aclose(self, contents_manager: Any) -> None:
+    async def aclose(self, contents_manager: ContentsManager) -> None:
         """The server is stopping: notebooks no tab holds get their journal written to the file."""
         for task in list(self._replays):
             task.cancel()
