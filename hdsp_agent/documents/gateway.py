@@ -99,12 +99,6 @@ async def _call(method: Any, *args: Any, **kwargs: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-def _status(error: Exception) -> int | None:
-    # Contents managers raise tornado's HTTPError; the status code is all we need from it.
-    code = getattr(error, "status_code", None)
-    return code if isinstance(code, int) else None
-
-
 class PathLocks:
     """One lock per notebook path, so read-modify-save sequences on the same file never interleave."""
 
@@ -288,7 +282,9 @@ class FileNotebookGateway:
         try:
             model: dict[str, Any] = await _call(self.contents_manager.get, path, content=content, **kwargs)
         except Exception as error:
-            if _status(error) == 404:
+            # The contents manager's errors are HTTP errors (tornado's, known only to web/): what went wrong
+            # is asked of the contents manager and nbformat instead of read from a status code.
+            if not await _call(self.contents_manager.file_exists, path):
                 raise ToolError(
                     E_NOTEBOOK_NOT_FOUND,
                     user_text("%1 does not exist", path),
@@ -297,12 +293,22 @@ class FileNotebookGateway:
                         "run_cell with code creates it."
                     ),
                 ) from None
-            if _status(error) == 400:
+            if kwargs["type"] == "notebook" and await self._unreadable(path):
                 raise ToolError(
                     E_NOTEBOOK_INVALID, user_text("%1 is not a valid notebook: %2", path, error)
                 ) from None
             raise
         return model
+
+    async def _unreadable(self, path: str) -> bool:
+        """Whether the file at ``path`` is not a notebook nbformat can read (what jupyter_server answers 400
+        for), as opposed to a file it could not get at all."""
+        try:
+            model = await _call(self.contents_manager.get, path, content=True, type="file", format="text")
+            nbformat.reads(str(model["content"]), as_version=4)
+        except Exception:
+            return True
+        return False
 
     def _check_unchanged(self, path: str, last_modified: Any) -> None:
         known = self.stamps.get(path)

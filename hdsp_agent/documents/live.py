@@ -45,7 +45,7 @@ from .bridge_connection import (
 from .bridge_wire import AppliedDelta, CellResult
 from .contract import Applied, CellRead, ContentsManager, OutputDetail, ReadPurpose, SettleOutcome
 from .edits import E_CELL_NOT_FOUND, ensure_cell_ids
-from .gateway import E_NOTEBOOK_CHANGED, NotebookSnapshot, _call, _status
+from .gateway import E_NOTEBOOK_CHANGED, NotebookSnapshot, _call
 from .inverse import inverse_from_cell, inverse_of
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
 from .live_texts import LiveTexts, _folder_gone
@@ -339,9 +339,9 @@ class LiveNotebooks:
             try:
                 model = await _call(contents_manager.get, path, content=True, type="notebook")
                 notebook = model["content"]
-            except Exception as error:
-                if _status(error) != 404:
-                    raise
+            except Exception:
+                if await _call(contents_manager.file_exists, path):
+                    raise  # the file is there: something else went wrong
                 notebook = nbformat.v4.new_notebook()  # deleted since: what the agent made of it is kept
             ensure_cell_ids(notebook)
             written = replay_onto(notebook, [entry.edit for entry in entries])
@@ -400,8 +400,8 @@ class LiveNotebooks:
     async def _file_notebook(self, path: str, contents_manager: ContentsManager) -> nbformat.NotebookNode:
         try:
             model = await _call(contents_manager.get, path, content=True, type="notebook")
-        except Exception as error:
-            if _status(error) != 404:
+        except Exception:
+            if await _call(contents_manager.file_exists, path):
                 raise
             return nbformat.v4.new_notebook()
         notebook: nbformat.NotebookNode = model["content"]
