@@ -547,3 +547,37 @@ async def test_an_overview_carries_the_outputs_of_the_cells_it_shows_only(
     finally:
         await tab.close()
         await agent.close()
+
+
+async def test_the_end_of_a_turn_compares_the_tabs_sources_without_its_outputs(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    notebook = notebook_of(50)
+    for cell in notebook.cells:
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="out " * 2_000)]
+    nbformat.write(notebook, jp_root_dir / "nb.ipynb")
+    tab = await open_tab(
+        jp_ws_fetch,
+        {"nb.ipynb": nbformat.read(jp_root_dir / "nb.ipynb", as_version=4)},
+        contents_manager=jp_serverapp.contents_manager,
+    )
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    live = jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks
+    try:
+        ok(await agent.call("insert_cell", path="nb.ipynb", source="y = 2"))
+        tab.requests.clear()
+        tab.replies.clear()
+        [outcome] = await live.settle(jp_serverapp.contents_manager)
+        assert outcome.outcome == "saved"
+        read = next(request for request in tab.requests if request["method"] == "read")
+        assert read["outputs_stop"] == 0
+        assert len(tab.replies[0]) < 20_000, "the tab's 400 kB of outputs stayed in the tab"
+        # The tab's save, as JupyterLab's, goes through the contents manager.
+        for _ in range(100):
+            if nbformat.read(jp_root_dir / "nb.ipynb", as_version=4).cells[-1].source == "y = 2":
+                break
+            await asyncio.sleep(0.05)
+        assert nbformat.read(jp_root_dir / "nb.ipynb", as_version=4).cells[-1].source == "y = 2"
+    finally:
+        await tab.close()
+        await agent.close()

@@ -384,7 +384,14 @@ class LiveNotebooks:
                 entries = self.journal.entries(path)
                 if not entries:
                     return SettleOutcome(path, "unchanged")
-                live = _notebook(await holder.request("read", path), path)
+                # Only the cells' types and sources are compared: the tab sends no outputs (a notebook of
+                # 50 MB of plots is a few hundred kB of sources).
+                live = _notebook(
+                    await holder.request(
+                        "read", path, output_chars=BRIEF_OUTPUT_CHARS, outputs_start=0, outputs_stop=0
+                    ),
+                    path,
+                )
                 on_disk = await self._file_notebook(path, contents_manager)
                 expected = replay_onto(on_disk, [entry.edit for entry in entries])
                 if not _nothing_of_the_user_unsaved(live, on_disk, expected):
