@@ -32,6 +32,7 @@ from harness import Figure, clock, compare
 from scale_notebook import SMALL_CELL, write_notebook
 from traitlets.config import Config
 
+from hdsp_agent.documents.edits import SetCellSource
 from hdsp_agent.permissions.approval import FixedApprover
 from hdsp_agent.tools.base import ToolCall, ToolError
 from hdsp_agent.tools.executor import ToolExecutor
@@ -148,6 +149,23 @@ class Agent:
             )
         return elapsed
 
+    async def bridge_edit_parts(self, path: str, cell_id: str, sources: Sources) -> dict[str, str]:
+        """Where an edit's time goes: its two bridge round trips alone (``LiveNotebooks.read_cell`` and
+        ``apply``, medians of ``REPEATS``), the rest of the call being the tool and the executor."""
+        live = self.extension.live_notebooks
+        reads, applies = [], []
+        for _ in range(REPEATS):
+            start = clock()
+            read = await live.read_cell(path, cell_id)
+            middle = clock()
+            await live.apply(path, SetCellSource(cell_id=cell_id, source=sources.next()), read, read.version)
+            reads.append(middle - start)
+            applies.append(clock() - middle)
+        return {
+            "the bridge's read_cell alone": f"{statistics.median(reads) * 1000:.1f} ms",
+            "the bridge's apply alone": f"{statistics.median(applies) * 1000:.1f} ms",
+        }
+
     async def wait_for_tab(self, path: str) -> None:
         if await self.extension.live_notebooks.wait_for_holder(path, 120) is None:
             raise RuntimeError(f"the tab never announced {path} on the bridge")
@@ -239,6 +257,7 @@ async def scale_figures(workdir: Path) -> list[Figure]:
         # The edit at 500 cells first, before the 2,000-cell notebook is touched: a request the bridge gave up
         # on is still being answered by the tab for a while, and would be charged to whatever runs next.
         small_edit, page_small, small_extra = await _medians(agent_edit(small), page_edit(small))
+        small_parts = await agent.bridge_edit_parts(small.name, cell_ids[small][middle[small]], edits[small])
         await browser.ask("close", path=small.name)
 
         figures.append(
@@ -249,6 +268,7 @@ async def scale_figures(workdir: Path) -> list[Figure]:
             )
         )  # fmt: skip
         figures.append(await _figure("scale_edit_2000", "edit_cell", agent_edit(large), page_edit(large)))
+        large_parts = await agent.bridge_edit_parts(large.name, cell_ids[large][middle[large]], edits[large])
         # Insert at the end: the other cells keep their indexes for the edits above.
         figures.append(
             await _figure(
@@ -279,6 +299,8 @@ async def scale_figures(workdir: Path) -> list[Figure]:
                 extra={
                     **{f"at {SMALL:,} cells: {key}": value for key, value in small_extra.items()},
                     f"JupyterLab's own edit at {SMALL:,} cells": f"{page_small * 1000:.2f} ms",
+                    **{f"at {SMALL:,} cells: {key}": value for key, value in small_parts.items()},
+                    **{f"at {LARGE:,} cells: {key}": value for key, value in large_parts.items()},
                 },
             )
         )

@@ -25,7 +25,13 @@ export type BridgeRequest =
    * `output_chars` null: the whole notebook; a number: outputs without their large payloads (see
    * bridge_wire.ReadRequest).
    */
-  | (IRequestBase & { method: 'read'; output_chars?: number | null })
+  | (IRequestBase & {
+      method: 'read';
+      output_chars?: number | null;
+      /** A brief read's cells whose outputs are sent (the others': none); null: all. */
+      outputs_start?: number | null;
+      outputs_stop?: number | null;
+    })
   | (IRequestBase & {
       method: 'read_cell';
       cell_id?: string | null;

@@ -160,8 +160,21 @@ export class NotebookBridge implements IDisposable {
     const model = panel.context.model;
     switch (request.method) {
       case 'read':
+        if (
+          request.output_chars === undefined ||
+          request.output_chars === null
+        ) {
+          return { notebook: notebookJSON(model) };
+        }
         return {
-          ...briefOutputs(notebookJSON(model), request.output_chars ?? null)
+          ...briefOutputs(
+            notebookJSON(
+              model,
+              request.outputs_start ?? 0,
+              request.outputs_stop ?? null
+            ),
+            request.output_chars
+          )
         };
       case 'snapshot':
         return { notebook: notebookJSON(model) };
@@ -471,9 +484,50 @@ function errorResponse(
 /**
  * The notebook as nbformat 4.5 JSON, every cell with its id. The model leaves ids out of notebooks
  * older than 4.5, but the shared model has them, and they are how the server addresses cells.
+ * With `outputsStart`: only the code cells from `outputsStart` to `outputsStop` (excluded; null: the
+ * last) keep their outputs, and the others' are never serialized (a brief read of the first 200 cells
+ * of a notebook of 2,000 and 50 MB of plots).
  */
-function notebookJSON(model: INotebookModel): nbformat.INotebookContent {
-  const content = model.toJSON() as nbformat.INotebookContent;
+function notebookJSON(
+  model: INotebookModel,
+  outputsStart?: number,
+  outputsStop: number | null = null
+): nbformat.INotebookContent {
+  if (outputsStart === undefined) {
+    const whole = model.toJSON() as nbformat.INotebookContent;
+    return withIds(model, whole);
+  }
+  const shared = model.sharedModel;
+  const cells = shared.cells.map((cell, index): nbformat.ICell => {
+    const kept =
+      index >= outputsStart && (outputsStop === null || index < outputsStop);
+    if (cell.cell_type !== 'code' || kept) {
+      return cell.toJSON() as nbformat.ICell;
+    }
+    const code = cell as unknown as {
+      execution_count: nbformat.ExecutionCount;
+    };
+    return {
+      id: cell.getId(),
+      cell_type: 'code',
+      source: cell.getSource(),
+      metadata: cell.getMetadata() as nbformat.ICodeCellMetadata,
+      execution_count: code.execution_count ?? null,
+      outputs: []
+    };
+  });
+  return withIds(model, {
+    metadata: shared.getMetadata() as nbformat.INotebookMetadata,
+    nbformat: shared.nbformat,
+    nbformat_minor: shared.nbformat_minor,
+    cells
+  });
+}
+
+function withIds(
+  model: INotebookModel,
+  content: nbformat.INotebookContent
+): nbformat.INotebookContent {
   const cells = model.sharedModel.cells;
   content.cells.forEach((cell, index) => {
     cell.id = cells[index]?.getId() ?? cell.id;

@@ -139,7 +139,12 @@ class FakeTab:
             raise ToolError("E_NOTEBOOK_BRIDGE", "the notebook is no longer open in this JupyterLab tab")
         notebook = self.notebooks[path]
         if isinstance(request, ReadRequest) and request.output_chars is not None:
-            return brief_outputs(copy.deepcopy(notebook), request.output_chars).model_dump()
+            brief = copy.deepcopy(notebook)
+            start, stop = request.outputs_start or 0, request.outputs_stop
+            for index, cell in enumerate(brief.cells):
+                if cell.cell_type == "code" and not (start <= index and (stop is None or index < stop)):
+                    cell.outputs = []
+            return brief_outputs(brief, request.output_chars).model_dump()
         if isinstance(request, ReadRequest | SnapshotRequest):
             return NotebookResult(notebook=copy.deepcopy(notebook)).model_dump()
         if isinstance(request, ReadCellRequest):

@@ -3,6 +3,7 @@ satisfy their Protocols, and an edit through an open tab costs O(cell) on the wi
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,18 @@ async def test_an_apply_reply_does_not_grow_with_the_notebook(
     # The reply carries the one cell (before and after) and a version: the same size for 50 or 2,000 cells.
     assert sizes[2_000] <= sizes[50] + 16, sizes
     assert sizes[2_000] < 2_000, sizes
+
+
+def test_no_live_document_module_probes_an_object_for_what_it_has() -> None:
+    """documents/ calls what its Protocols declare (``ContentsManager``, the gateways); it never asks an
+    object whether it has an attribute (``getattr``/``hasattr``): a missing method is a type error."""
+    documents = Path(__file__).resolve().parent.parent / "hdsp_agent" / "documents"
+    probes = [
+        f"{path.name}:{node.lineno} {node.func.id}"
+        for path in sorted(documents.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+    ]
+    assert probes == []

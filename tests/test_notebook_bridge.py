@@ -23,9 +23,11 @@ import tornado.websocket
 from fake_tab import FakeTab
 from test_notebook_tools import Agent, ok, write_notebook
 
+from hdsp_agent.agent.undo import TurnUndo
 from hdsp_agent.documents.edits import SetCellOutputs
 from hdsp_agent.documents.live import E_NOTEBOOK_BRIDGE
 from hdsp_agent.tools.base import ToolError
+from hdsp_agent.tools.state import ToolState
 
 
 async def open_tab(jp_ws_fetch: Any, notebooks: dict[str, nbformat.NotebookNode], **options: Any) -> FakeTab:
@@ -306,13 +308,18 @@ async def test_a_live_run_cell_crosses_the_bridge_no_more_than_it_must(
     agent = live_agent(jp_serverapp, jp_root_dir)
     asked = count_open_checks(agent, monkeypatch)
     try:
-        # New code: one read (where to insert), the insert, the final outputs. The undo record of the insert
-        # and of the outputs comes from what the call already holds, not from another read.
+        # New code: the insert (nothing read: the tab clamps the position and answers with the cell), one
+        # cell's read for the kernelspec (no kernel runs yet), the final outputs. The undo record of the
+        # insert and of the outputs comes from what the call already holds, not from another read.
         ok(await agent.call("run_cell", path="nb.ipynb", code="print(6*7)"))
-        assert answered(tab) == ["read", "apply", "apply"]
+        assert answered(tab) == ["apply", "read_cell", "apply"]
         # The gateway is chosen once for the call, once more for the final write (the tab may be gone by
         # then).
         assert len(asked) <= 2
+        # With the kernel running, nothing is read at all.
+        tab.requests.clear()
+        ok(await agent.call("run_cell", path="nb.ipynb", code="print(7)"))
+        assert answered(tab) == ["apply", "apply"]
 
         # An existing cell: one read of that cell (its source, the kernelspec), the final outputs.
         tab.requests.clear()
@@ -341,7 +348,7 @@ async def test_a_live_run_cell_crosses_the_bridge_no_more_than_it_must(
         ("move_cell", {"to_index": -1}),
     ],
 )
-async def test_a_live_cell_change_is_one_read_and_one_apply(
+async def test_a_live_cell_change_reads_at_most_its_cell_and_applies_once(
     tool: str,
     arguments: dict[str, Any],
     jp_serverapp: Any,
@@ -358,8 +365,8 @@ async def test_a_live_cell_change_is_one_read_and_one_apply(
         if tool != "insert_cell":
             arguments = {**arguments, "cell_id": original.cells[0].id}
         ok(await agent.call(tool, path="nb.ipynb", **arguments))
-        # A new cell needs the whole notebook (where to put it); a change to one cell reads that cell only.
-        assert answered(tab) == ["read" if tool == "insert_cell" else "read_cell", "apply"]
+        # A new cell reads nothing (the tab puts it where it goes); a change to one cell reads that cell only.
+        assert answered(tab) == (["apply"] if tool == "insert_cell" else ["read_cell", "apply"])
         assert len(asked) == 1
         assert tab.notebooks["nb.ipynb"] != original
 
@@ -430,6 +437,154 @@ async def test_a_user_edit_between_the_read_and_the_apply_is_caught_by_the_versi
         ok(await agent.call("edit_cell", path="nb.ipynb", cell_id=cell_id, source="y = 'agent'"))
         assert tab.notebooks["nb.ipynb"].cells[1].source == "y = 'agent'"
         assert tab.notebooks["nb.ipynb"].cells[2].source == "typed by the user"
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+def round_trips_since(tab: FakeTab, start: int) -> list[tuple[str, int]]:
+    """Each round trip after request number ``start``: its method and its bytes (request and answer)."""
+    asked = [
+        (raw, text) for raw, text in zip(tab.requests, tab.received, strict=True) if raw["id"] is not None
+    ]
+    return [
+        (raw["method"], len(text.encode()) + len(reply.encode()))
+        for (raw, text), reply in list(zip(asked, tab.replies, strict=True))[start:]
+    ]
+
+
+async def live_costs(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path, cells: int
+) -> dict[str, list[tuple[str, int]]]:
+    """The round trips of insert_cell, run_cell with new code (the kernel's first run, then a second),
+    execute_code, and an undo's redo, in an open notebook of ``cells`` cells."""
+    path = f"nb{cells}.ipynb"
+    tab = await open_tab(jp_ws_fetch, {path: notebook_of(cells)})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    undo = TurnUndo(ToolState(notebooks=agent.runtime))
+    session = agent.ctx.session_id
+    costs: dict[str, list[tuple[str, int]]] = {}
+
+    async def measured(name: str, tool: str, **arguments: Any) -> Any:
+        start = len(answered(tab))
+        result = ok(await agent.call(tool, path=path, **arguments))
+        costs[name] = round_trips_since(tab, start)
+        return result
+
+    try:
+        undo.mark(session, "turn_1")
+        inserted = await measured("insert_cell", "insert_cell", source="y = 2")
+        assert inserted.details["index"] == cells
+        first_run = await measured("run_cell, first", "run_cell", code="print(6 * 7)")
+        assert "42" in first_run.content and first_run.details["index"] == cells + 1
+        await measured("run_cell", "run_cell", code="print(7)")
+        ran = await measured("execute_code", "execute_code", code="print(6 * 8)")
+        assert "48" in ran.content
+        assert len(tab.notebooks[path].cells) == cells + 3
+        await undo.undo_last(session)
+        assert len(tab.notebooks[path].cells) == cells
+        start = len(answered(tab))
+        await undo.redo(session)
+        costs["redo"] = round_trips_since(tab, start)
+        assert [cell.source for cell in tab.notebooks[path].cells[cells:]] == [
+            "y = 2",
+            "print(6 * 7)",
+            "print(7)",
+        ]
+        return costs
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+async def test_insert_run_new_code_execute_code_and_redo_cost_the_same_in_2000_cells_as_in_50(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    small = await live_costs(jp_serverapp, jp_ws_fetch, jp_root_dir, 50)
+    large = await live_costs(jp_serverapp, jp_ws_fetch, jp_root_dir, 2_000)
+    # Nothing is read to insert; the kernelspec is one cell's read, and only when no kernel runs yet.
+    assert [method for method, _ in large["insert_cell"]] == ["apply"]
+    assert [method for method, _ in large["run_cell, first"]] == ["apply", "read_cell", "apply"]
+    assert [method for method, _ in large["run_cell"]] == ["apply", "apply"]
+    assert large["execute_code"] == []
+    # A redo plans on the notebook once (all or nothing: every step is checked before any is applied),
+    # then applies each step with nothing read after.
+    redo_methods = [method for method, _ in large["redo"]]
+    assert redo_methods[0] == "read" and set(redo_methods[1:]) == {"apply"}, redo_methods
+    for name in ("insert_cell", "run_cell, first", "run_cell", "execute_code"):
+        small_bytes = sum(size for _, size in small[name])
+        large_bytes = sum(size for _, size in large[name])
+        # The cell ids and the index differ in length; the whole 2,000-cell notebook would be ~250 kB.
+        assert large_bytes <= small_bytes * 1.2 + 64 and large_bytes < 8_000, (name, small_bytes, large_bytes)
+    small_applies = [size for method, size in small["redo"] if method == "apply"]
+    large_applies = [size for method, size in large["redo"] if method == "apply"]
+    assert len(large_applies) == len(small_applies)
+    assert sum(large_applies) <= sum(small_applies) * 1.2 + 64, (small_applies, large_applies)
+
+
+async def test_an_overview_carries_the_outputs_of_the_cells_it_shows_only(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    notebook = notebook_of(300)
+    for cell in notebook.cells:
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="out " * 100)]
+    tab = await open_tab(jp_ws_fetch, {"big.ipynb": notebook})
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    try:
+        read = ok(await agent.call("read_notebook", path="big.ipynb"))
+        assert len(read.details["cell_ids"]) == 200 and "start=200" in read.content
+        [answer] = tab.replies
+        cells = json.loads(answer)["result"]["notebook"]["cells"]
+        assert len(cells) == 300
+        assert all(cell["outputs"] for cell in cells[:200]) and not any(
+            cell["outputs"] for cell in cells[200:]
+        )
+        assert "out out" in read.content
+        tab.replies.clear()
+        ok(await agent.call("read_notebook", path="big.ipynb", start=250, limit=10))
+        cells = json.loads(tab.replies[0])["result"]["notebook"]["cells"]
+        assert [bool(cell["outputs"]) for cell in cells] == [250 <= i < 260 for i in range(300)]
+    finally:
+        await tab.close()
+        await agent.close()
+
+
+async def test_the_end_of_a_turn_compares_the_tabs_sources_without_its_outputs(
+    jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path
+) -> None:
+    notebook = notebook_of(50)
+    for cell in notebook.cells:
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="out " * 2_000)]
+    nbformat.write(notebook, jp_root_dir / "nb.ipynb")
+    tab = await open_tab(
+        jp_ws_fetch,
+        {"nb.ipynb": nbformat.read(jp_root_dir / "nb.ipynb", as_version=4)},
+        contents_manager=jp_serverapp.contents_manager,
+    )
+    agent = live_agent(jp_serverapp, jp_root_dir)
+    live = jp_serverapp.web_app.settings["hdsp_agent"].live_notebooks
+    try:
+        ok(await agent.call("insert_cell", path="nb.ipynb", source="y = 2"))
+        tab.requests.clear()
+        tab.replies.clear()
+        [outcome] = await live.settle(jp_serverapp.contents_manager)
+        assert outcome.outcome == "saved"
+        read = next(request for request in tab.requests if request["method"] == "read")
+        assert read["outputs_stop"] == 0
+        assert len(tab.replies[0]) < 20_000, "the tab's 400 kB of outputs stayed in the tab"
+
+        # The tab's save, as JupyterLab's, goes through the contents manager (the file may be half written).
+        def last_source_on_disk() -> str | None:
+            try:
+                return str(nbformat.read(jp_root_dir / "nb.ipynb", as_version=4).cells[-1].source)
+            except (nbformat.reader.NotJSONError, ValueError):
+                return None
+
+        for _ in range(100):
+            if last_source_on_disk() == "y = 2":
+                break
+            await asyncio.sleep(0.05)
+        assert last_source_on_disk() == "y = 2"
     finally:
         await tab.close()
         await agent.close()

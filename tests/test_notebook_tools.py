@@ -60,7 +60,13 @@ class FrontendNotebooks:
     async def is_open(self, path: str) -> bool:
         return path in self.notebooks
 
-    async def read(self, path: str, purpose: str = "show", outputs: str = "full") -> nbformat.NotebookNode:
+    async def read(
+        self,
+        path: str,
+        purpose: str = "show",
+        outputs: str = "full",
+        output_cells: tuple[int, int] | None = None,
+    ) -> nbformat.NotebookNode:
         return copy.deepcopy(self.notebooks[path])
 
     async def read_cell(

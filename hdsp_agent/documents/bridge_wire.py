@@ -42,6 +42,11 @@ class ReadRequest(_Request):
 
     method: Literal["read"] = "read"
     output_chars: int | None = None
+    # A brief read's cells whose outputs are sent, by index: ``outputs_start`` to ``outputs_stop`` (excluded;
+    # None: from the first, to the last). The others come with their sources and no outputs, so an overview of
+    # the first 200 of 2,000 cells does not carry the other 1,800 cells' outputs.
+    outputs_start: int | None = None
+    outputs_stop: int | None = None
 
 
 class ReadCellRequest(_Request):

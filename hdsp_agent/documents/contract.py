@@ -34,6 +34,23 @@ OutputDetail = Literal["full", "brief"]
 Settled = Literal["saved", "left_unsaved", "written", "unchanged"]
 
 
+class ContentsManager(Protocol):
+    """What ``documents/`` uses of a Jupyter contents manager (jupyter_server's, sync or async: a call is
+    awaited when it returns an awaitable, ``gateway._call``). Typed: a method is called, never probed for."""
+
+    def get(self, path: str, content: bool = True, type: str | None = None, format: str | None = None) -> Any:
+        """The model of ``path`` (raises jupyter_server's HTTP error 404 when there is none)."""
+        ...
+
+    def save(self, model: dict[str, Any], path: str) -> Any: ...
+
+    def file_exists(self, path: str) -> Any: ...
+
+    def dir_exists(self, path: str) -> Any: ...
+
+    def delete(self, path: str) -> Any: ...
+
+
 @dataclass(frozen=True)
 class FileUndo:
     """Undo of a change to a notebook's file: its exact content before, and its ``last_modified`` after."""
@@ -112,9 +129,15 @@ class NotebookGateway(Protocol):
         ...
 
     async def read(
-        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        path: str,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
-        """The notebook as it is now (live: including unsaved edits); every cell has an id."""
+        """The notebook as it is now (live: including unsaved edits); every cell has an id. ``output_cells``:
+        a brief read needs the outputs of these cells only (start, stop): a live tab sends the others without
+        outputs; a file is read whole anyway."""
         ...
 
     async def read_cell(
@@ -159,7 +182,7 @@ class LiveNotebookGateway(NotebookGateway, Protocol):
         """Apply ``edit`` without waiting for the tab (a running cell's outputs so far); the bytes sent."""
         ...
 
-    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+    async def reclaim(self, path: str, contents_manager: ContentsManager) -> bool:
         """Before ``path`` is used as a file: True when a tab holds it again, else its unsaved agent changes
         are written to the file first (False)."""
         ...
@@ -174,7 +197,7 @@ class LiveNotebookGateway(NotebookGateway, Protocol):
         ...
 
     async def settle(
-        self, contents_manager: Any, since: int = 0, paths: Collection[str] | None = None
+        self, contents_manager: ContentsManager, since: int = 0, paths: Collection[str] | None = None
     ) -> list[SettleOutcome]:
         """At the end of a turn: every document changed after ``since`` (or the documents ``paths``, after an
         undo or a redo) is saved or kept safe."""
@@ -210,7 +233,7 @@ class LiveTextGateway(Protocol):
         """Take ``edit`` back out of the open editor (its undo step); False when the editor is gone."""
         ...
 
-    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+    async def reclaim(self, path: str, contents_manager: ContentsManager) -> bool:
         """Before ``path`` is edited on disk: True when an editor holds it again, else the agent's unsaved
         change is written to the file first (False)."""
         ...

@@ -26,7 +26,15 @@ from pydantic import BaseModel
 from ..permissions.paths import display_path, resolve_in_root
 from ..tools.base import ToolContext, ToolError
 from ..user_text import user_text
-from .contract import Applied, CellRead, FileUndo, NotebookGateway, OutputDetail, ReadPurpose
+from .contract import (
+    Applied,
+    CellRead,
+    ContentsManager,
+    FileUndo,
+    NotebookGateway,
+    OutputDetail,
+    ReadPurpose,
+)
 from .edits import InsertCell, apply_edit, cell_at, ensure_cell_ids, find_cell
 
 __all__ = ["NotebookGateway", "ReadPurpose"]
@@ -89,12 +97,6 @@ async def _call(method: Any, *args: Any, **kwargs: Any) -> Any:
     """
     result = method(*args, **kwargs)
     return await result if inspect.isawaitable(result) else result
-
-
-def _status(error: Exception) -> int | None:
-    # Contents managers raise tornado's HTTPError; the status code is all we need from it.
-    code = getattr(error, "status_code", None)
-    return code if isinstance(code, int) else None
 
 
 class PathLocks:
@@ -166,7 +168,7 @@ class FileNotebookGateway:
 
     def __init__(
         self,
-        contents_manager: Any,
+        contents_manager: ContentsManager,
         stamps: dict[str, Any],
         locks: PathLocks,
         parsed: ParsedNotebooks | None = None,
@@ -180,7 +182,11 @@ class FileNotebookGateway:
         return bool(await _call(self.contents_manager.file_exists, path))
 
     async def read(
-        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        path: str,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         """The notebook; ``purpose`` says how the read relates to conflict detection.
 
@@ -276,7 +282,9 @@ class FileNotebookGateway:
         try:
             model: dict[str, Any] = await _call(self.contents_manager.get, path, content=content, **kwargs)
         except Exception as error:
-            if _status(error) == 404:
+            # The contents manager's errors are HTTP errors (tornado's, known only to web/): what went wrong
+            # is asked of the contents manager and nbformat instead of read from a status code.
+            if not await _call(self.contents_manager.file_exists, path):
                 raise ToolError(
                     E_NOTEBOOK_NOT_FOUND,
                     user_text("%1 does not exist", path),
@@ -285,12 +293,22 @@ class FileNotebookGateway:
                         "run_cell with code creates it."
                     ),
                 ) from None
-            if _status(error) == 400:
+            if kwargs["type"] == "notebook" and await self._unreadable(path):
                 raise ToolError(
                     E_NOTEBOOK_INVALID, user_text("%1 is not a valid notebook: %2", path, error)
                 ) from None
             raise
         return model
+
+    async def _unreadable(self, path: str) -> bool:
+        """Whether the file at ``path`` is not a notebook nbformat can read (what jupyter_server answers 400
+        for), as opposed to a file it could not get at all."""
+        try:
+            model = await _call(self.contents_manager.get, path, content=True, type="file", format="text")
+            nbformat.reads(str(model["content"]), as_version=4)
+        except Exception:
+            return True
+        return False
 
     def _check_unchanged(self, path: str, last_modified: Any) -> None:
         known = self.stamps.get(path)

@@ -43,9 +43,9 @@ from .bridge_connection import (
     log,
 )
 from .bridge_wire import AppliedDelta, CellResult
-from .contract import Applied, CellRead, OutputDetail, ReadPurpose, SettleOutcome
+from .contract import Applied, CellRead, ContentsManager, OutputDetail, ReadPurpose, SettleOutcome
 from .edits import E_CELL_NOT_FOUND, ensure_cell_ids
-from .gateway import E_NOTEBOOK_CHANGED, NotebookSnapshot, _call, _status
+from .gateway import E_NOTEBOOK_CHANGED, NotebookSnapshot, _call
 from .inverse import inverse_from_cell, inverse_of
 from .journal import DocumentJournal, cell_texts, replay_onto, replayable
 from .live_texts import LiveTexts, _folder_gone
@@ -172,13 +172,22 @@ class LiveNotebooks:
         return self.holder(path) is not None
 
     async def read(
-        self, path: str, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        path: str,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         """The live model; ``purpose`` does not matter: the tab holds the user's latest edits. ``brief``: the
-        tab leaves out the outputs' large payloads (``BRIEF_OUTPUT_CHARS``)."""
-        output_chars = BRIEF_OUTPUT_CHARS if outputs == "brief" else None
+        tab leaves out the outputs' large payloads (``BRIEF_OUTPUT_CHARS``), and with ``output_cells`` the
+        outputs of every other cell."""
+        brief = outputs == "brief"
+        output_chars = BRIEF_OUTPUT_CHARS if brief else None
+        start, stop = output_cells if brief and output_cells is not None else (None, None)
         async with self._locks(_normalized(path)):
-            result = await self._holder_or_error(path).request("read", path, output_chars=output_chars)
+            result = await self._holder_or_error(path).request(
+                "read", path, output_chars=output_chars, outputs_start=start, outputs_stop=stop
+            )
             return _notebook(result, path)
 
     async def read_cell(
@@ -313,7 +322,7 @@ class LiveNotebooks:
         """The tab holding ``path``, waiting up to ``seconds`` for one (a reloading tab) to announce it."""
         return await self.tabs.wait(self.holder, path, seconds)
 
-    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+    async def reclaim(self, path: str, contents_manager: ContentsManager) -> bool:
         """Before ``path`` is used as a file: True when a tab holds it again (use the live notebook); else its
         journal, if any, is written to the file first (False)."""
         key = _normalized(path)
@@ -324,7 +333,7 @@ class LiveNotebooks:
         await self.write_to_file(key, contents_manager)
         return False
 
-    async def write_to_file(self, path: str, contents_manager: Any) -> None:
+    async def write_to_file(self, path: str, contents_manager: ContentsManager) -> None:
         """Replay the journal of a notebook no tab holds onto its file, and save it."""
         async with self._locks(path):
             entries = self.journal.entries(path)
@@ -336,9 +345,9 @@ class LiveNotebooks:
             try:
                 model = await _call(contents_manager.get, path, content=True, type="notebook")
                 notebook = model["content"]
-            except Exception as error:
-                if _status(error) != 404:
-                    raise
+            except Exception:
+                if await _call(contents_manager.file_exists, path):
+                    raise  # the file is there: something else went wrong
                 notebook = nbformat.v4.new_notebook()  # deleted since: what the agent made of it is kept
             ensure_cell_ids(notebook)
             written = replay_onto(notebook, [entry.edit for entry in entries])
@@ -348,7 +357,7 @@ class LiveNotebooks:
             self.journal.forget(path)
 
     async def settle(
-        self, contents_manager: Any, since: int = 0, paths: Collection[str] | None = None
+        self, contents_manager: ContentsManager, since: int = 0, paths: Collection[str] | None = None
     ) -> list[SettleOutcome]:
         """At the end of a turn: every notebook with unsaved agent changes made after ``since`` (the turn's
         ``change_mark``) is saved or kept safe. ``paths``: these documents instead (after an undo or a redo,
@@ -371,7 +380,7 @@ class LiveNotebooks:
         )
         return [*settled, *texts]
 
-    async def _settle_one(self, path: str, contents_manager: Any) -> SettleOutcome:
+    async def _settle_one(self, path: str, contents_manager: ContentsManager) -> SettleOutcome:
         try:
             holder = await self.wait_for_holder(path, self.reconnect_grace_seconds)
             if holder is None:
@@ -381,7 +390,14 @@ class LiveNotebooks:
                 entries = self.journal.entries(path)
                 if not entries:
                     return SettleOutcome(path, "unchanged")
-                live = _notebook(await holder.request("read", path), path)
+                # Only the cells' types and sources are compared: the tab sends no outputs (a notebook of
+                # 50 MB of plots is a few hundred kB of sources).
+                live = _notebook(
+                    await holder.request(
+                        "read", path, output_chars=BRIEF_OUTPUT_CHARS, outputs_start=0, outputs_stop=0
+                    ),
+                    path,
+                )
                 on_disk = await self._file_notebook(path, contents_manager)
                 expected = replay_onto(on_disk, [entry.edit for entry in entries])
                 if not _nothing_of_the_user_unsaved(live, on_disk, expected):
@@ -394,18 +410,18 @@ class LiveNotebooks:
             message = error.message if isinstance(error, ToolError) else f"{type(error).__name__}: {error}"
             return SettleOutcome(path, "left_unsaved", problem=message)
 
-    async def _file_notebook(self, path: str, contents_manager: Any) -> nbformat.NotebookNode:
+    async def _file_notebook(self, path: str, contents_manager: ContentsManager) -> nbformat.NotebookNode:
         try:
             model = await _call(contents_manager.get, path, content=True, type="notebook")
-        except Exception as error:
-            if _status(error) != 404:
+        except Exception:
+            if await _call(contents_manager.file_exists, path):
                 raise
             return nbformat.v4.new_notebook()
         notebook: nbformat.NotebookNode = model["content"]
         ensure_cell_ids(notebook)
         return notebook
 
-    async def aclose(self, contents_manager: Any) -> None:
+    async def aclose(self, contents_manager: ContentsManager) -> None:
         """The server is stopping: notebooks no tab holds get their journal written to the file."""
         for task in list(self._replays):
             task.cancel()

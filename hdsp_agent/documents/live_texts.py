@@ -18,17 +18,16 @@ from typing import Any
 from ..tools.base import ToolError
 from ..user_text import user_text
 from .bridge_connection import E_NOTEBOOK_BRIDGE, BridgeConnection, OpenTabs, _normalized, _text, log
-from .contract import SettleOutcome, TextEdit
+from .contract import ContentsManager, SettleOutcome, TextEdit
 from .gateway import _call
 from .journal import AgentText, TextJournal
 from .merge import E_EDIT_CONFLICT, MergeConflict, merge_texts
 
 
-async def _folder_gone(path: str, contents_manager: Any) -> bool:
+async def _folder_gone(path: str, contents_manager: ContentsManager) -> bool:
     """Whether the folder ``path`` is in no longer exists (deleted with the document in it)."""
     parent = path.rsplit("/", 1)[0] if "/" in path else ""
-    exists = getattr(contents_manager, "dir_exists", None)
-    return bool(parent) and exists is not None and not await _call(exists, parent)
+    return bool(parent) and not await _call(contents_manager.dir_exists, parent)
 
 
 class LiveTexts:
@@ -162,7 +161,7 @@ class LiveTexts:
             except ToolError as error:
                 log.warning("hdsp-agent: unsaved agent changes to %s were not replayed: %s", path, error)
 
-    async def reclaim(self, path: str, contents_manager: Any) -> bool:
+    async def reclaim(self, path: str, contents_manager: ContentsManager) -> bool:
         """Before ``path`` is edited on disk: True when an editor holds it again; else the agent's unsaved
         change, if any, is written to the file first (False)."""
         key = _normalized(path)
@@ -173,7 +172,7 @@ class LiveTexts:
         await self.write_text_to_file(key, contents_manager)
         return False
 
-    async def write_text_to_file(self, path: str, contents_manager: Any) -> None:
+    async def write_text_to_file(self, path: str, contents_manager: ContentsManager) -> None:
         async with self._locks(path):
             record = self.texts.get(path)
             if record is None:
@@ -199,13 +198,13 @@ class LiveTexts:
                 )
             self.texts.pop(path, None)
 
-    async def settle(self, contents_manager: Any, recent: set[str]) -> list[SettleOutcome]:
+    async def settle(self, contents_manager: ContentsManager, recent: set[str]) -> list[SettleOutcome]:
         """The texts among ``recent`` (changed in the turn, or by an undo): saved through the editor, left for
         the user, or written."""
         changed = [path for path in self.texts if path in recent]
         return list(await asyncio.gather(*(self._settle_text_safely(p, contents_manager) for p in changed)))
 
-    async def _settle_text_safely(self, path: str, contents_manager: Any) -> SettleOutcome:
+    async def _settle_text_safely(self, path: str, contents_manager: ContentsManager) -> SettleOutcome:
         try:
             return await self._settle_text(path, contents_manager)
         except Exception as error:
@@ -213,7 +212,7 @@ class LiveTexts:
             message = error.message if isinstance(error, ToolError) else f"{type(error).__name__}: {error}"
             return SettleOutcome(path, "left_unsaved", problem=message)
 
-    async def _settle_text(self, path: str, contents_manager: Any) -> SettleOutcome:
+    async def _settle_text(self, path: str, contents_manager: ContentsManager) -> SettleOutcome:
         holder = await self.tabs.wait(self.tabs.editor_holder, path)
         if holder is None:
             await self.write_text_to_file(path, contents_manager)
@@ -238,7 +237,7 @@ class LiveTexts:
         if _normalized(old) in self.texts:
             self.texts[_normalized(new)] = self.texts.pop(_normalized(old))
 
-    async def aclose(self, contents_manager: Any) -> None:
+    async def aclose(self, contents_manager: ContentsManager) -> None:
         """The server is stopping: texts no editor holds get the agent's change written to the file."""
         for task in list(self._replays):
             task.cancel()

@@ -475,6 +475,28 @@ describe('NotebookBridge', () => {
       expect(wholeCells[0].outputs[0].data['image/png']).toBe(png);
       expect(wholeCells[1].outputs[0].text).toBe(log);
     }
+
+    // An overview of the first cell only: the second comes with its source, count and id, no outputs.
+    const first = bridge.handle({
+      type: 'request',
+      id: 3,
+      method: 'read',
+      path: 'nb.ipynb',
+      output_chars: 100,
+      outputs_start: 0,
+      outputs_stop: 1
+    });
+    const [shown, other] = (first.result!.notebook as any).cells;
+    expect(shown.outputs[0].data['text/plain']).toBe('<Figure>');
+    expect(other).toMatchObject({
+      id: 'c1',
+      cell_type: 'code',
+      source: 'print(log)',
+      execution_count: 2,
+      outputs: []
+    });
+    expect(JSON.stringify(first).length).toBeLessThan(1_000);
+    expect((first.result!.notebook as any).nbformat_minor).toBe(5);
   });
 
   it('sends nothing back for progress-only requests and reconnects after a drop', () => {

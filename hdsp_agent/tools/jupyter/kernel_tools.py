@@ -12,13 +12,14 @@ import nbformat
 from pydantic import Field, field_validator, model_validator
 
 from ...documents.contract import CellRead
-from ...documents.edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
+from ...documents.edits import E_CELL_NOT_FOUND, E_NOT_A_CODE_CELL, cell_source, find_cell, new_cell
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
 from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from .executions import ExecutionRecord
 from .kernel import E_KERNEL_DIED, kernel_spec_language
+from .notebook_runtime import KernelspecSource
 from .notebook_tool import (
     NotebookTool,
     no_kernel_error,
@@ -106,7 +107,7 @@ class RunCellTool(NotebookTool[RunCellArgs]):
     async def run(self, args: RunCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        before: nbformat.NotebookNode | CellRead | None
+        before: nbformat.NotebookNode | CellRead
         index: int | None
         if args.cell_id is not None:
             # One cell from an open tab, whatever the notebook's size (a missing file: the not-found error).
@@ -128,20 +129,24 @@ class RunCellTool(NotebookTool[RunCellArgs]):
                     ),
                 )
             cell_id, code = args.cell_id, cell_source(cell)
+            kernelspec: KernelspecSource = partial(_known, read.kernelspec)
         else:
             assert args.code is not None
-            notebook = await document.read("change") if await document.exists() else None
-            cells = notebook.cells if notebook is not None else []
+            # After the cell the user is on, else at the end: only that cell is read (O(cell)), and only when
+            # there is one; the tab clamps the position and answers with where the cell landed.
+            position = -1
             anchor = ctx.client_context.get("active_cell_id")
-            position = next(
-                (i + 1 for i, c in enumerate(cells) if anchor and c.get("id") == anchor), len(cells)
-            )
+            if anchor and await document.exists():
+                try:
+                    position = (await document.read_cell(str(anchor))).index + 1
+                except ToolError as error:
+                    if error.code != E_CELL_NOT_FOUND:
+                        raise
             cell = new_cell("code", args.code)
-            before = await document.change(
-                InsertCell(index=position, cell=dict(cell)), f"insert code cell {cell.id}", before=notebook
-            )
-            cell_id, code, index = cell.id, args.code, cell_index(before, cell.id)
-        kernel_id = await self.runtime.kernel_id(ctx, path, before)
+            before = await document.insert(cell, position, f"insert code cell {cell.id}")
+            cell_id, code, index = cell.id, args.code, before.index
+            kernelspec = document.kernelspec
+        kernel_id = await self.runtime.kernel_id(ctx, path, kernelspec)
         assert kernel_id is not None
         await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)
         record = ExecutionRecord(handle=cell_id, path=path, kernel_id=kernel_id, code=code, cell_id=cell_id)
@@ -207,9 +212,11 @@ class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
 
     async def run(self, args: ExecuteCodeArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
-        # Only the metadata matters here (which kernel to start); a missing notebook is an error.
-        notebook = await self.runtime.read(ctx, path, "peek")
-        kernel_id = await self.runtime.kernel_id(ctx, path, notebook)
+        document = await self.runtime.open(ctx, path)
+        if not await document.exists():
+            await document.read("peek")  # a missing notebook is an error: the read says it
+        # Only the kernelspec matters here (which kernel to start), read only when no kernel runs yet.
+        kernel_id = await self.runtime.kernel_id(ctx, path, document.kernelspec)
         assert kernel_id is not None
         handle = f"exec-{uuid.uuid4().hex[:8]}"
         await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)
@@ -361,3 +368,8 @@ class InspectVariablesTool(NotebookTool[InspectVariablesArgs]):
                 "E_INSPECTION_FAILED", user_text("the kernel could not list its variables: %1", error)
             ) from None
         return format_variables(described)
+
+
+async def _known(kernelspec: dict[str, Any]) -> dict[str, Any]:
+    """A kernelspec the call already read (with the cell it runs)."""
+    return kernelspec

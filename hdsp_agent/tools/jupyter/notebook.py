@@ -17,11 +17,9 @@ from pydantic import Field, model_validator
 from ...documents.edits import (
     E_CELL_NOT_FOUND,
     DeleteCell,
-    InsertCell,
     MoveCell,
     SetCellSource,
     cell_source,
-    find_cell,
     new_cell,
 )
 from ...documents.gateway import notebook_path
@@ -121,10 +119,12 @@ class ReadNotebookTool(NotebookTool[ReadNotebookArgs]):
     async def run(self, args: ReadNotebookArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
-        # Sources and at most 3,000 characters of a cell's outputs are shown: the tab need not send images.
-        notebook = await document.read(outputs="brief")
-        cells = notebook.cells
+        # Sources and at most 3,000 characters of a shown cell's outputs: the tab need not send images, nor
+        # the outputs of the cells not shown.
         limit = args.limit or (BRIEF_CELL_LIMIT if args.format == "brief" else FULL_CELL_LIMIT)
+        with_outputs = (args.start, args.start + limit) if args.include_outputs else (0, 0)
+        notebook = await document.read(outputs="brief", output_cells=with_outputs)
+        cells = notebook.cells
         shown = cells[args.start : args.start + limit]
         kernelspec = notebook.metadata.get("kernelspec") or {}
         source = "live notebook open in JupyterLab" if document.live else "file"
@@ -243,30 +243,34 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
         exists = await document.exists()
-        before = await document.read("change") if exists else None
-        cells = before.cells if before is not None else []
+        # Nothing of the notebook is read for the position: an open tab clamps it and answers with the cell
+        # where it landed (O(cell) whatever the notebook's size); after a cell: that one cell is read.
+        position = -1 if args.index is None else args.index
         if args.after_cell_id is not None:
-            position = next(
-                (i + 1 for i, cell in enumerate(cells) if cell.get("id") == args.after_cell_id), None
-            )
-            if position is None:
-                raise ToolError(
-                    E_CELL_NOT_FOUND,
-                    user_text("no cell with id %1", repr(args.after_cell_id)),
-                    user_text("Read the notebook with read_notebook to see the current cell ids."),
-                )
-        else:
-            position = len(cells) if args.index is None else args.index
+            if not exists:
+                raise _no_cell(args.after_cell_id)
+            try:
+                position = (await document.read_cell(args.after_cell_id)).index + 1
+            except ToolError as error:
+                if error.code != E_CELL_NOT_FOUND:
+                    raise
+                raise _no_cell(args.after_cell_id) from None
         cell = new_cell(args.cell_type, args.source)
-        notebook = await document.change(
-            InsertCell(index=position, cell=dict(cell)), f"insert {args.cell_type} cell {cell.id}", before
-        )
-        index, _ = find_cell(notebook, cell.id)
+        inserted = await document.insert(cell, position, f"insert {args.cell_type} cell {cell.id}")
+        index = inserted.index
         created = "" if exists else f" (created {path})"
         return ToolOutput(
             f"Inserted {args.cell_type} cell {cell.id} at index {index} of {path}{created}.",
             {"path": path, "cell_id": cell.id, "index": index},
         )
+
+
+def _no_cell(cell_id: str) -> ToolError:
+    return ToolError(
+        E_CELL_NOT_FOUND,
+        user_text("no cell with id %1", repr(cell_id)),
+        user_text("Read the notebook with read_notebook to see the current cell ids."),
+    )
 
 
 class EditCellArgs(ToolArgs):

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from ...documents.contract import Applied, CellRead, FileUndo, NotebookGateway, OutputDetail, ReadPurpose
 from ...documents.edits import (
+    E_CELL_NOT_FOUND,
     DeleteCell,
     InsertCell,
     MoveCell,
@@ -43,6 +44,9 @@ from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_sessi
 from .kernel_changes import KernelChanges
 from .live_outputs import LiveOutputs
 from .seen import SeenNotebooks
+
+# Where a new kernel session's kernelspec comes from, asked only when a session must start.
+KernelspecSource = Callable[[], Awaitable[dict[str, Any]]]
 
 
 class NotebookRuntime:
@@ -107,16 +111,11 @@ class NotebookRuntime:
         """The notebook now (a call that does nothing else with it; others use ``open``)."""
         return await (await self.open(ctx, path)).read(purpose)
 
-    async def change(
-        self,
-        ctx: ToolContext,
-        path: str,
-        edit: BaseModel,
-        description: str,
-        before: nbformat.NotebookNode | None = None,
-    ) -> nbformat.NotebookNode:
-        """Apply ``edit`` with undo (a call that does nothing else with the notebook; others use ``open``)."""
-        return await (await self.open(ctx, path)).change(edit, description, before)
+    async def change(self, ctx: ToolContext, path: str, edit: BaseModel, description: str) -> Applied:
+        """Apply ``edit`` with undo (a redo, or a call that does nothing else with the notebook; others use
+        ``open``). Nothing is read: an open tab answers with the one cell, O(cell)."""
+        document = await self.open(ctx, path)
+        return await self._apply(ctx, path, document.gateway, edit, description, None)
 
     async def _read(
         self,
@@ -125,9 +124,10 @@ class NotebookRuntime:
         gateway: NotebookGateway,
         purpose: ReadPurpose,
         outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         # A brief read is kept as seen too: what is looked up in it later is sources and indices.
-        notebook = await gateway.read(path, purpose, outputs)
+        notebook = await gateway.read(path, purpose, outputs, output_cells)
         if purpose != "peek":
             self._seen.saw_notebook((ctx.session_id, path), notebook)
         return notebook
@@ -142,27 +142,13 @@ class NotebookRuntime:
         purpose: ReadPurpose,
     ) -> CellRead:
         read = await gateway.read_cell(path, cell_id, index, purpose)
-        if read.notebook is not None:
+        if purpose == "peek":
+            pass  # read for the metadata only: the model was not shown the cell
+        elif read.notebook is not None:
             self._seen.saw_notebook((ctx.session_id, path), read.notebook)
         else:
             self._seen.saw_cell((ctx.session_id, path), read.cell_id, read.index, read.cell)
         return read
-
-    async def _change(
-        self,
-        ctx: ToolContext,
-        path: str,
-        gateway: NotebookGateway,
-        edit: BaseModel,
-        description: str,
-        before: nbformat.NotebookNode | None,
-    ) -> nbformat.NotebookNode:
-        """Apply ``edit`` with undo (``_apply``) and return the notebook after: the one ``before`` with the
-        tab's delta, else read whole (a caller that needs the whole notebook after)."""
-        applied = await self._apply(ctx, path, gateway, edit, description, before)
-        notebook = applied.notebook if applied.notebook is not None else await gateway.read(path, "peek")
-        self._seen.saw_notebook((ctx.session_id, path), notebook)
-        return notebook
 
     async def _apply(
         self,
@@ -340,11 +326,12 @@ class NotebookRuntime:
         self,
         ctx: ToolContext,
         path: str,
-        notebook: nbformat.NotebookNode | CellRead | None = None,
+        kernelspec: KernelspecSource | None = None,
         *,
         start: bool = True,
     ) -> str | None:
-        """The kernel of ``path``'s session; with ``start``, a new session (kernel from metadata) if none."""
+        """The kernel of ``path``'s session; with ``start``, a new session if none, its kernel named by the
+        notebook's kernelspec. ``kernelspec`` is asked only then: a notebook whose kernel runs is not read."""
         if ctx.session_manager is None or ctx.kernel_manager is None:
             raise ToolError(
                 E_NO_KERNEL_MANAGER,
@@ -355,11 +342,8 @@ class NotebookRuntime:
             kernel_id = await session_kernel_id(ctx.session_manager, path)
             if kernel_id is not None or not start:
                 return kernel_id
-            if isinstance(notebook, CellRead):
-                kernelspec = notebook.kernelspec
-            else:
-                kernelspec = (notebook.metadata.get("kernelspec") or {}) if notebook is not None else {}
-            return await start_notebook_session(ctx.session_manager, path, kernelspec.get("name"))
+            spec = await kernelspec() if kernelspec is not None else {}
+            return await start_notebook_session(ctx.session_manager, path, spec.get("name"))
 
     async def forget_session(self, session_id: str) -> None:
         """The conversation was deleted: the stamps and notebooks it last saw (whole notebooks), its undo
@@ -396,18 +380,15 @@ class CallNotebook:
         return self.live or await self.gateway.is_open(self.path)
 
     async def read(
-        self, purpose: ReadPurpose = "show", outputs: OutputDetail = "full"
+        self,
+        purpose: ReadPurpose = "show",
+        outputs: OutputDetail = "full",
+        output_cells: tuple[int, int] | None = None,
     ) -> nbformat.NotebookNode:
         """The notebook now. ``purpose`` matters in file mode (see ``FileNotebookGateway.read``); the live
         model always holds the user's latest edits, so there is nothing to check against. ``outputs``: see
         ``contract.OutputDetail`` (brief: never pass the result as an edit's ``before``)."""
-        return await self.runtime._read(self.ctx, self.path, self.gateway, purpose, outputs)
-
-    async def change(
-        self, edit: BaseModel, description: str, before: nbformat.NotebookNode | None = None
-    ) -> nbformat.NotebookNode:
-        """Apply ``edit`` with undo; ``before``: the notebook as this call read it (saves a live read)."""
-        return await self.runtime._change(self.ctx, self.path, self.gateway, edit, description, before)
+        return await self.runtime._read(self.ctx, self.path, self.gateway, purpose, outputs, output_cells)
 
     async def read_cell(
         self, cell_id: str | None = None, index: int | None = None, purpose: ReadPurpose = "change"
@@ -415,6 +396,33 @@ class CallNotebook:
         """One cell (to change or run it, or to show it): an open tab sends only that cell (O(cell) whatever
         the notebook's size), with the version it was read at; a file is read whole as before."""
         return await self.runtime._read_cell(self.ctx, self.path, self.gateway, cell_id, index, purpose)
+
+    async def insert(self, cell: nbformat.NotebookNode, index: int, description: str) -> CellRead:
+        """Insert ``cell`` at ``index`` (negative: from the end; out of range: the nearest end), with undo.
+
+        Nothing is read first: the position is the tab's (or the file's) to clamp, and the tab answers with
+        the cell where it landed, so an insert costs O(cell) whatever the notebook's size. Returns the cell
+        as inserted and its index (``cell_count`` and ``kernelspec`` are not known from an insert: 0 and {};
+        ``kernelspec()`` reads it); a file's keeps the whole notebook after, as ``read_cell`` does.
+        """
+        edit = InsertCell(index=index, cell=dict(cell))
+        applied = await self.runtime._apply(self.ctx, self.path, self.gateway, edit, description, None)
+        if applied.notebook is not None:
+            notebook = applied.notebook
+            position = cell_index(notebook, str(cell.id)) or 0
+            return CellRead(cell, position, len(notebook.cells), {}, None, None, notebook)
+        inserted = nbformat.from_dict(applied.cell) if applied.cell is not None else cell
+        return CellRead(inserted, applied.index or 0, 0, {}, None, applied.version)
+
+    async def kernelspec(self) -> dict[str, Any]:
+        """The notebook's kernelspec (which kernel a new session runs): from a read of its last cell, O(cell)
+        in an open tab; a notebook without cells is read whole (there is nothing in it to send)."""
+        try:
+            return dict((await self.read_cell(index=-1, purpose="peek")).kernelspec)
+        except ToolError as error:
+            if error.code != E_CELL_NOT_FOUND:
+                raise
+        return dict((await self.read("peek")).metadata.get("kernelspec") or {})
 
     async def change_cell(self, edit: BaseModel, description: str, read: CellRead) -> int | None:
         """Apply ``edit`` to the cell ``read`` holds, with undo; refused (``E_NOTEBOOK_CHANGED``) when the
