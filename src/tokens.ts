@@ -491,10 +491,7 @@ export * from './wire';
  * How much the agent may do without asking (the server decides what each mode allows).
  */
 export type AgentMode =
-  | 'default'
-  | 'accept-edits'
-  | 'read-only'
-  | 'accept-edits-run';
+  'default' | 'accept-edits' | 'read-only' | 'accept-edits-run';
 
 export const AGENT_MODES: readonly AgentMode[] = [
   'default',

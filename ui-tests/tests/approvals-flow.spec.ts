@@ -20,9 +20,7 @@ function focusedName(page: IJupyterLabPageFixture): Promise<string> {
   return page.evaluate(() => {
     const element = document.activeElement as HTMLElement | null;
     return (
-      element?.getAttribute('aria-label') ||
-      element?.textContent?.trim() ||
-      ''
+      element?.getAttribute('aria-label') || element?.textContent?.trim() || ''
     );
   });
 }
@@ -64,7 +62,9 @@ async function approveUntil(
     if (await card.isVisible()) {
       const id = await card.getAttribute('data-call-id');
       await page.keyboard.press(await key(card));
-      await expect(card.and(page.locator(`[data-call-id="${id}"]`))).toHaveCount(0);
+      await expect(
+        card.and(page.locator(`[data-call-id="${id}"]`))
+      ).toHaveCount(0);
       answered += 1;
     }
     await expect(reply).toContainText(answer, { timeout: 1000 });
@@ -90,7 +90,11 @@ test.describe('approvals that scale with trust, by keyboard', () => {
       }
     });
     await page.notebook.createNew('walk.ipynb');
-    await page.notebook.setCell(0, 'code', "totals = {'apple': 3}\ntotals['pear']");
+    await page.notebook.setCell(
+      0,
+      'code',
+      "totals = {'apple': 3}\ntotals['pear']"
+    );
     await page.notebook.save();
     const saved = await (
       await request.get(`/api/contents/${path}?content=1&type=notebook`)
@@ -136,19 +140,36 @@ test.describe('approvals that scale with trust, by keyboard', () => {
     const live = panel.locator('.jp-hdsp-LiveAnnouncement');
 
     // 1. The overview: the card announces itself and takes the focus (the composer is empty); Enter.
-    await typeMessage(page, panel, 'load data.csv and give me an overview', true);
-    const card = panel.getByRole('dialog', { name: 'Run a cell in walk.ipynb?' });
+    await typeMessage(
+      page,
+      panel,
+      'load data.csv and give me an overview',
+      true
+    );
+    const card = panel.getByRole('dialog', {
+      name: 'Run a cell in walk.ipynb?'
+    });
     await expect(card).toBeVisible();
     await expect(live).toContainText('Waiting for your approval');
     await expect(live).toContainText('Ctrl+Enter');
     await expect.poll(() => focusedName(page)).toBe('Allow once');
     await screenshot(page, testInfo, 'walk-first-card.png');
-    let approvals = await approveUntil(page, panel, '3 rows', async () => 'Enter');
+    let approvals = await approveUntil(
+      page,
+      panel,
+      '3 rows',
+      async () => 'Enter'
+    );
     await expect(composer).toBeFocused();
 
     // 2. The bar chart: Ctrl+Enter from the composer allows once.
     await typeMessage(page, panel, 'a bar chart of the counts');
-    approvals += await approveUntil(page, panel, 'bar chart', async () => 'Control+Enter');
+    approvals += await approveUntil(
+      page,
+      panel,
+      'bar chart',
+      async () => 'Control+Enter'
+    );
 
     // 3. The KeyError: the edit goes through in Accept edits; the third run of this notebook offers
     // "for this chat" in one key, and the run after it does not ask.
@@ -170,7 +191,9 @@ test.describe('approvals that scale with trust, by keyboard', () => {
     await expect
       .poll(() => cellsOnDisk(request, path))
       .toContain("totals = {'apple': 3}\ntotals.get('pear', 0)");
-    await expect(panel.locator('.jp-hdsp-ToolCard[data-status="done"]')).toHaveCount(5);
+    await expect(
+      panel.locator('.jp-hdsp-ToolCard[data-status="done"]')
+    ).toHaveCount(5);
   });
 
   test('Escape on a card declines that call and the turn goes on; Ctrl+Backspace declines from the composer', async ({
@@ -181,8 +204,12 @@ test.describe('approvals that scale with trust, by keyboard', () => {
     const path = `${tmpPath}/escape.ipynb`;
     await page.notebook.createNew('escape.ipynb');
     await loadScript(request, [
-      { tool_calls: [['run_cell', JSON.stringify({ path, code: 'print(1)' })]] },
-      { tool_calls: [['run_cell', JSON.stringify({ path, code: 'print(2)' })]] },
+      {
+        tool_calls: [['run_cell', JSON.stringify({ path, code: 'print(1)' })]]
+      },
+      {
+        tool_calls: [['run_cell', JSON.stringify({ path, code: 'print(2)' })]]
+      },
       { text: 'Understood, I ran nothing.' }
     ]);
     const panel = await openPanel(page);
@@ -205,17 +232,19 @@ test.describe('approvals that scale with trust, by keyboard', () => {
     await expect(card).toBeVisible();
     await composer.fill('');
     await page.keyboard.press('Control+Backspace');
-    await expect(panel.locator('.jp-hdsp-Message-assistant').last()).toContainText(
-      'Understood, I ran nothing.'
-    );
-    await expect(panel.locator('.jp-hdsp-ToolCard[data-status="denied"]')).toHaveCount(2);
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('Understood, I ran nothing.');
+    await expect(
+      panel.locator('.jp-hdsp-ToolCard[data-status="denied"]')
+    ).toHaveCount(2);
     const requests = await modelRequests(request);
     const declined = requests[requests.length - 1].messages.filter(
       (message: any) => message.role === 'tool'
     );
-    expect(declined.map((message: any) => message.content).join('\n')).toContain(
-      'declined'
-    );
+    expect(
+      declined.map((message: any) => message.content).join('\n')
+    ).toContain('declined');
     await expect(composer).toBeFocused();
   });
 
@@ -254,12 +283,13 @@ test.describe('approvals that scale with trust, by keyboard', () => {
       .getByRole('combobox', { name: 'Mode', exact: true })
       .selectOption({ label: 'Ask before changes' });
     await typeMessage(page, panel, 'change y in my cell', true);
-    await expect(panel.locator('.jp-hdsp-Message-assistant').last()).toContainText(
-      'not in the cell',
-      { timeout: 60_000 }
-    );
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('not in the cell', { timeout: 60_000 });
     await expect(panel.locator('.jp-hdsp-ApprovalCard')).toHaveCount(0);
-    await expect(panel.locator('.jp-hdsp-ToolCard[data-status="error"]')).toHaveCount(1);
+    await expect(
+      panel.locator('.jp-hdsp-ToolCard[data-status="error"]')
+    ).toHaveCount(1);
     const requests = await modelRequests(request);
     const result = requests[requests.length - 1].messages.filter(
       (message: any) => message.role === 'tool'
