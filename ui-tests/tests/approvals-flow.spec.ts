@@ -288,7 +288,7 @@ test.describe('approvals that scale with trust, by keyboard', () => {
     ).toContainText('not in the cell', { timeout: 60_000 });
     await expect(panel.locator('.jp-hdsp-ApprovalCard')).toHaveCount(0);
     await expect(
-      panel.locator('.jp-hdsp-ToolCard[data-status="error"]')
+      panel.locator('.jp-hdsp-ToolCard[data-status="errored"]')
     ).toHaveCount(1);
     const requests = await modelRequests(request);
     const result = requests[requests.length - 1].messages.filter(
