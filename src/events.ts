@@ -99,6 +99,11 @@ export interface IApprovalRequest extends IWithTexts {
    * the sandbox with network, or outside it with the user's full permissions; null for other tools.
    */
   run_mode?: RunMode | null;
+  /**
+   * The user approved this tool on this subject twice already in this chat: the card offers "allow for
+   * this chat" (exactly this tool and subject) in one click.
+   */
+  offer_session?: boolean;
 }
 
 /**

@@ -490,12 +490,14 @@ export * from './wire';
 /**
  * How much the agent may do without asking (the server decides what each mode allows).
  */
-export type AgentMode = 'default' | 'accept-edits' | 'read-only';
+export type AgentMode =
+  'default' | 'accept-edits' | 'read-only' | 'accept-edits-run';
 
 export const AGENT_MODES: readonly AgentMode[] = [
   'default',
   'accept-edits',
-  'read-only'
+  'read-only',
+  'accept-edits-run'
 ];
 
 export interface ICellContext {

@@ -403,6 +403,27 @@ async def test_approval_shows_the_diff_or_the_code_and_a_denial_changes_nothing(
     assert await jp_serverapp.session_manager.list_sessions() == []
 
 
+async def test_edit_cell_preview_is_the_change_against_the_cell_as_it_is_now(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    """The card's diff comes from the matcher that applies it, on the cell as it is (even one the model never
+    read); an edit that cannot apply is refused before asking: the model gets the error, no card."""
+    path = write_notebook(jp_root_dir, "nb.ipynb", "total = 5")
+    cell_id = nbformat.read(path, as_version=4).cells[0].id
+    approver = RecordingApprover(approve=True)
+    agent = Agent(jp_serverapp, jp_root_dir, approver=approver)
+    ok(await agent.call("edit_cell", path="nb.ipynb", cell_id=cell_id, old_string="5", new_string="6"))
+    assert [r.preview for r in approver.requests] == [
+        f"--- nb.ipynb cell {cell_id}\n+++ nb.ipynb cell {cell_id}\n@@ -1 +1 @@\n-total = 5\n+total = 6\n"
+    ]
+    missing = await agent.call(
+        "edit_cell", path="nb.ipynb", cell_id=cell_id, old_string="count = 9", new_string="count = 10"
+    )
+    assert missing.error is not None and missing.error.code == "E_EDIT_NO_MATCH"
+    assert len(approver.requests) == 1  # nobody was asked about the edit that could not apply
+    assert cells_of(path) == [("code", "total = 6")]
+
+
 async def test_a_notebook_open_in_jupyterlab_changes_through_the_live_model(
     jp_serverapp: Any, jp_root_dir: Path
 ) -> None:

@@ -31,6 +31,9 @@ class ApprovalRequest(WithTexts):
     # How an approved shell command will run: "sandboxed", "network" (sandboxed with network access) or
     # "unsandboxed"; None for tools that start no shell command. An approval is for this mode.
     run_mode: Literal["sandboxed", "network", "unsandboxed"] | None = None
+    # The user approved this tool on this subject twice already in this conversation: the card offers
+    # "allow for this chat" (exactly this tool and subject, ``grants.SessionGrants``) in one click.
+    offer_session: bool = False
 
 
 class ApprovalReply(BaseModel):

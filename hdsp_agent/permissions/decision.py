@@ -37,6 +37,9 @@ class PolicyDecision:
     # How a shell command runs if it runs (``sandbox.status.RunMode``): "sandboxed" for what is allowed
     # without asking, the mode shown in the approval card for what asks; None for tools with no shell command.
     run_mode: RunMode | None = None
+    # An ask the user has approved twice already (same tool, same subject) that "allow for this chat" would
+    # lift: the card offers that grant in one click. Never set when a grant would not lift the ask.
+    offer_session: bool = False
 
     @property
     def level(self) -> str:

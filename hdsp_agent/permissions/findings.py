@@ -34,6 +34,8 @@ class Finding:
     edit: bool = False
     # An ``ask`` nothing but the user's approval of this call lifts (``protected.py``).
     protected: bool = False
+    # A soft ``ask`` to run a cell of the notebook in view: the run-in-view mode lifts it (``modes.py``).
+    in_view: bool = False
 
 
 def allow(reason: str) -> Finding:

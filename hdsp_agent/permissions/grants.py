@@ -4,7 +4,9 @@ The policy notes, for every call it answers ``ask``, which session asked and wha
 subject). When the user's reply arrives through the ``ApprovalBroker`` (its ``on_reply`` hook), ``GrantStore``
 turns it into:
 
-- ``once``: nothing;
+- ``once``: nothing but a count: after the second approval of the same tool on the same subject (notebook,
+  file, exact command) in one session, the policy offers that session grant on the next card
+  (``GrantStore.approvals``, ``PolicyDecision.offer_session``);
 - ``session``: the same tool with the same subject is allowed for the rest of that session (in memory only);
 - ``always``: the same, plus an allow rule saved in the user's ``permissions.json``: ``tool(subject)``, or
   for file and notebook writes, when the user chose it, ``tool(folder/**)`` or the bare ``tool``
@@ -250,10 +252,17 @@ class GrantStore:
         self.sessions = SessionGrants()
         self.on_saved = on_saved
         self._asked: OrderedDict[str, _Asked | None] = OrderedDict()
+        # (session, tool, subject) → how many times the user approved it: what the scope offer counts.
+        self._approved: dict[tuple[str, str, str], int] = {}
+
+    def approvals(self, session_id: str, tool_name: str, subject: str) -> int:
+        """How many calls of ``tool_name`` on ``subject`` the user approved in this session."""
+        return self._approved.get((session_id, tool_name, subject.strip()), 0)
 
     def forget_session(self, session_id: str) -> None:
         """The conversation was deleted: its grants, and what its unanswered calls asked about."""
         self.sessions.forget(session_id)
+        self._approved = {key: n for key, n in self._approved.items() if key[0] != session_id}
         mine = [call_id for call_id, asked in self._asked.items() if asked and asked.session_id == session_id]
         for call_id in mine:
             del self._asked[call_id]
@@ -273,7 +282,11 @@ class GrantStore:
 
     def record(self, request: ApprovalRequest, reply: ApprovalReply) -> None:
         asked = self._asked.pop(request.call_id, None)
-        if not reply.approved or reply.scope == "once" or asked is None or asked.tool_name != request.tool:
+        if not reply.approved or asked is None or asked.tool_name != request.tool:
+            return
+        key = (asked.session_id, asked.tool_name, asked.subject.strip())
+        self._approved[key] = self._approved.get(key, 0) + 1
+        if reply.scope == "once":
             return
         self.sessions.grant(asked.session_id, asked.tool_name, asked.subject)
         if reply.scope != "always":

@@ -7,8 +7,18 @@ from typing import Literal
 from ..tools.registry import ToolFilter
 from .defaults import is_read_tool
 
-PermissionMode = Literal["default", "accept-edits", "read-only"]
-MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "read-only")
+PermissionMode = Literal["default", "accept-edits", "read-only", "accept-edits-run"]
+MODES: tuple[PermissionMode, ...] = ("default", "accept-edits", "read-only", "accept-edits-run")
+# Accept edits, and run cells of the notebook in view without asking (``policy.RulePolicy``): never another
+# notebook, a file or a shell command. Off unless the user picks it.
+RUN_IN_VIEW_MODE: PermissionMode = "accept-edits-run"
+# The tools that mode lets through for the notebook in view: running its cells, nothing else on the kernel.
+RUN_IN_VIEW_TOOLS = frozenset({"run_cell"})
+
+
+def accepts_edits(mode: str) -> bool:
+    """Whether file and cell edits inside the root go through without asking in ``mode``."""
+    return mode in ("accept-edits", RUN_IN_VIEW_MODE)
 
 
 def mode_filter(mode: str) -> ToolFilter:

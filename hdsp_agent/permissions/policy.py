@@ -13,7 +13,11 @@ Order of precedence, for each part of a call (a shell command has one part per s
    (a secret file, a path outside the root, a command name known only at run time) stands unless the rule
    names this exact subject;
 8. the default: the tool's level, or for shell commands what the analysis says of each part, made stricter by
-   any caution; accept-edits mode lets file edits inside the root through.
+   any caution; accept-edits mode lets file edits inside the root through; the run-in-view mode
+   (``modes.RUN_IN_VIEW_MODE``) also lets ``run_cell`` on the notebook in view through, nothing else.
+
+An ask that the user approved twice already (same tool, same subject) and that a grant for this session
+would lift carries ``offer_session``: the approval card offers that grant in one click.
 
 The whole call is as strict as its strictest part, so an allow rule for ``run_terminal_command(git*)`` never
 allows ``git status; rm -rf ~``.
@@ -43,7 +47,14 @@ from .defaults import (
 )
 from .findings import Finding, allow, caution, deny, strictest
 from .grants import GrantStore, PermissionsFile, UserPermissions, default_permissions_path
-from .modes import MODES, PermissionMode, mode_filter  # re-exported: callers import them from here
+from .modes import (  # MODES, mode_filter re-exported: callers import them from here
+    MODES,
+    RUN_IN_VIEW_MODE,
+    RUN_IN_VIEW_TOOLS,
+    PermissionMode,
+    accepts_edits,
+    mode_filter,
+)
 from .paths import hard_link_reason, inspect_path, resolved_root
 from .protected import admin_paths_from_config, write_protection
 from .protected import configure as configure_protection
@@ -165,8 +176,16 @@ class RulePolicy:
         self, tool: Tool[Any], args: BaseModel, action: PermissionAction | None, ctx: ToolContext
     ) -> PolicyDecision:
         arguments = args.model_dump(mode="json")
+        active = ctx.client_context.get("active_document") or {}
+        in_view = active.get("path") if isinstance(active, dict) else None
         decision, subject = self._evaluate(
-            tool.name, arguments, action, ctx.root_dir, ctx.session_id, tool.read_only
+            tool.name,
+            arguments,
+            action,
+            ctx.root_dir,
+            ctx.session_id,
+            tool.read_only,
+            in_view=in_view if isinstance(in_view, str) else None,
         )
         if decision.decision == "ask":
             self.grants.note_ask(ctx.call_id, ctx.session_id, tool.name, subject or "")
@@ -193,7 +212,9 @@ class RulePolicy:
         root: Path,
         session_id: str,
         read_only: bool | None,
+        in_view: str | None = None,
     ) -> tuple[PolicyDecision, str | None]:
+        """``in_view``: the path of the document the user has in front of them (the sidebar's active one)."""
         self._refresh()
         subject_raw, field_name = subject_text(action, arguments)
         if any(fnmatchcase(name, denied) for denied in self.admin.denied_tools):
@@ -207,6 +228,9 @@ class RulePolicy:
             ), subject_raw
         kind = subject_kind(action, field_name, name)
         units, analysis = self._units(name, kind, subject_raw, arguments, action, root, read_only)
+        if mode == RUN_IN_VIEW_MODE and _runs_in_view(name, action, subject_raw, in_view, root):
+            # The tool's default ask (the first finding); cautions found in the arguments stand.
+            units[0].findings[0] = replace(units[0].findings[0], in_view=True)
         whole = Subject(kind, subject_raw) if kind is not None and subject_raw is not None else None
         granted = subject_raw is not None and self.grants.sessions.allows(session_id, name, subject_raw)
         outcomes = [self._settle(name, unit, whole, granted, mode) for unit in units]
@@ -218,7 +242,32 @@ class RulePolicy:
         decision = PolicyDecision(final, list(dict.fromkeys(reasons)), rule)
         if kind == "command":
             decision = with_run_mode(decision, analysis, self.sandbox, granted=granted)
+        if (
+            decision.decision == "ask"
+            and subject_raw is not None
+            and not granted
+            and self.grants.approvals(session_id, name, subject_raw) >= 2
+            and self._grant_would_allow(name, units, whole, mode, kind, analysis)
+        ):
+            decision = replace(decision, offer_session=True)
         return decision, subject_raw
+
+    def _grant_would_allow(
+        self,
+        name: str,
+        units: list[_Unit],
+        whole: Subject | None,
+        mode: PermissionMode,
+        kind: SubjectKind | None,
+        analysis: CommandAnalysis | None,
+    ) -> bool:
+        """Whether a grant for this session would let this call through (a protected path or an
+        administrator's ask rule still asks: then no grant is offered)."""
+        outcomes = [self._settle(name, unit, whole, True, mode) for unit in units]
+        final = strictest((outcome.decision for outcome in outcomes), default="ask")
+        if kind == "command":
+            final = with_run_mode(PolicyDecision(final), analysis, self.sandbox, granted=True).decision
+        return final == "allow"
 
     def _units(
         self,
@@ -380,7 +429,9 @@ class RulePolicy:
             return _Outcome("allow", [labeled(allowed_by)], rule.text)
         findings = [
             allow(user_text("%1 (accept-edits mode)", f.reason))
-            if mode == "accept-edits" and f.edit and f.decision == "ask"
+            if accepts_edits(mode) and f.edit and f.decision == "ask"
+            else allow(user_text("runs a cell of the notebook in view (accept edits and run mode)"))
+            if mode == RUN_IN_VIEW_MODE and f.in_view and f.decision == "ask" and not f.firm
             else f
             for f in unit.findings
         ]
@@ -421,6 +472,23 @@ class RulePolicy:
                 }
             )
         return rows
+
+
+def _runs_in_view(
+    name: str, action: PermissionAction | None, subject: str | None, in_view: str | None, root: Path
+) -> bool:
+    """Whether this call runs a cell of the notebook the user has in view: ``run_cell`` on that very
+    notebook (never another notebook, a file, a shell command or code outside a cell)."""
+    if name not in RUN_IN_VIEW_TOOLS or action is None or action.kind != PermissionKind.KERNEL:
+        return False
+    if not subject or not in_view or not in_view.endswith(".ipynb"):
+        return False
+    # JupyterLab prefixes paths on other drives ("RTC:"); the tools resolve them without it.
+    drive, sep, rest = in_view.partition(":")
+    if sep and "/" not in drive and rest:
+        in_view = rest
+    target, shown = inspect_path(root, subject), inspect_path(root, in_view.lstrip("/"))
+    return target.resolved is not None and target.inside and target.resolved == shown.resolved
 
 
 def build_policy(

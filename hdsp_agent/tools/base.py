@@ -268,6 +268,14 @@ class Tool(Generic[ArgsT]):
         """The risky action this call performs, for the policy; None for a call with no side effects."""
         return None
 
+    async def approval_preview(
+        self, args: ArgsT, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """What the approval card shows, computed just before asking (only then: a call the policy allows
+        never pays for it). Tools whose change can be computed against the live document override this and
+        raise ``ToolError`` when it cannot apply: the model gets the error, the user is not asked."""
+        return action.detail if action is not None and action.detail else None
+
     def is_available(self, ctx: ToolContext) -> bool:
         """Whether the tool can work here at all (e.g. a search backend is configured)."""
         return True

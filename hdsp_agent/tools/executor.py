@@ -202,7 +202,12 @@ class ToolExecutor:
                     status="denied",
                 )
             )
-        reply = await self._ask(tool, arguments, action, decision, call, ctx)
+        try:
+            preview = await tool.approval_preview(args, ctx, action)
+        except ToolError as error:
+            # The change cannot be made (an old_string not in the cell): say so to the model, ask no one.
+            raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
+        reply = await self._ask(tool, arguments, action, decision, call, ctx, preview)
         trail.answered(reply, by_person=not reply.asked_nobody)
         if not reply.approved:
             raise _Refusal(
@@ -228,6 +233,7 @@ class ToolExecutor:
         decision: PolicyDecision,
         call: ToolCall,
         ctx: ToolContext,
+        preview: str | None = None,
     ) -> ApprovalReply:
         if self.approver is None:
             return ApprovalReply.nobody_to_ask(
@@ -240,8 +246,9 @@ class ToolExecutor:
             reasons=decision.reasons,
             action_kind=action.kind.value if action else None,
             action_target=action.target if action else None,
-            preview=action.detail if action and action.detail else None,
+            preview=preview,
             run_mode=decision.run_mode,
+            offer_session=decision.offer_session,
         )
         self._emit_status(ctx, tool.name, ToolStatus.AWAITING_APPROVAL, arguments=arguments)
         ctx.emit(ApprovalRequestEvent(request=request))

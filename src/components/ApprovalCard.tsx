@@ -67,6 +67,38 @@ export function ApprovalQueue(props: IApprovalQueueProps): JSX.Element | null {
   );
 }
 
+/**
+ * The one-click scope offered after the second identical approval ("allow for this chat", exactly this tool
+ * on this notebook, file or command: the server's grant is never broader), in the user's words.
+ */
+export function offerText(
+  request: IApprovalRequest,
+  trans: TranslationBundle
+): string {
+  const subject = callSubject(request.arguments, request.action_target);
+  if (request.tool === 'run_cell' && subject) {
+    return trans.__('Run cells in %1 without asking for this chat', subject);
+  }
+  if (request.action_kind === 'Execute') {
+    return trans.__('Run this command without asking for this chat');
+  }
+  if (request.action_kind === 'FileWrite' && subject) {
+    return trans.__('Change %1 without asking for this chat', subject);
+  }
+  return trans.__('Allow calls like this without asking for this chat');
+}
+
+/**
+ * Where the user was typing: a text field with something in it (keyboard shortcuts leave it alone).
+ */
+export function isTypingIn(element: Element | null): boolean {
+  return (
+    (element instanceof HTMLTextAreaElement ||
+      element instanceof HTMLInputElement) &&
+    element.value.trim() !== ''
+  );
+}
+
 export interface IApprovalCardProps {
   call: IToolCallState;
   position: number;
@@ -112,6 +144,21 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
   const scopes = alwaysScopes(request);
   const titleId = `jp-hdsp-Approval-title-${call.callId}`;
   const reasonsId = `jp-hdsp-Approval-reasons-${call.callId}`;
+  const primary = React.useRef<HTMLButtonElement>(null);
+
+  // The card takes the focus when it appears, unless the user is typing: a message in the composer, or
+  // anything outside the sidebar (a notebook cell). The shortcuts work from the composer either way.
+  React.useEffect(() => {
+    const card = primary.current;
+    const focused = document.activeElement;
+    const inPanel =
+      !focused ||
+      focused === document.body ||
+      !!card?.closest('.jp-hdsp-ChatPanel')?.contains(focused);
+    if (card && inPanel && !isTypingIn(focused)) {
+      card.focus();
+    }
+  }, []);
 
   const answer = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -131,6 +178,14 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       aria-labelledby={titleId}
       aria-describedby={reasonsId}
       data-call-id={call.callId}
+      onKeyDown={event => {
+        // Escape declines this call (the turn goes on); the panel's Escape would stop the whole turn.
+        if (event.key === 'Escape' && !event.defaultPrevented && !busy) {
+          event.preventDefault();
+          event.stopPropagation();
+          void deny();
+        }
+      }}
     >
       <div className="jp-hdsp-ApprovalCard-title" id={titleId}>
         {approvalQuestion(request, trans)}
@@ -276,25 +331,45 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
         </div>
       ) : (
         <div className="jp-hdsp-ApprovalCard-buttons">
+          {request.offer_session && (
+            <button
+              type="button"
+              className="jp-mod-styled jp-mod-accept jp-hdsp-ApprovalCard-offer"
+              disabled={busy}
+              aria-keyshortcuts="Control+Shift+Enter"
+              title={trans.__(
+                'You allowed this twice: allow it until this conversation ends (Ctrl+Shift+Enter)'
+              )}
+              onClick={() => void answer(() => props.onApprove('session'))}
+            >
+              {offerText(request, trans)}
+            </button>
+          )}
           <button
+            ref={primary}
             type="button"
             className="jp-mod-styled jp-mod-accept"
             disabled={busy}
+            aria-keyshortcuts="Control+Enter"
+            title={trans.__('Allow this call (Ctrl+Enter)')}
             onClick={() => void answer(() => props.onApprove('once'))}
           >
             {trans.__('Allow once')}
           </button>
-          <button
-            type="button"
-            className="jp-mod-styled"
-            disabled={busy}
-            title={trans.__(
-              'Allow calls like this one until this conversation ends'
-            )}
-            onClick={() => void answer(() => props.onApprove('session'))}
-          >
-            {trans.__('Allow for this chat')}
-          </button>
+          {!request.offer_session && (
+            <button
+              type="button"
+              className="jp-mod-styled"
+              disabled={busy}
+              aria-keyshortcuts="Control+Shift+Enter"
+              title={trans.__(
+                'Allow calls like this one until this conversation ends (Ctrl+Shift+Enter)'
+              )}
+              onClick={() => void answer(() => props.onApprove('session'))}
+            >
+              {trans.__('Allow for this chat')}
+            </button>
+          )}
           <button
             type="button"
             className="jp-mod-styled"
@@ -314,6 +389,10 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
             type="button"
             className="jp-mod-styled jp-mod-warn"
             disabled={busy}
+            aria-keyshortcuts="Control+Backspace Escape"
+            title={trans.__(
+              'Decline this call, with a reason if you like (Ctrl+Backspace or Escape declines at once)'
+            )}
             onClick={() => setDenying(true)}
           >
             {trans.__('Deny…')}
@@ -321,6 +400,24 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
         </div>
       )}
     </div>
+  );
+}
+
+/**
+ * What a screen reader hears when a card starts waiting (an always-present live region, so the change is
+ * announced): the question and the keys that answer it.
+ */
+export function approvalAnnouncement(
+  pending: IToolCallState[],
+  trans: TranslationBundle
+): string {
+  const request = pending[0]?.approval;
+  if (!request) {
+    return '';
+  }
+  return trans.__(
+    'Waiting for your approval: %1 Ctrl+Enter allows once, Ctrl+Shift+Enter allows for this chat, Ctrl+Backspace declines.',
+    approvalQuestion(request, trans)
   );
 }
 

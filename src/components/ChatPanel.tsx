@@ -5,8 +5,12 @@ import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
 import { AgentModel } from '../model';
-import { ISessionRecord } from '../tokens';
-import { ApprovalQueue } from './ApprovalCard';
+import { ApprovalScope, ISessionRecord, RuleScope } from '../tokens';
+import {
+  ApprovalQueue,
+  approvalAnnouncement,
+  isTypingIn
+} from './ApprovalCard';
 import { Composer } from './Composer';
 import { ConversationList } from './ConversationList';
 import { askConversationTitle, confirmDeleteConversation } from './dialogs';
@@ -53,9 +57,62 @@ export function ChatView(props: IChatViewProps): JSX.Element {
   );
   const onRedo = React.useCallback(() => void model.redo(), [model]);
 
+  const panel = React.useRef<HTMLDivElement>(null);
+  const pending = conversation?.pendingApprovals ?? [];
+  // An answer to the waiting card; then the focus goes back to the composer (when it was in the sidebar:
+  // never pulled out of a notebook the user went on working in).
+  const decide = async (answer: () => Promise<void>) => {
+    const focused = document.activeElement;
+    const fromPanel =
+      !focused ||
+      focused === document.body ||
+      !!panel.current?.contains(focused);
+    try {
+      await answer();
+    } finally {
+      const now = document.activeElement;
+      if (
+        fromPanel &&
+        (!now || now === document.body || panel.current?.contains(now))
+      ) {
+        panel.current
+          ?.querySelector<HTMLTextAreaElement>('.jp-hdsp-Composer-input')
+          ?.focus();
+      }
+    }
+  };
+  const approve = (callId: string, scope: ApprovalScope, rule?: RuleScope) =>
+    decide(() => active!.approve(callId, scope, rule));
+  const deny = (callId: string, reason: string) =>
+    decide(() => active!.deny(callId, reason));
+
   return (
     <div
       className="jp-hdsp-ChatPanel"
+      ref={panel}
+      onKeyDownCapture={event => {
+        // The waiting card's shortcuts, from anywhere in the sidebar (the composer included): Ctrl+Enter
+        // allows once, Ctrl+Shift+Enter for this chat, Ctrl+Backspace declines — unless it would delete a
+        // word being typed. Captured before the composer's own Ctrl+Enter (send).
+        const first = pending[0];
+        const accel = (event.ctrlKey || event.metaKey) && !event.altKey;
+        if (!first || !accel || event.nativeEvent.isComposing) {
+          return;
+        }
+        if (event.key === 'Enter') {
+          event.preventDefault();
+          event.stopPropagation();
+          void approve(first.callId, event.shiftKey ? 'session' : 'once');
+        } else if (
+          event.key === 'Backspace' &&
+          !event.shiftKey &&
+          !isTypingIn(event.target as Element)
+        ) {
+          event.preventDefault();
+          event.stopPropagation();
+          void deny(first.callId, '');
+        }
+      }}
       onKeyDown={event => {
         // Escape anywhere in the panel stops the turn (inputs that use Escape prevent this).
         if (event.key === 'Escape' && running && !event.defaultPrevented) {
@@ -165,14 +222,15 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                   {model.actionError}
                 </div>
               )}
+              <div className="jp-hdsp-LiveAnnouncement" aria-live="polite">
+                {approvalAnnouncement(pending, trans)}
+              </div>
               {active && (
                 <ApprovalQueue
-                  pending={conversation?.pendingApprovals ?? []}
+                  pending={pending}
                   trans={trans}
-                  onApprove={(callId, scope, ruleScope) =>
-                    active.approve(callId, scope, ruleScope)
-                  }
-                  onDeny={(callId, reason) => active.deny(callId, reason)}
+                  onApprove={approve}
+                  onDeny={deny}
                 />
               )}
               <PlanView plan={model.plan} trans={trans} />

@@ -110,6 +110,8 @@ export function modeLabel(mode: AgentMode, trans: TranslationBundle): string {
       return trans.__('Accept edits');
     case 'read-only':
       return trans.__('Read-only');
+    case 'accept-edits-run':
+      return trans.__('Accept edits, run this notebook');
   }
 }
 
@@ -125,5 +127,9 @@ function modeDescription(mode: AgentMode, trans: TranslationBundle): string {
       );
     case 'read-only':
       return trans.__('The agent only reads: no edits, no code, no commands');
+    case 'accept-edits-run':
+      return trans.__(
+        'Edits are applied and cells of the notebook in view run without asking; other notebooks, files and commands still ask'
+      );
   }
 }

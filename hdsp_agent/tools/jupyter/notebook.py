@@ -340,23 +340,25 @@ class EditCellTool(NotebookTool[EditCellArgs]):
     args_model = EditCellArgs
 
     def permission(self, args: EditCellArgs, ctx: ToolContext) -> PermissionAction:
+        # The card's diff is computed against the live cell only when the policy asks (approval_preview).
         path = notebook_path(ctx, args.path)
-        seen = self.runtime.seen_cell(ctx.session_id, path, args.cell_id)
-        before = cell_source(seen) if seen is not None else None
-        detail = ""
-        if seen is not None and before is not None:
-            try:
-                after = self._new_source(before, args, str(seen.get("cell_type", "code")))[0]
-                detail = cell_diff(before, after, path, args.cell_id)
-            except ToolError:
-                detail = ""
-        if not detail:
-            detail = (
-                f"replace the source of cell {args.cell_id} with:\n{args.source}"
-                if args.source is not None
-                else cell_diff(args.old_string or "", args.new_string or "", path, args.cell_id)
+        return PermissionAction(PermissionKind.FILE_WRITE, path, f"edit cell {args.cell_id}")
+
+    async def approval_preview(
+        self, args: EditCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """The diff ``run`` will make, by the same matcher, against the cell as it is now (the open tab's
+        live content, else the file): an edit that cannot apply raises here, before anyone is asked."""
+        path = notebook_path(ctx, args.path)
+        document = await self.runtime.open(ctx, path)
+        read = await document.read_cell(args.cell_id)
+        before = cell_source(read.cell)
+        after = self._new_source(before, args, str(read.cell.get("cell_type", "code")))[0]
+        if after == before:
+            raise ToolError(
+                E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
-        return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
+        return cell_diff(before, after, path, args.cell_id)
 
     @staticmethod
     def _new_source(before: str, args: EditCellArgs, cell_type: str) -> tuple[str, str | None]:
