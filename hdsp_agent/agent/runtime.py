@@ -30,7 +30,7 @@ from .context_window import detect_context_window
 from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
-from .prompts import RulesProvider, build_system_prompt, project_rules
+from .prompts import RulesProvider, build_system_prompt, project_rules, rules_section
 from .quotas import Quotas, UsageMeter
 from .readiness import ReadinessStore
 from .text_tools import with_tool_descriptions
@@ -239,6 +239,11 @@ class AgentRuntime:
             described = with_tool_descriptions([{"role": "system", "content": system_prompt}], tools)
             return prefix_tokens(str(described[0]["content"]), [])
         return prefix_tokens(system_prompt, tools)
+
+    def rules_text(self, ctx: ToolContext) -> str:
+        """The project rules part of ``system_prompt`` (redacted the same way), for ``/context``."""
+        section = rules_section(Path(ctx.root_dir), ctx.client_context, self.rules_provider)
+        return self.executor_settings.redactor.redact(section) if section else ""
 
     def system_prompt(self, ctx: ToolContext) -> str:
         """The system prompt, through the same redaction as tool results: instruction and rule files, and the
