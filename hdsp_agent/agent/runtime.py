@@ -178,16 +178,23 @@ class AgentRuntime:
         this turn (``tools_used``); those loaded on demand are offered too, after the others, in that order.
         """
         include = self.catalog_filter
-        if ctx.session_id:  # the conversation's permission mode (read-only offers only the read tools)
-            include = mode_filter(self.policy.mode_for(ctx.session_id))
+        mode = self.policy.mode_for(ctx.session_id) if ctx.session_id else None
+        # Plan mode offers only the read tools, but the others stay callable by name: a call to one reaches
+        # the policy, whose refusal tells the model why (plan mode), not just "not available".
+        offer = mode_filter("plan") if mode == "plan" else (lambda _tool: True)
+        if mode is not None and mode != "plan":  # read-only offers, and lets the model call, only reads
+            include = mode_filter(mode)
         allowed = self.registry.catalog(ctx, include=include, disabled=self.disabled_tools)
         if profile is None:
-            return allowed
+            return allowed.narrowed(offer) if mode == "plan" else allowed
         notebook = notebook_in_play(ctx.client_context, messages or [])
         narrowed = allowed.narrowed(
-            lambda tool: offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
+            lambda tool: offer(tool)
+            and offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
         )
-        on_demand = [name for name in in_use if (tool := self.registry.get(name)) and tool.on_demand]
+        on_demand = [
+            name for name in in_use if (tool := self.registry.get(name)) and tool.on_demand and offer(tool)
+        ]
         return narrowed.offering(on_demand)
 
     def profile(self, settings: ModelSettings, context_window: int) -> ProfileName:
