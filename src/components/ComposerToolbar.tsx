@@ -110,6 +110,8 @@ export function modeLabel(mode: AgentMode, trans: TranslationBundle): string {
       return trans.__('Accept edits');
     case 'read-only':
       return trans.__('Read-only');
+    case 'plan':
+      return trans.__('Plan');
   }
 }
 
@@ -125,5 +127,9 @@ function modeDescription(mode: AgentMode, trans: TranslationBundle): string {
       );
     case 'read-only':
       return trans.__('The agent only reads: no edits, no code, no commands');
+    case 'plan':
+      return trans.__(
+        'The agent only reads, then writes a plan for you to approve or edit'
+      );
   }
 }
