@@ -517,7 +517,11 @@ export function fetchContextBreakdown(
     serverSettings,
     {
       method: 'POST',
-      body: JSON.stringify({ context, model: model || null, draft: draft || null })
+      body: JSON.stringify({
+        context,
+        model: model || null,
+        draft: draft || null
+      })
     }
   );
 }

@@ -26,9 +26,7 @@ export type SlashOutcome =
 
 const MODE_ALIASES: Record<string, AgentMode> = { ask: 'default' };
 
-export async function mcpPrompts(
-  model: AgentModel
-): Promise<IMcpPromptInfo[]> {
+export async function mcpPrompts(model: AgentModel): Promise<IMcpPromptInfo[]> {
   try {
     return (await fetchMcpPrompts(model.serverSettings)).prompts;
   } catch {

@@ -189,8 +189,10 @@ class AgentRuntime:
             return allowed.narrowed(offer) if mode == "plan" else allowed
         notebook = notebook_in_play(ctx.client_context, messages or [])
         narrowed = allowed.narrowed(
-            lambda tool: offer(tool)
-            and offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
+            lambda tool: (
+                offer(tool)
+                and offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
+            )
         )
         on_demand = [
             name for name in in_use if (tool := self.registry.get(name)) and tool.on_demand and offer(tool)

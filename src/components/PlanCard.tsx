@@ -23,7 +23,11 @@ export function PlanCard({
 }): JSX.Element {
   const [mode, setMode] = React.useState<PlanRunMode>('accept-edits');
   return (
-    <div className="jp-hdsp-PlanCard" role="group" aria-label={trans.__('Plan')}>
+    <div
+      className="jp-hdsp-PlanCard"
+      role="group"
+      aria-label={trans.__('Plan')}
+    >
       <strong>
         {item.approved ? trans.__('Plan approved') : trans.__('Plan')}
       </strong>
