@@ -554,7 +554,7 @@ export function fetchMcpPrompts(
 /**
  * `POST /hdsp-agent/mcp/prompts/get`: one prompt's text, with its arguments.
  *
- * @throws ServerConnection.ResponseError 502 when the server refuses (a missing argument, no such prompt)
+ * @throws ServerConnection.ResponseError 409 when the server refuses (a missing argument, no such prompt)
  */
 export async function getMcpPrompt(
   serverSettings: ServerConnection.ISettings,
