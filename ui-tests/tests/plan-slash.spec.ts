@@ -65,7 +65,9 @@ test.describe('plan mode and slash commands', () => {
       '/model',
       '/mode'
     ]) {
-      await expect(options.filter({ hasText: name })).toHaveCount(1);
+      // `/mode` is not `/model`: the name, then no more letters.
+      const exact = new RegExp(`^${name}(?![a-z])`);
+      await expect(options.filter({ hasText: exact })).toHaveCount(1);
     }
     await input.pressSequentially('pl');
     await expect(options).toHaveCount(1);
