@@ -128,8 +128,9 @@ test.describe('plan mode and slash commands', () => {
     ).toContainText('Again.');
     const sent = (await modelRequests(request)).at(-1);
     const counted = [sent.messages.slice(0, -1), sent.tools ?? []];
-    expect(Math.floor(pyDumps(counted).length / CHARS_PER_TOKEN) + 1).toBe(
-      total
-    );
+    // Exact on the server (tests/test_plan_mode.py); here JSON re-serialized in JavaScript writes a
+    // schema's 30.0 as 30, so the estimate may differ by a token.
+    const estimate = Math.floor(pyDumps(counted).length / CHARS_PER_TOKEN) + 1;
+    expect(Math.abs(estimate - total)).toBeLessThanOrEqual(1);
   });
 });
