@@ -35,6 +35,7 @@ from .tools.profiles import resolve_profile
 from .tools.registry import ToolCatalog
 from .user_text import texts_for, user_text
 from .web.bridge import build_bridge_handlers
+from .web.commands import build_command_handlers
 from .web.instructions import build_instructions_handlers
 from .web.mcp import build_mcp_endpoint, build_mcp_handlers
 from .web.mentions import build_mentions_handlers
@@ -116,6 +117,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_handlers())
         self.handlers.extend(build_openai_handlers())
         self.handlers.extend(build_mcp_handlers())
+        self.handlers.extend(build_command_handlers())
         self.handlers.extend(build_bridge_handlers())
         self.handlers.extend(build_model_setup_handlers())
         self.handlers.extend(build_instructions_handlers())

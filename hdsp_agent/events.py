@@ -243,6 +243,26 @@ class KernelChangesEvent(BaseModel):
     notebooks: dict[str, list[VariableChangeInfo]]
 
 
+class PlanProposedEvent(BaseModel):
+    """Plan mode: the agent's plan, saved by the server to ``path``; the sidebar shows it with "Approve plan"
+    and "Edit"."""
+
+    type: Literal["plan.proposed"] = "plan.proposed"
+    turn_id: str
+    path: str
+    items: list[str]
+
+
+class PlanApprovedEvent(BaseModel):
+    """The user approved the plan at ``path`` (as the file was then): it runs in ``mode``, ``items`` as its
+    checklist."""
+
+    type: Literal["plan.approved"] = "plan.approved"
+    path: str
+    mode: str
+    items: list[str]
+
+
 AgentEvent = Annotated[
     ToolStatusEvent
     | ToolProgressEvent
@@ -262,6 +282,8 @@ AgentEvent = Annotated[
     | ContextCompactedEvent
     | SessionUpdatedEvent
     | AnswerNumbersEvent
-    | KernelChangesEvent,
+    | KernelChangesEvent
+    | PlanProposedEvent
+    | PlanApprovedEvent,
     Field(discriminator="type"),
 ]

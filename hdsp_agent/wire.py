@@ -48,7 +48,17 @@ class ResumeCommand(_Command):
     since_seq: int = Field(default=0, ge=0)
 
 
-ClientCommand = SendCommand | ApproveCommand | DenyCommand | CancelCommand | ResumeCommand
+class RunPlanCommand(_Command):
+    """ "Approve plan": run the plan file (as it is now) in ``mode``, with the sidebar's context."""
+
+    type: Literal["run_plan"]
+    path: str = Field(min_length=1)
+    mode: Literal["default", "accept-edits"] = "default"
+    context: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = None
+
+
+ClientCommand = SendCommand | RunPlanCommand | ApproveCommand | DenyCommand | CancelCommand | ResumeCommand
 _COMMAND = TypeAdapter(Annotated[ClientCommand, Field(discriminator="type")])
 
 

@@ -38,7 +38,11 @@ import {
   IUndoHunkReply,
   IUndoHunkRequest,
   IUndoReply,
-  IUndoRequest
+  IUndoRequest,
+  ICompactReply,
+  IContextReply,
+  IMcpPromptsReply,
+  IClientContext
 } from './tokens';
 
 /** A request body, typed by its model's mirror (so a field the server does not know fails to compile). */
@@ -495,4 +499,76 @@ function withToken(
 
 function sessionPath(sessionId: string): string {
   return `sessions/${encodeURIComponent(sessionId)}`;
+}
+
+/**
+ * `POST /hdsp-agent/sessions/{id}/context` (`/context`): what the next request holds, by part, built by the
+ * server's own request code; `draft`, a message about to be sent, is counted as the last user message.
+ */
+export function fetchContextBreakdown(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  context: IClientContext,
+  model?: string,
+  draft?: string
+): Promise<IContextReply> {
+  return requestAPI<IContextReply>(
+    `${sessionPath(sessionId)}/context`,
+    serverSettings,
+    {
+      method: 'POST',
+      body: JSON.stringify({
+        context,
+        model: model || null,
+        draft: draft || null
+      })
+    }
+  );
+}
+
+/**
+ * `POST /hdsp-agent/sessions/{id}/compact` (`/compact`): summarize the conversation now.
+ *
+ * @throws ServerConnection.ResponseError 409 when a turn runs
+ */
+export function compactSession(
+  serverSettings: ServerConnection.ISettings,
+  sessionId: string,
+  context: IClientContext,
+  model?: string
+): Promise<ICompactReply> {
+  return requestAPI<ICompactReply>(
+    `${sessionPath(sessionId)}/compact`,
+    serverSettings,
+    { method: 'POST', body: JSON.stringify({ context, model: model || null }) }
+  );
+}
+
+/** `GET /hdsp-agent/mcp/prompts`: the prompts of the MCP servers that may start (`/mcp:…` commands). */
+export function fetchMcpPrompts(
+  serverSettings: ServerConnection.ISettings
+): Promise<IMcpPromptsReply> {
+  return requestAPI<IMcpPromptsReply>('mcp/prompts', serverSettings);
+}
+
+/**
+ * `POST /hdsp-agent/mcp/prompts/get`: one prompt's text, with its arguments.
+ *
+ * @throws ServerConnection.ResponseError 409 when the server refuses (a missing argument, no such prompt)
+ */
+export async function getMcpPrompt(
+  serverSettings: ServerConnection.ISettings,
+  server: string,
+  name: string,
+  args: Record<string, string>
+): Promise<string> {
+  const reply = await requestAPI<{ text: string }>(
+    'mcp/prompts/get',
+    serverSettings,
+    {
+      method: 'POST',
+      body: JSON.stringify({ server, name, arguments: args })
+    }
+  );
+  return reply.text;
 }

@@ -128,7 +128,19 @@ export interface IContextItem {
   texts?: ServerTexts;
 }
 
+/**
+ * Plan mode: the agent's plan, saved to `path`, waiting for "Approve plan" (or already approved).
+ */
+export interface IPlanCardItem {
+  kind: 'plan';
+  key: string;
+  path: string;
+  items: string[];
+  approved: boolean;
+}
+
 export type ChatItem =
+  | IPlanCardItem
   | IContextItem
   | IUserItem
   | IAssistantItem

@@ -83,6 +83,24 @@ export class ChatSession implements IDisposable {
     });
   }
 
+  /**
+   * "Approve plan": run the plan file in `mode` (the server reads the file as it is now).
+   */
+  async runPlan(
+    path: string,
+    mode: 'default' | 'accept-edits',
+    context: IClientContext,
+    model?: string
+  ): Promise<void> {
+    await this._socket.send({
+      type: 'run_plan',
+      path,
+      mode,
+      context,
+      ...(model ? { model } : {})
+    });
+  }
+
   async approve(
     callId: string,
     scope: ApprovalScope,

@@ -322,6 +322,22 @@ export class Conversation {
       case 'kernel.changes':
         this._kernelChanges = event.notebooks;
         break;
+      case 'plan.proposed':
+        this._put({
+          kind: 'plan',
+          key: `plan-${event.path}`,
+          path: event.path,
+          items: event.items,
+          approved: false
+        });
+        break;
+      case 'plan.approved': {
+        const card = this._find(`plan-${event.path}`);
+        if (card?.kind === 'plan') {
+          this._put({ ...card, approved: true });
+        }
+        break;
+      }
       case 'session.updated':
         this._title = event.title;
         this._running = event.status === 'running';

@@ -337,6 +337,27 @@ export interface IKernelChangesEvent extends IEventEnvelope {
   notebooks: Record<string, IVariableChangeInfo[]>;
 }
 
+/**
+ * Plan mode: the agent's plan, saved by the server to `path` (`.hdsp/plans/…`); the chat shows it with
+ * "Approve plan" and "Edit".
+ */
+export interface IPlanProposedEvent extends IEventEnvelope {
+  type: 'plan.proposed';
+  turn_id: string;
+  path: string;
+  items: string[];
+}
+
+/**
+ * The user approved the plan at `path` (as the file was then): it runs in `mode`, `items` its checklist.
+ */
+export interface IPlanApprovedEvent extends IEventEnvelope {
+  type: 'plan.approved';
+  path: string;
+  mode: string;
+  items: string[];
+}
+
 export type AgentEvent =
   | IToolStatusEvent
   | IToolProgressEvent
@@ -356,4 +377,6 @@ export type AgentEvent =
   | ICellReviewedEvent
   | ICheckpointsPrunedEvent
   | IAnswerNumbersEvent
-  | IKernelChangesEvent;
+  | IKernelChangesEvent
+  | IPlanProposedEvent
+  | IPlanApprovedEvent;

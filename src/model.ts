@@ -38,6 +38,7 @@ import {
   AgentMode,
   ExportFormat,
   IEndpointModels,
+  IClientContext,
   IInstruction,
   IModelSetupRequest,
   IModelsOverview,
@@ -420,6 +421,52 @@ export class AgentModel implements IDisposable {
       await this._active!.send(text, context, this._selectedModel || undefined);
       this.context.reset();
     });
+  }
+
+  /**
+   * "Approve plan": switch to `mode` and run the plan file (the server reads it as it is now, so an
+   * edited plan is what runs).
+   */
+  async runPlan(
+    path: string,
+    mode: 'accept-edits' | 'default'
+  ): Promise<boolean> {
+    const active = this._active;
+    if (!active) {
+      return false;
+    }
+    this.mode = mode;
+    return this._guard(async () => {
+      this.context.refresh();
+      await active.runPlan(
+        path,
+        mode,
+        this.requestContext(),
+        this._selectedModel || undefined
+      );
+    });
+  }
+
+  /**
+   * The active conversation, created on the server first for a new chat (`/context`, `/compact`).
+   */
+  async ensureSession(): Promise<ChatSession> {
+    if (!this._active) {
+      const record = await this._list.create(this._selectedModel);
+      this.selectSession(record.id);
+    }
+    return this._active!;
+  }
+
+  /** What a message sends as its context: the attached context and the mode. */
+  requestContext(): IClientContext {
+    return { ...this.context.attached(), mode: this._mode };
+  }
+
+  /** Report a failure of a user action the way the model's own actions do (`actionError`). */
+  reportError(reason: unknown): void {
+    this._actionError = errors.describeFailure(reason);
+    this._stateChanged.emit();
   }
 
   /**

@@ -12,6 +12,10 @@ export interface IPlanItem {
  * The plan after `event`, given the plan before it: each `todo` call replaces the whole list.
  */
 export function foldPlan(plan: IPlanItem[], event: AgentEvent): IPlanItem[] {
+  if (event.type === 'plan.approved') {
+    // The approved plan is the agent's todo list from the start; its todo calls then update it.
+    return event.items.map(text => ({ text, status: 'pending' }));
+  }
   if (
     event.type !== 'tool.status' ||
     event.name !== 'todo' ||

@@ -491,14 +491,50 @@ export * from './wire';
  * How much the agent may do without asking (the server decides what each mode allows).
  */
 export type AgentMode =
-  'default' | 'accept-edits' | 'read-only' | 'accept-edits-run';
+  'default' | 'accept-edits' | 'read-only' | 'accept-edits-run' | 'plan';
 
 export const AGENT_MODES: readonly AgentMode[] = [
   'default',
   'accept-edits',
   'read-only',
-  'accept-edits-run'
+  'accept-edits-run',
+  'plan'
 ];
+
+/** `/context`: the next request's tokens by part, summing to `total` (`POST sessions/{id}/context`). */
+export interface IContextReply {
+  parts: Record<string, number>;
+  total: number;
+  context_window: number;
+  messages: number;
+}
+
+/** `/compact` (`POST sessions/{id}/compact`). */
+export interface ICompactReply {
+  compacted: boolean;
+  summary?: string;
+  messages_before?: number;
+  messages_after?: number;
+}
+
+export interface IMcpPromptArgument {
+  name: string;
+  description: string;
+  required: boolean;
+}
+
+/** An MCP server's prompt, offered as `/mcp:<server>:<name>` (`GET mcp/prompts`). */
+export interface IMcpPromptInfo {
+  server: string;
+  name: string;
+  description: string;
+  arguments: IMcpPromptArgument[];
+}
+
+export interface IMcpPromptsReply {
+  prompts: IMcpPromptInfo[];
+  problems: Record<string, string>;
+}
 
 export interface ICellContext {
   id: string;

@@ -47,8 +47,20 @@ export interface IResumeCommand extends ICommandBase {
   since_seq: number;
 }
 
+/**
+ * "Approve plan": run the plan file (as it is now) in `mode`.
+ */
+export interface IRunPlanCommand extends ICommandBase {
+  type: 'run_plan';
+  path: string;
+  mode: 'default' | 'accept-edits';
+  context: IClientContext;
+  model?: string | null;
+}
+
 export type ClientCommand =
   | ISendCommand
+  | IRunPlanCommand
   | IApproveCommand
   | IDenyCommand
   | ICancelCommand

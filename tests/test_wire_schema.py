@@ -40,6 +40,7 @@ def test_every_event_command_and_notebook_edit_is_in_it() -> None:
         "deny",
         "cancel",
         "resume",
+        "run_plan",
     }
     edits = set(schema["notebook_edits"]["discriminator"]["mapping"])
     assert edits == {"insert_cell", "set_cell_source", "delete_cell", "move_cell", "set_cell_outputs"}

@@ -58,10 +58,16 @@ async def compact(
     tools: list[dict[str, Any]],
     context_window: int,
     live_state: str | None = None,
+    *,
+    tail_budget: int | None = None,
 ) -> dict[str, Any] | None:
-    """Summarize the older part of ``messages`` in place; what happened, or None if nothing could go."""
+    """Summarize the older part of ``messages`` in place; what happened, or None if nothing could go.
+
+    ``tail_budget``: tokens the kept tail may take (default: a share of the room); 0 keeps only the latest
+    step (``/compact``: the user asked to compact now)."""
     available = prompt_budget(context_window, tools) - prefix_tokens(system_prompt, [])
-    start = tail_start(messages, int(available * TAIL_SHARE))
+    budget = int(available * TAIL_SHARE) if tail_budget is None else tail_budget
+    start = tail_start(messages, budget)
     if start == 0:
         return None
     older, tail = messages[:start], messages[start:]

@@ -13,21 +13,30 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import ApprovalResolvedEvent, SessionUpdatedEvent, UserMessageEvent
+from ..events import (
+    ApprovalResolvedEvent,
+    PlanApprovedEvent,
+    PlanProposedEvent,
+    SessionUpdatedEvent,
+    UserMessageEvent,
+)
 from ..permissions.approval import ApprovalReply
 from ..tools.base import CancelToken
 from ..user_text import user_text
 from .history import ConversationHistory
 from .hunks import Hunk
+from .plans import PLAN_REQUEST, PlanFileError, approved_request, plan_items, read_plan, write_plan
 from .review import InvalidRequest, TurnReview
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
 from .turn import TurnBuilder
 from .undo import UndoResult
+from .usage_breakdown import RequestBreakdown
 
 Subscriber = Callable[[dict[str, Any]], None]
 DEFAULT_TITLE = "New chat"
@@ -132,15 +141,47 @@ class Conversation:
             except ValueError as error:
                 raise InvalidRequest(str(error)) from None
         self.emit(UserMessageEvent(turn_id=turn_id, content=content, context=context))
-        self.history.add_user(content)
+        planning = self.runtime.policy.mode_for(self.id) == "plan"
+        # Plan mode: the policy keeps the turn read-only; this tells the model what the turn is for.
+        self.history.add_user(f"{content}\n\n{PLAN_REQUEST}" if planning else content)
         if self.record.title == DEFAULT_TITLE and content.strip():
             self.record.title = _title_from(content)
         self._set_status("running")
         self._cancel = CancelToken()
         self.turns.begin(turn_id)  # the turn's checkpoint, and where its document changes begin
         model = model or self.record.model or None
-        self._turn = asyncio.create_task(self._run_turn(turn_id, context, model, self._cancel))
+        self._turn = asyncio.create_task(
+            self._run_turn(turn_id, context, model, self._cancel, content if planning else None)
+        )
         return turn_id
+
+    def run_plan(
+        self, path: str, mode: str, context: dict[str, Any] | None = None, model: str | None = None
+    ) -> str:
+        """ "Approve plan": run the plan file as it is now (the user may have edited it) in ``mode``."""
+        if self.running:
+            raise TurnAlreadyRunning("a turn is already running in this session; stop it or wait")
+        if mode not in ("default", "accept-edits"):
+            raise InvalidRequest(f"a plan runs in mode default or accept-edits, not {mode!r}")
+        try:
+            text = read_plan(self._root(), path)
+        except PlanFileError as error:
+            raise InvalidRequest(str(error)) from None
+        self.emit(PlanApprovedEvent(path=path, mode=mode, items=plan_items(text)))
+        return self.send(approved_request(path, text), {**(context or {}), "mode": mode}, model)
+
+    async def next_request(
+        self, context: dict[str, Any] | None = None, model: str | None = None, draft: str | None = None
+    ) -> RequestBreakdown:
+        """``/context``: what the next request holds, by part (``TurnBuilder.next_request``)."""
+        return await self.turns.next_request(context or {}, model or self.record.model or None, draft)
+
+    async def compact_now(
+        self, context: dict[str, Any] | None = None, model: str | None = None
+    ) -> dict[str, Any] | None:
+        """``/compact``: summarize the conversation now (None: nothing older than the latest step)."""
+        self._idle("stop the running turn before compacting")
+        return await self.turns.compact_now(context or {}, model or self.record.model or None)
 
     async def undo_last_turn(self, unsaved: frozenset[str] = frozenset()) -> UndoResult:
         """Restore every file and cell the last turn changed, all or nothing (``agent/undo.py``).
@@ -186,12 +227,34 @@ class Conversation:
             raise TurnAlreadyRunning(message)
 
     async def _run_turn(
-        self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken
+        self,
+        turn_id: str,
+        context: dict[str, Any],
+        model: str | None,
+        cancel: CancelToken,
+        plan_task: str | None = None,
     ) -> None:
         try:
             await self.turns.run(turn_id, context, model, cancel, interrupted=lambda: self._interrupted)
+            if plan_task is not None:
+                self._propose_plan(turn_id, plan_task)
         finally:
             self._set_status("idle")
+
+    def _propose_plan(self, turn_id: str, task: str) -> None:
+        """A plan-mode turn that completed with a checklist: the server saves it and the sidebar offers
+        "Approve plan" (a write by the server, so the turn itself stayed read-only)."""
+        ended = next((event for event in reversed(self.events) if event["type"] == "turn.end"), None)
+        answer = next(
+            (m.get("content") for m in reversed(self.messages) if m.get("role") == "assistant"), None
+        )
+        if ended is None or ended.get("reason") != "completed" or not isinstance(answer, str):
+            return
+        items = plan_items(answer)
+        if not items:
+            return
+        path = write_plan(self._root(), task, answer)
+        self.emit(PlanProposedEvent(turn_id=turn_id, path=path, items=items))
 
     async def cancel(self, reason: str = USER_STOPPED, *, interrupted: bool = False) -> None:
         """Stop the running turn: the model stream is aborted, running tools stopped, pending approvals
@@ -220,6 +283,9 @@ class Conversation:
                 call_id=call_id, approved=reply.approved, scope=reply.scope, reason=reply.reason
             )
         )
+
+    def _root(self) -> Path:
+        return Path(self.runtime.tool_context(session_id=self.id).root_dir)
 
     # -- record ----------------------------------------------------------------------------------------------
 

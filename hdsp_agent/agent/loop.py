@@ -132,7 +132,7 @@ class AgentLoop:
             if self.meter is not None:
                 self.meter.check()  # raises QuotaExceeded here, where the history is whole
             step_catalog = catalog_for(messages)
-            tools = [self._definition(tool) for tool in step_catalog]
+            tools = self.step_tools(step_catalog)
             self._warn_if_prefix_is_large(system_prompt, tools)
             try:
                 request = await self._request(messages, system_prompt, tools)
@@ -209,6 +209,19 @@ class AgentLoop:
             hint = tool.paging_hint if tool is not None else "narrow the request"
             content = apply_budget(content, OutputBudget(max_chars=limit), hint).text
         return {"role": "tool", "tool_call_id": result.tool_call_id, "content": content}
+
+    def step_tools(self, catalog: ToolCatalog) -> list[dict[str, Any]]:
+        """The tool definitions a step sends for ``catalog``."""
+        return [self._definition(tool) for tool in catalog]
+
+    def next_request(
+        self, messages: list[dict[str, Any]], system_prompt: str, catalog: ToolCatalog
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The messages and tools the next step would send, as ``run_turn`` builds them (``/context``); a
+        conversation that no longer fits is shown as it is, before the compaction its next step would do."""
+        tools = self.step_tools(catalog)
+        system = {"role": "system", "content": system_prompt}
+        return fit_to_context([system, *messages], tools, self.settings.context_window), tools
 
     def _definition(self, tool: Any) -> dict[str, Any]:
         if tool.name not in self._definitions:

@@ -82,10 +82,19 @@ def build_system_prompt(
     mentioned = mentions_section(client_context)
     if mentioned:
         sections.append(mentioned)
-    if rules_provider is not None:
-        rules = rules_provider(root_dir, context_paths(client_context))
-        if rules:
-            sections.append(
-                "Project rules (AGENTS.md, CLAUDE.md, .cursorrules, .hdsp/rules):\n" + "\n\n".join(rules)
-            )
+    rules = rules_section(root_dir, client_context, rules_provider)
+    if rules:
+        sections.append(rules)
     return "\n\n".join(sections)
+
+
+def rules_section(
+    root_dir: Path, client_context: dict[str, Any], rules_provider: RulesProvider | None
+) -> str:
+    """The system prompt's project rules section ("" when there are none); ``/context`` counts it apart."""
+    if rules_provider is None:
+        return ""
+    rules = rules_provider(root_dir, context_paths(client_context))
+    if not rules:
+        return ""
+    return "Project rules (AGENTS.md, CLAUDE.md, .cursorrules, .hdsp/rules):\n" + "\n\n".join(rules)

@@ -30,7 +30,7 @@ from .context_window import detect_context_window
 from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
-from .prompts import RulesProvider, build_system_prompt, project_rules
+from .prompts import RulesProvider, build_system_prompt, project_rules, rules_section
 from .quotas import Quotas, UsageMeter
 from .readiness import ReadinessStore
 from .text_tools import with_tool_descriptions
@@ -178,16 +178,25 @@ class AgentRuntime:
         this turn (``tools_used``); those loaded on demand are offered too, after the others, in that order.
         """
         include = self.catalog_filter
-        if ctx.session_id:  # the conversation's permission mode (read-only offers only the read tools)
-            include = mode_filter(self.policy.mode_for(ctx.session_id))
+        mode = self.policy.mode_for(ctx.session_id) if ctx.session_id else None
+        # Plan mode offers only the read tools, but the others stay callable by name: a call to one reaches
+        # the policy, whose refusal tells the model why (plan mode), not just "not available".
+        offer = mode_filter("plan") if mode == "plan" else (lambda _tool: True)
+        if mode is not None and mode != "plan":  # read-only offers, and lets the model call, only reads
+            include = mode_filter(mode)
         allowed = self.registry.catalog(ctx, include=include, disabled=self.disabled_tools)
         if profile is None:
-            return allowed
+            return allowed.narrowed(offer) if mode == "plan" else allowed
         notebook = notebook_in_play(ctx.client_context, messages or [])
         narrowed = allowed.narrowed(
-            lambda tool: offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
+            lambda tool: (
+                offer(tool)
+                and offered_in(tool, profile, notebook_in_play=notebook, web_enabled=self.web_tools)
+            )
         )
-        on_demand = [name for name in in_use if (tool := self.registry.get(name)) and tool.on_demand]
+        on_demand = [
+            name for name in in_use if (tool := self.registry.get(name)) and tool.on_demand and offer(tool)
+        ]
         return narrowed.offering(on_demand)
 
     def profile(self, settings: ModelSettings, context_window: int) -> ProfileName:
@@ -239,6 +248,11 @@ class AgentRuntime:
             described = with_tool_descriptions([{"role": "system", "content": system_prompt}], tools)
             return prefix_tokens(str(described[0]["content"]), [])
         return prefix_tokens(system_prompt, tools)
+
+    def rules_text(self, ctx: ToolContext) -> str:
+        """The project rules part of ``system_prompt`` (redacted the same way), for ``/context``."""
+        section = rules_section(Path(ctx.root_dir), ctx.client_context, self.rules_provider)
+        return self.executor_settings.redactor.redact(section) if section else ""
 
     def system_prompt(self, ctx: ToolContext) -> str:
         """The system prompt, through the same redaction as tool results: instruction and rule files, and the

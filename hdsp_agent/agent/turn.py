@@ -14,11 +14,13 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..events import (
+    ContextCompactedEvent,
     ErrorEvent,
     KernelChangesEvent,
     TurnEndEvent,
@@ -32,11 +34,14 @@ from ..tools.base import CancelToken, ToolCall, ToolContext
 from ..tools.registry import ToolCatalog
 from ..user_text import user_text
 from .answer_numbers import turn_number_marks
+from .compaction import compact
 from .history import ConversationHistory
+from .llm import ModelClient
 from .loop import AgentLoop, TurnOutcome
 from .models import ModelNotConfigured
 from .quotas import QuotaExceeded
 from .runtime import AgentRuntime
+from .usage_breakdown import RequestBreakdown, request_breakdown
 
 Emit = Callable[[BaseModel], Any]
 # The outline is a help for the compaction, never worth a question to the user: a call the policy would ask
@@ -44,6 +49,16 @@ Emit = Callable[[BaseModel], Any]
 NO_OUTLINE = "not asked: the notebook outline for a compaction is read only when allowed without asking"
 
 log = logging.getLogger("hdsp_agent.session")
+
+
+@dataclass
+class _TurnParts:
+    client: ModelClient
+    window: int
+    ctx: ToolContext
+    loop: AgentLoop
+    catalog_for_step: Callable[[list[dict[str, Any]]], ToolCatalog]
+    system_prompt: str
 
 
 class TurnBuilder:
@@ -69,6 +84,7 @@ class TurnBuilder:
         self._warned_prefixes: set[int] = set()
         # The context window of each model this conversation used, asked of its server once.
         self._windows: dict[int, int] = {}
+        self._turn_id = ""
 
     def begin(self, turn_id: str) -> None:
         """Before the turn's task starts: its checkpoint, and where the open documents' changes begin."""
@@ -122,9 +138,11 @@ class TurnBuilder:
             self.emit(TurnEndEvent(turn_id=turn_id, reason=outcome.reason, message=outcome.message))
             self.history.save()
 
-    async def _run(
-        self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken
-    ) -> TurnOutcome:
+    async def _prepare(
+        self, context: dict[str, Any], model: str | None, cancel: CancelToken, emit: Emit | None
+    ) -> _TurnParts:
+        """A turn's parts: model, window, profile, tool context, loop, catalog (``emit`` None: nothing is
+        shown, for ``/context`` and ``/compact``, which build what a turn would without running one)."""
         runtime = self.runtime
         await runtime.models.discover()
         settings = runtime.model_settings(model or None)
@@ -132,15 +150,19 @@ class TurnBuilder:
             self._windows[id(settings)] = await runtime.context_window(settings)
         window = self._windows[id(settings)]
         profile = runtime.profile(settings, window)
-        self.emit(
-            TurnStartEvent(turn_id=turn_id, model=settings.label, context_window=window, profile=profile)
-        )
+        if emit is not None:
+            emit(
+                TurnStartEvent(
+                    turn_id=self._turn_id, model=settings.label, context_window=window, profile=profile
+                )
+            )
         client = runtime.model_client(settings)
         await runtime.resolve_tool_mode(settings)
         # Tools include images in their results only for a model that can read them.
         client_context = {**context, "vision": settings.vision}
+        shown = {"emit": emit} if emit is not None else {}
         ctx = runtime.tool_context(
-            session_id=self.session_id, cancel=cancel, emit=self.emit, client_context=client_context
+            session_id=self.session_id, cancel=cancel, client_context=client_context, **shown
         )
         loop_settings = runtime.loop_settings(settings, window)
         loop_settings.profile = profile
@@ -148,7 +170,7 @@ class TurnBuilder:
             client,
             runtime.executor(self.broker),
             loop_settings,
-            self.emit,
+            emit or (lambda _event: None),
             checkpoint=self.history.save,
             meter=runtime.usage_meter(settings, self.session_id),
             warned_prefixes=self._warned_prefixes,
@@ -165,11 +187,60 @@ class TurnBuilder:
         def catalog_for_step(step_messages: list[dict[str, Any]]) -> ToolCatalog:
             return runtime.catalog(ctx, profile, step_messages, in_use)
 
-        runtime.quotas.start_turn()
+        return _TurnParts(client, window, ctx, loop, catalog_for_step, runtime.system_prompt(ctx))
+
+    async def _run(
+        self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken
+    ) -> TurnOutcome:
+        self._turn_id = turn_id
+        parts = await self._prepare(context, model, cancel, self.emit)
+        self.runtime.quotas.start_turn()
         try:
-            return await loop.run_turn(messages, runtime.system_prompt(ctx), ctx, catalog_for_step)
+            return await parts.loop.run_turn(
+                self.history.messages, parts.system_prompt, parts.ctx, parts.catalog_for_step
+            )
         finally:
-            runtime.quotas.end_turn()
+            self.runtime.quotas.end_turn()
+
+    async def next_request(
+        self, context: dict[str, Any], model: str | None, draft: str | None = None
+    ) -> RequestBreakdown:
+        """What the next request holds (``/context``), built by the code that builds a turn's request;
+        ``draft``: a message the user is about to send, counted as the last user message."""
+        parts = await self._prepare(context, model, CancelToken(), None)
+        messages = list(self.history.messages)
+        if draft:
+            messages.append({"role": "user", "content": draft})
+        request, tools = parts.loop.next_request(
+            messages, parts.system_prompt, parts.catalog_for_step(messages)
+        )
+        rules = self.runtime.rules_text(parts.ctx)
+        return request_breakdown(request, tools, rules, parts.window)
+
+    async def compact_now(self, context: dict[str, Any], model: str | None) -> dict[str, Any] | None:
+        """``/compact``: summarize everything before the latest exchange now; what happened, or None when
+        there is nothing older to summarize. Shown as a ``context.compacted`` event with the summary."""
+        parts = await self._prepare(context, model, CancelToken(), None)
+        messages = self.history.messages
+        tools = parts.loop.step_tools(parts.catalog_for_step(messages))
+        state = await self.notebook_outline(parts.ctx)
+        outcome = await compact(
+            parts.client, messages, parts.system_prompt, tools, parts.window, state, tail_budget=0
+        )
+        if outcome is None:
+            return None
+        self.history.save()
+        self.emit(
+            ContextCompactedEvent(
+                message=user_text(
+                    "The conversation was compacted on request (%1 messages became %2).",
+                    outcome["messages_before"],
+                    outcome["messages_after"],
+                ),
+                **outcome,
+            )
+        )
+        return outcome
 
     async def notebook_outline(self, ctx: ToolContext) -> str | None:
         """The active notebook as read_notebook's brief outline (live, without outputs), for a compaction.

@@ -9,8 +9,10 @@ reported nothing). In text mode the tools are part of the system message; they a
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from .context_budget import estimate_tokens
 from .text_tools import describe_tools
 
 PARTS = ("system", "tools", "history", "tool_results")
@@ -33,6 +35,40 @@ def prompt_breakdown(
             len(describe_tools(tools)) if text_mode else len(json.dumps(tools, ensure_ascii=False))
         )
     return _apportion(sizes, prompt_tokens)
+
+
+# ``/context``: the system prompt's rules are counted apart from the rest of it.
+REQUEST_PARTS = ("system", "rules", "tools", "history", "tool_results")
+
+
+@dataclass
+class RequestBreakdown:
+    """What the next request holds, in tokens per part; the parts sum to ``total``, the request's size
+    estimated as a step's usage is when the server reports none (``loop.step_usage``)."""
+
+    parts: dict[str, int]
+    total: int
+    context_window: int
+    messages: int
+
+
+def request_breakdown(
+    request: list[dict[str, Any]], tools: list[dict[str, Any]], rules: str, context_window: int
+) -> RequestBreakdown:
+    total = estimate_tokens([request, tools])
+    sizes = dict.fromkeys(REQUEST_PARTS, 0)
+    for message in request:
+        size = len(json.dumps(message.get("content"), ensure_ascii=False)) + len(
+            json.dumps(message.get("tool_calls") or "", ensure_ascii=False)
+        )
+        role = message.get("role")
+        part = "system" if role == "system" else "tool_results" if role == "tool" else "history"
+        if role == "system" and rules and rules in str(message.get("content")):
+            sizes["rules"] += len(json.dumps(rules, ensure_ascii=False))
+            size = max(0, size - sizes["rules"])
+        sizes[part] += size
+    sizes["tools"] = len(json.dumps(tools, ensure_ascii=False)) if tools else 0
+    return RequestBreakdown(_apportion(sizes, total), total, context_window, len(request))
 
 
 def _apportion(sizes: dict[str, int], total: int) -> dict[str, int]:

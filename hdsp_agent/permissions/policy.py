@@ -226,6 +226,17 @@ class RulePolicy:
             return PolicyDecision(
                 "deny", [user_text("read-only mode: %1 may change things", name)]
             ), subject_raw
+        if mode == "plan" and not is_read_tool(name, read_only):
+            return PolicyDecision(
+                "deny",
+                [
+                    user_text(
+                        "plan mode: %1 may change things; only reading is allowed until the user approves "
+                        "the plan. Finish the plan as a checklist instead.",
+                        name,
+                    )
+                ],
+            ), subject_raw
         kind = subject_kind(action, field_name, name)
         units, analysis = self._units(name, kind, subject_raw, arguments, action, root, read_only)
         if mode == RUN_IN_VIEW_MODE and _runs_in_view(name, action, subject_raw, in_view, root):

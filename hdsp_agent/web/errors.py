@@ -41,6 +41,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "document_unavailable": (409, user_template("The document could not be changed: %1")),
     "permissions_file": (409, user_template("The permissions file was not changed: %1")),
     "mcp_trust_changed": (409, user_template("The project MCP file was not trusted: %1")),
+    "mcp_prompt_failed": (409, user_template("The MCP prompt could not be had: %1")),
 }
 
 

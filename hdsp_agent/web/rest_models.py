@@ -49,6 +49,24 @@ class RenameSessionRequest(_Strict):
     title: str
 
 
+class ContextRequest(_Strict):
+    """``POST sessions/{id}/context`` (``/context``) and ``.../compact`` (``/compact``): the sidebar's context
+    (active document, mentions) and model, as a message would send them; ``draft``: a message about to be
+    sent, counted as the next user message."""
+
+    context: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = None
+    draft: str | None = None
+
+
+class McpPromptRequest(_Strict):
+    """``POST mcp/prompts/get``: one prompt of one server, with its arguments."""
+
+    server: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: dict[str, str] = Field(default_factory=dict)
+
+
 class UndoRequest(_Strict):
     """``POST sessions/{id}/undo`` and ``.../redo``: the paths the tab has open with unsaved changes (an undo
     must not write under them)."""
@@ -423,6 +441,51 @@ class McpTrustReply(_Strict):
     """``POST mcp/trust``."""
 
     project: McpProjectFile
+
+
+class ContextReply(_Strict):
+    """``POST sessions/{id}/context``: the next request's tokens by part (system, rules, tools, history,
+    tool_results), summing to ``total``."""
+
+    parts: dict[str, int]
+    total: int
+    context_window: int
+    messages: int
+
+
+class CompactReply(_Strict):
+    """``POST sessions/{id}/compact``: whether anything was summarized, and the summary."""
+
+    compacted: bool
+    summary: str = ""
+    messages_before: int = 0
+    messages_after: int = 0
+
+
+class McpPromptArgument(_Strict):
+    name: str
+    description: str
+    required: bool
+
+
+class McpPromptInfo(_Strict):
+    server: str
+    name: str
+    description: str
+    arguments: list[McpPromptArgument]
+
+
+class McpPromptsReply(_Strict):
+    """``GET mcp/prompts``: every prompt of the servers that may start; why a server could not answer."""
+
+    prompts: list[McpPromptInfo]
+    problems: dict[str, str]
+
+
+class McpPromptReply(_Strict):
+    """``POST mcp/prompts/get``: the prompt's text, sent as the user's message."""
+
+    text: str
 
 
 class UndoConflict(_Strict):

@@ -435,6 +435,8 @@ class SessionSocketHandler(_AgentMixin, WebSocketMixin, tornado.websocket.WebSoc
             self._subscribe(session, session.last_seq)
         if command.type == "send":
             session.send(command.content, command.context, command.model)
+        elif command.type == "run_plan":
+            session.run_plan(command.path, command.mode, command.context, command.model)
         elif command.type == "approve":
             session.resolve_approval(
                 command.call_id,

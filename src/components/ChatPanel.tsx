@@ -216,6 +216,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 onRestore={onRestore}
                 redoKey={conversation?.redoKey ?? null}
                 onRedo={onRedo}
+                onApprovePlan={(path, mode) => void model.runPlan(path, mode)}
               />
               {model.actionError && (
                 <div className="jp-hdsp-Error" role="alert">

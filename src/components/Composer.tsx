@@ -3,6 +3,16 @@ import * as React from 'react';
 
 import { insertMention, IMentionSuggestion, mentionAt } from '../mentions';
 import { AgentModel } from '../model';
+import {
+  completeSlash,
+  ISlashCommand,
+  parseSlash,
+  slashAt,
+  slashCommands
+} from '../slashCommands';
+import { mcpPrompts, runSlash, SlashOutcome } from '../slashRunner';
+import { IMcpPromptInfo } from '../tokens';
+import { ContextReport } from './ContextReport';
 import { ContextChips } from './ContextChips';
 import { ComposerToolbar, UndoButton } from './ComposerToolbar';
 import { UsageMeter } from './UsageMeter';
@@ -42,6 +52,23 @@ export function Composer({
     []
   );
   const [picked, setPicked] = React.useState(0);
+  // The `/` completion: the command being typed, the MCP prompts (asked when a `/` starts the box).
+  const [slash, setSlash] = React.useState<string | null>(null);
+  const [prompts, setPrompts] = React.useState<IMcpPromptInfo[]>([]);
+  const [report, setReport] = React.useState<SlashOutcome | null>(null);
+  const slashFound: ISlashCommand[] =
+    slash === null ? [] : completeSlash(slashCommands(trans, prompts), slash);
+  const slashStarted = slash !== null;
+  React.useEffect(() => {
+    if (!slashStarted) {
+      return;
+    }
+    let current = true;
+    void mcpPrompts(model).then(found => current && setPrompts(found));
+    return () => {
+      current = false;
+    };
+  }, [slashStarted]);
 
   React.useEffect(() => {
     if (mention === null) {
@@ -66,6 +93,14 @@ export function Composer({
 
   const onDraftChange = (event: React.ChangeEvent<HTMLTextAreaElement>) => {
     setDraft(event.target.value);
+    const typedSlash = slashAt(
+      event.target.value,
+      event.target.selectionStart ?? event.target.value.length
+    );
+    if (typedSlash !== slash) {
+      setPicked(0);
+    }
+    setSlash(typedSlash);
     setMention(
       mentionAt(
         event.target.value,
@@ -89,6 +124,35 @@ export function Composer({
   };
 
   const completing = mention !== null && suggestions.length > 0;
+  const completingSlash = !completing && slashFound.length > 0;
+
+  const chooseSlash = (command: ISlashCommand) => {
+    const rest = draft.slice(slash?.length ?? 0).replace(/^\s*/, '');
+    const next = `${command.name} ${rest}`;
+    setDraft(next);
+    setSlash(null);
+    requestAnimationFrame(() =>
+      input.current?.setSelectionRange(next.length, next.length)
+    );
+  };
+
+  const runCommand = async (text: string) => {
+    setSending(true);
+    setReport(null);
+    const outcome = await runSlash(model, text, {
+      unknownMode: mode =>
+        trans.__(
+          'No mode %1: use default, accept-edits, read-only or plan',
+          mode
+        ),
+      unknownModel: name => trans.__('No model named %1', name),
+      needsTask: trans.__('Say what to plan: /plan <task>'),
+      nothingToCompact: trans.__('Nothing to compact yet'),
+      unknownPrompt: name => trans.__('No MCP prompt %1', name)
+    });
+    setReport(outcome.kind === 'done' ? null : outcome);
+    setSending(false);
+  };
 
   const deliver = async (text: string) => {
     setSending(true);
@@ -106,6 +170,11 @@ export function Composer({
       return;
     }
     setDraft('');
+    setSlash(null);
+    if (parseSlash(text)) {
+      await runCommand(text);
+      return;
+    }
     if (running) {
       setQueued(current => (current ? `${current}\n\n${text}` : text));
       return;
@@ -156,6 +225,28 @@ export function Composer({
     // Enter that confirms an IME composition (Korean, Japanese, ...) is not a send.
     if (event.nativeEvent.isComposing || event.keyCode === 229) {
       return;
+    }
+    if (completingSlash) {
+      const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1 };
+      if (event.key in moves) {
+        event.preventDefault();
+        setPicked(
+          index =>
+            (index + moves[event.key] + slashFound.length) % slashFound.length
+        );
+        return;
+      }
+      const exact = slashFound[picked]?.name === slash;
+      if (event.key === 'Tab' || (event.key === 'Enter' && !exact)) {
+        event.preventDefault();
+        chooseSlash(slashFound[picked]);
+        return;
+      }
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        setSlash(null);
+        return;
+      }
     }
     if (completing) {
       const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1 };
@@ -216,6 +307,43 @@ export function Composer({
         instructions={model.instructions}
         trans={trans}
       />
+      {report !== null && report.kind !== 'not-a-command' && (
+        <ContextReport
+          outcome={report}
+          trans={trans}
+          onClose={() => setReport(null)}
+        />
+      )}
+      {completingSlash && (
+        <ul
+          className="jp-hdsp-Mentions jp-hdsp-Slash"
+          role="listbox"
+          id="jp-hdsp-slash"
+          aria-label={trans.__('Commands')}
+        >
+          {slashFound.map((command, index) => (
+            <li
+              key={command.name}
+              id={`jp-hdsp-slash-${index}`}
+              role="option"
+              aria-selected={index === picked}
+              className={`jp-hdsp-Mentions-item${index === picked ? ' jp-mod-active' : ''}`}
+              onMouseDown={event => {
+                event.preventDefault(); // keep the focus in the message box
+                chooseSlash(command);
+              }}
+            >
+              <span className="jp-hdsp-Mentions-label">
+                {command.name}
+                {command.usage ? ` ${command.usage}` : ''}
+              </span>
+              <span className="jp-hdsp-Mentions-detail">
+                {command.description}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
       {completing && (
         <ul
           className="jp-hdsp-Mentions"

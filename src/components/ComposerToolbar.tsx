@@ -112,6 +112,8 @@ export function modeLabel(mode: AgentMode, trans: TranslationBundle): string {
       return trans.__('Read-only');
     case 'accept-edits-run':
       return trans.__('Accept edits, run this notebook');
+    case 'plan':
+      return trans.__('Plan');
   }
 }
 
@@ -130,6 +132,10 @@ function modeDescription(mode: AgentMode, trans: TranslationBundle): string {
     case 'accept-edits-run':
       return trans.__(
         'Edits are applied and cells of the notebook in view run without asking; other notebooks, files and commands still ask'
+      );
+    case 'plan':
+      return trans.__(
+        'The agent only reads, then writes a plan for you to approve or edit'
       );
   }
 }

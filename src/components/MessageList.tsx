@@ -5,6 +5,7 @@ import * as React from 'react';
 
 import { ChatItem, IAssistantItem, ITurnEndItem } from '../conversation';
 import { Markdown } from './Markdown';
+import { PlanCard, PlanRunMode } from './PlanCard';
 import { ToolCard } from './ToolCard';
 import { serverText } from '../serverText';
 
@@ -32,6 +33,8 @@ export interface IMessageListProps {
   /** The undo notice that can be redone (null: none); with `onRedo`, it offers "Redo". */
   redoKey?: string | null;
   onRedo?: () => void;
+  /** "Approve plan" on a plan card. */
+  onApprovePlan?: (path: string, mode: PlanRunMode) => void;
 }
 
 /**
@@ -87,6 +90,7 @@ export function MessageList(props: IMessageListProps): JSX.Element {
               : undefined
           }
           onRedo={item.key === props.redoKey ? props.onRedo : undefined}
+          onApprovePlan={running ? undefined : props.onApprovePlan}
         />
       ))}
       {running &&
@@ -114,6 +118,8 @@ interface IItemProps {
   onRestore?: (turnId: string) => void;
   /** Set on the undo notice that can be redone. */
   onRedo?: () => void;
+  /** "Approve plan" on a plan card (unset while a turn runs). */
+  onApprovePlan?: (path: string, mode: PlanRunMode) => void;
 }
 
 /**
@@ -169,6 +175,15 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
       );
     case 'turn-end':
       return <TurnEnd item={item} trans={trans} />;
+    case 'plan':
+      return (
+        <PlanCard
+          item={item}
+          trans={trans}
+          commands={props.commands}
+          onApprove={props.onApprovePlan}
+        />
+      );
     case 'context':
       return (
         <div

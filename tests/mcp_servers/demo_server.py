@@ -26,6 +26,12 @@ PNG = base64.b64decode(
 server = MCPServer("demo", version="1.0")
 
 
+@server.prompt()
+def review(path: str, focus: str = "bugs") -> str:
+    """Review a file (a prompt: the sidebar's /mcp:demo:review)."""
+    return f"Review {path}, looking for {focus}."
+
+
 @server.tool()
 def echo(text: str, times: int = 1) -> str:
     """Repeat the text."""
