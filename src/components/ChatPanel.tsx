@@ -4,9 +4,11 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
+import { IToolCallState } from '../chatItems';
 import { AgentModel } from '../model';
 import { ISessionRecord } from '../tokens';
 import { ApprovalQueue } from './ApprovalCard';
+import { ChatOffer } from './ChatOffer';
 import { Composer } from './Composer';
 import { ConversationList } from './ConversationList';
 import { askConversationTitle, confirmDeleteConversation } from './dialogs';
@@ -52,6 +54,12 @@ export function ChatView(props: IChatViewProps): JSX.Element {
     [model]
   );
   const onRedo = React.useCallback(() => void model.redo(), [model]);
+  // Which document a card's call acts on when it is not the one in view: new with the view or the tools.
+  const inView = model.context.documentPath;
+  const elsewhere = React.useCallback(
+    (call: IToolCallState) => model.elsewhere(call),
+    [model, inView, model.tools]
+  );
 
   return (
     <div
@@ -142,6 +150,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
             </div>
           )}
           <SandboxNotice sandbox={model.serverInfo.sandbox} trans={trans} />
+          <ChatOffer model={model} trans={trans} />
           {model.models && (!model.models.configured || model.setupOpen) ? (
             <SetupScreen model={model} trans={trans} />
           ) : (
@@ -159,6 +168,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 onRestore={onRestore}
                 redoKey={conversation?.redoKey ?? null}
                 onRedo={onRedo}
+                elsewhere={elsewhere}
               />
               {model.actionError && (
                 <div className="jp-hdsp-Error" role="alert">
@@ -169,6 +179,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 <ApprovalQueue
                   pending={conversation?.pendingApprovals ?? []}
                   trans={trans}
+                  elsewhere={elsewhere}
                   onApprove={(callId, scope, ruleScope) =>
                     active.approve(callId, scope, ruleScope)
                   }

@@ -3,6 +3,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
+import { IToolCallState } from '../chatItems';
 import { ChatItem, IAssistantItem, ITurnEndItem } from '../conversation';
 import { Markdown } from './Markdown';
 import { ToolCard } from './ToolCard';
@@ -32,6 +33,8 @@ export interface IMessageListProps {
   /** The undo notice that can be redone (null: none); with `onRedo`, it offers "Redo". */
   redoKey?: string | null;
   onRedo?: () => void;
+  /** The document a tool call acts on when it is not the one in view (its card says so), else null. */
+  elsewhere?: (call: IToolCallState) => string | null;
 }
 
 /**
@@ -87,6 +90,7 @@ export function MessageList(props: IMessageListProps): JSX.Element {
               : undefined
           }
           onRedo={item.key === props.redoKey ? props.onRedo : undefined}
+          elsewhere={props.elsewhere}
         />
       ))}
       {running &&
@@ -114,6 +118,7 @@ interface IItemProps {
   onRestore?: (turnId: string) => void;
   /** Set on the undo notice that can be redone. */
   onRedo?: () => void;
+  elsewhere?: (call: IToolCallState) => string | null;
 }
 
 /**
@@ -156,6 +161,7 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
           trans={trans}
           showDetails={props.showToolDetails}
           commands={props.commands}
+          elsewhere={props.elsewhere?.(item.call) ?? null}
         />
       );
     case 'error':
