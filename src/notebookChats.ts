@@ -17,6 +17,47 @@ export interface IChatOffer {
 }
 
 /**
+ * A path in one form for comparing: the contents path, without a leading "./".
+ */
+export function samePathForm(path: string): string {
+  return contentsPath(path).replace(/^(\.\/)+/, '');
+}
+
+export function isNotebook(path: string | null): path is string {
+  return path !== null && path.endsWith('.ipynb');
+}
+
+/**
+ * Whether two paths name one document: equal, or one is the other under the server's root (the model may
+ * write an absolute path).
+ */
+export function sameDocument(a: string, b: string): boolean {
+  const left = samePathForm(a);
+  const right = samePathForm(b);
+  return (
+    left === right || left.endsWith(`/${right}`) || right.endsWith(`/${left}`)
+  );
+}
+
+export function tiedTo(record: ISessionRecord, path: string): boolean {
+  return (record.notebooks ?? []).some(notebook =>
+    sameDocument(notebook, path)
+  );
+}
+
+/**
+ * The conversation tied to `path` updated last, if any.
+ */
+export function chatFor(
+  records: readonly ISessionRecord[],
+  path: string
+): ISessionRecord | undefined {
+  return records
+    .filter(record => tiedTo(record, path))
+    .sort((a, b) => b.updated - a.updated)[0];
+}
+
+/**
  * What to do when `path` comes into view: nothing, reopen its chat, or offer (the user decides).
  */
 export type NotebookMove =
