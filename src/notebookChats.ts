@@ -125,7 +125,10 @@ export class NotebookChats {
       return { kind: 'stay' };
     }
     const { record } = shown;
-    if (record && (this._kept.has(keptKey(record.id, path)) || tiedTo(record, path))) {
+    if (
+      record &&
+      (this._kept.has(keptKey(record.id, path)) || tiedTo(record, path))
+    ) {
       return { kind: 'stay' };
     }
     if (!record && (shown.startedFor === null || shown.startedFor === path)) {

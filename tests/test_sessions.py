@@ -218,7 +218,8 @@ async def test_a_conversation_records_its_notebooks_and_keeps_them_across_a_rest
         untouched = manager.create()
         assert session.record.notebooks == []
         # The sidebar names the notebook in view with JupyterLab's drive prefix.
-        events = await run_turn(session, "add a cell there", context={"active_document": {"path": "RTC:analysis.ipynb"}})
+        in_view = {"active_document": {"path": "RTC:analysis.ipynb"}}
+        events = await run_turn(session, "add a cell there", context=in_view)
         assert of_type(events, "turn.end")[0]["reason"] == "completed"
         assert session.record.notebooks == ["analysis.ipynb", "other.ipynb"]
         # The sidebar hears of each notebook as it is tied.

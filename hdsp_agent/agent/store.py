@@ -186,7 +186,13 @@ class SessionStore:
     def upsert_session(self, record: SessionRecord) -> None:
         notebooks = json.dumps(record.notebooks, ensure_ascii=False)
         values = (
-            record.id, record.title, record.created, record.updated, record.model, record.status, notebooks
+            record.id,
+            record.title,
+            record.created,
+            record.updated,
+            record.model,
+            record.status,
+            notebooks,
         )
         self._submit(
             lambda db: db.execute(
@@ -318,7 +324,18 @@ class SessionStore:
         rows = self._query(
             "SELECT id, title, created, updated, model, status, notebooks FROM sessions ORDER BY updated DESC"
         )
-        return [SessionRecord(*row[:6], notebooks=_notebooks(row[6])) for row in rows]
+        return [
+            SessionRecord(
+                id=row[0],
+                title=row[1],
+                created=row[2],
+                updated=row[3],
+                model=row[4],
+                status=row[5],
+                notebooks=_notebooks(row[6]),
+            )
+            for row in rows
+        ]
 
     def load_events(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._query("SELECT payload FROM events WHERE session_id = ? ORDER BY seq", (session_id,))

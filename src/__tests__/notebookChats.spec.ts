@@ -1,11 +1,7 @@
 import { NotebookChats, otherDocument } from '../notebookChats';
 import { ISessionRecord } from '../tokens';
 
-function record(
-  id: string,
-  notebooks: string[],
-  updated = 1
-): ISessionRecord {
+function record(id: string, notebooks: string[], updated = 1): ISessionRecord {
   return {
     id,
     title: id,

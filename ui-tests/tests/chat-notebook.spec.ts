@@ -112,12 +112,12 @@ test.describe('a chat and its notebooks', () => {
 
     await expect(cards).toHaveCount(2);
     await expect(cards.nth(1)).toHaveAttribute('data-status', 'done');
-    await expect(cards.nth(0).locator('.jp-hdsp-ToolCard-elsewhere')).toHaveText(
-      'in other.ipynb'
-    );
+    await expect(
+      cards.nth(0).locator('.jp-hdsp-ToolCard-elsewhere')
+    ).toHaveText('in other.ipynb');
     // The one in the notebook in view needs no such word.
-    await expect(cards.nth(1).locator('.jp-hdsp-ToolCard-elsewhere')).toHaveCount(
-      0
-    );
+    await expect(
+      cards.nth(1).locator('.jp-hdsp-ToolCard-elsewhere')
+    ).toHaveCount(0);
   });
 });
