@@ -16,9 +16,10 @@ import {
 test.describe('a chat and its notebooks', () => {
   failOnConsoleErrors();
 
-  test('a new notebook offers a new chat in the default mode; the first notebook brings its chat back', async ({
+  test('a new notebook offers a new chat in the default mode; the first notebook brings its chat back; a card says when a call acts on another notebook', async ({
     page,
-    request
+    request,
+    tmpPath
   }) => {
     await loadScript(request, [{ text: 'Looked at first.ipynb.' }]);
     await page.notebook.createNew('first.ipynb');
@@ -35,7 +36,7 @@ test.describe('a chat and its notebooks', () => {
     // A new notebook from the launcher: the chat is offered, not switched under the user.
     await page.menu.clickMenuItem('File>New Launcher');
     await page
-      .locator('.jp-LauncherCard[data-category="Notebook"]')
+      .locator('.jp-LauncherCard[data-category="Notebook"]:visible')
       .first()
       .click();
     const offer = panel.locator('.jp-hdsp-ChatOffer');
@@ -63,13 +64,10 @@ test.describe('a chat and its notebooks', () => {
     await expect(
       panel.locator('.jp-hdsp-ConversationList-item.jp-mod-active')
     ).toContainText('first.ipynb');
-  });
+    await panel.getByRole('button', { name: 'History' }).click();
 
-  test('a change to a notebook that is not in view says so on its card, before the approval too', async ({
-    page,
-    request,
-    tmpPath
-  }) => {
+    // The agent changes another notebook while the user watches this one: the cards say where, the
+    // approval before the user decides.
     const other = `${tmpPath}/other.ipynb`;
     const notebook = {
       cells: [],
@@ -91,9 +89,9 @@ test.describe('a chat and its notebooks', () => {
       { tool_calls: [['insert_cell', JSON.stringify({ source: 'y = 2' })]] },
       { text: 'Added a cell to each.' }
     ]);
-    await page.notebook.createNew('view.ipynb');
-    const panel = await openPanel(page);
-    await sendInNewChat(panel, 'Add a cell there and one here');
+
+    await input.fill('Add a cell there and one here');
+    await input.press('Enter');
 
     const cards = panel.locator('.jp-hdsp-ToolCard');
     const waiting = panel.getByRole('dialog');
