@@ -1,5 +1,5 @@
 /**
- * A chat is tied to its notebook(s): a new notebook from the launcher offers a new chat (nothing is switched
+ * A chat is tied to its notebook(s) (one test, one lab page start): a new notebook from the launcher offers a new chat (nothing is switched
  * until the user says so, the composer keeps its text, the new chat starts in the default mode), going back
  * to the first notebook brings its chat back, the history names each chat's notebook, and a call that changes
  * a notebook other than the one in view says so on its card, before the approval too.
