@@ -192,6 +192,8 @@ class SessionUpdatedEvent(BaseModel):
     type: Literal["session.updated"] = "session.updated"
     title: str
     status: Literal["idle", "running"]
+    # The notebooks the conversation works on (``SessionRecord.notebooks``); None in logs written before.
+    notebooks: list[str] | None = None
 
 
 class NumberSourceRef(BaseModel):

@@ -99,6 +99,13 @@ export class Conversation {
   }
 
   /**
+   * The notebooks the server last announced the conversation works on (null until it announced any).
+   */
+  get notebooks(): readonly string[] | null {
+    return this._notebooks;
+  }
+
+  /**
    * Approval requests still waiting for the user, oldest first.
    */
   get pendingApprovals(): IToolCallState[] {
@@ -341,6 +348,9 @@ export class Conversation {
       case 'session.updated':
         this._title = event.title;
         this._running = event.status === 'running';
+        if (event.notebooks) {
+          this._notebooks = event.notebooks;
+        }
         break;
     }
   }
@@ -430,6 +440,7 @@ export class Conversation {
   private _buffered = new Map<number, AgentEvent>();
   private _running = false;
   private _title = '';
+  private _notebooks: readonly string[] | null = null;
   private _kernelChanges: Record<string, IVariableChangeInfo[]> = {};
   private _lastTurnId: string | null = null;
   private _undone = new Set<string>();

@@ -71,13 +71,23 @@ export function trackContext(
   const refresh = () => model.context.update(currentContext(services));
   model.context.provider = () => currentContext(services);
   const { shell, notebooks, documents } = services;
-  // A rename (e.g. "Untitled.ipynb" saved under a name) changes the path without changing the widget.
+  // A rename (e.g. "Untitled.ipynb" saved under a name) changes the path without changing the widget: the
+  // same document for its chats.
   let watched: DocumentRegistry.IContext<DocumentRegistry.IModel> | null = null;
+  let watchedPath: string | null = null;
+  const renamed = (_: unknown, path: string) => {
+    if (watchedPath !== null && watchedPath !== path) {
+      model.notebookRenamed(watchedPath, path);
+    }
+    watchedPath = path;
+    refresh();
+  };
   const watchCurrent = () => {
-    watched?.pathChanged.disconnect(refresh);
+    watched?.pathChanged.disconnect(renamed);
     const widget = shell?.currentWidget ?? notebooks?.currentWidget ?? null;
     watched = (widget && documents?.contextForWidget(widget)) || null;
-    watched?.pathChanged.connect(refresh);
+    watchedPath = watched?.path ?? null;
+    watched?.pathChanged.connect(renamed);
     refresh();
   };
   shell?.currentChanged.connect(watchCurrent);
@@ -90,7 +100,7 @@ export function trackContext(
     notebooks?.currentChanged.disconnect(watchCurrent);
     notebooks?.activeCellChanged.disconnect(refresh);
     notebooks?.selectionChanged.disconnect(refresh);
-    watched?.pathChanged.disconnect(refresh);
+    watched?.pathChanged.disconnect(renamed);
     model.context.provider = null;
   });
 }

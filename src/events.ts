@@ -283,6 +283,10 @@ export interface ISessionUpdatedEvent extends IEventEnvelope {
   type: 'session.updated';
   title: string;
   status: SessionStatus;
+  /**
+   * The notebooks the conversation works on (contents paths); absent in logs written before.
+   */
+  notebooks?: string[] | null;
 }
 
 /**

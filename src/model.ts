@@ -27,6 +27,15 @@ import {
   variableSuggestions
 } from './mentions';
 import { foldPlan, IPlanItem } from './plan';
+import { IToolCallState } from './chatItems';
+import {
+  IChatOffer,
+  isNotebook,
+  NotebookChats,
+  otherDocument,
+  samePathForm,
+  tiedTo
+} from './notebookChats';
 import { ReviewState } from './review';
 import { ContextState } from './contextState';
 import { SessionList } from './sessionList';
@@ -78,6 +87,9 @@ export class AgentModel implements IDisposable {
       if (path !== this._instructionsFor && this._status === 'ready') {
         this._instructionsFor = path;
         void this.refreshInstructions();
+      }
+      if (this._chats.see(this.context.documentPath) !== null) {
+        this._followNotebook();
       }
       this._stateChanged.emit();
     }, this);
@@ -154,6 +166,72 @@ export class AgentModel implements IDisposable {
   /** The conversation shown in the chat; null before the first message of a new chat. */
   get activeSession(): ChatSession | null {
     return this._active;
+  }
+
+  /**
+   * What the sidebar offers for the notebook in view when the chat shown is not tied to it: a new chat, or
+   * (mid-turn) the notebook's own chat; null when nothing is offered.
+   */
+  get chatOffer(): IChatOffer | null {
+    return this._chats.offer;
+  }
+
+  /**
+   * Take the offer: the notebook's own chat, or a new chat for it in the default mode (not the mode of the
+   * chat left). The composer keeps what the user was writing.
+   */
+  acceptChatOffer(): void {
+    const offer = this._chats.offer;
+    if (!offer) {
+      return;
+    }
+    if (offer.sessionId) {
+      this.selectSession(offer.sessionId);
+      return;
+    }
+    this._mode = 'default';
+    this.newChat();
+    this._chats.startNewChat(offer.path);
+  }
+
+  /** Keep the chat shown for the notebook in view: it is not offered again for that notebook. */
+  keepChat(): void {
+    if (this._active) {
+      this._chats.keep(this._active.id);
+    } else {
+      this._chats.setOffer(null);
+    }
+    this._stateChanged.emit();
+  }
+
+  /**
+   * The notebook in view was saved under another name: its chats go on with it (the server learns the new
+   * name with the next message sent from it).
+   */
+  notebookRenamed(from: string, to: string): void {
+    for (const { id, notebooks } of this._chats.renamed(
+      from,
+      to,
+      this._list.records
+    )) {
+      this._list.patch(id, { notebooks });
+    }
+    this._stateChanged.emit();
+  }
+
+  /**
+   * The document a tool call changes or runs when it is not the one in view (what its card says); null when
+   * it is, or the call changes nothing.
+   */
+  elsewhere(
+    call: Pick<IToolCallState, 'name' | 'arguments' | 'details' | 'approval'>
+  ): string | null {
+    const inView = this.context.documentPath;
+    return otherDocument(
+      call,
+      inView === null ? null : samePathForm(inView),
+      name => this.tools.some(tool => tool.name === name && !tool.read_only)
+    );
   }
 
   /** The last failure of a user action (send, rename, ...), shown until the next action. */
@@ -373,6 +451,8 @@ export class AgentModel implements IDisposable {
     this._active = null;
     this.review.clear();
     this._plan = [];
+    const inView = this.context.documentPath;
+    this._chats.startNewChat(isNotebook(inView) ? samePathForm(inView) : null);
     const record = this._list.find(sessionId);
     if (record) {
       this._active = new ChatSession({
@@ -417,6 +497,7 @@ export class AgentModel implements IDisposable {
         this.selectSession(record.id);
       }
       this.context.refresh();
+      this._chats.setOffer(null); // a message sent from here keeps this chat for the notebook in view
       const context = { ...this.context.attached(), mode: this._mode };
       await this._active!.send(text, context, this._selectedModel || undefined);
       this.context.reset();
@@ -600,17 +681,50 @@ export class AgentModel implements IDisposable {
       const restored = this._list.find(saved?.activeSessionId ?? null);
       this.selectSession((restored ?? this._list.records[0])?.id ?? null);
     }
+    this._loaded = true;
+    this._followNotebook(); // the notebook in view may have its own chat
     this._stateChanged.emit();
   }
 
   private _onSessionChanged(session: ChatSession): void {
-    // Keep the list's title and status in step with what the open conversation announces.
-    const { title, running } = session.conversation;
+    // Keep the list's title, status and notebooks in step with what the open conversation announces.
+    const { title, running, notebooks } = session.conversation;
+    const known = this._list.find(session.id)?.notebooks ?? [];
+    const more = (notebooks ?? []).filter(path => !known.includes(path));
     this._list.patch(session.id, {
       ...(title ? { title } : {}),
+      ...(more.length > 0 ? { notebooks: [...known, ...more] } : {}),
       status: running ? 'running' : 'idle'
     });
+    const offer = this._chats.offer;
+    const record = this._list.find(session.id);
+    if (offer && record && tiedTo(record, offer.path)) {
+      this._chats.setOffer(null); // a message or a tool of this chat tied it to the offered notebook
+    }
     this._stateChanged.emit();
+  }
+
+  /**
+   * The notebook in view changed (or the conversations loaded): reopen its chat, offer one, or stay.
+   */
+  private _followNotebook(): void {
+    if (!this._loaded || this._isDisposed) {
+      return;
+    }
+    const active = this._active;
+    const move = this._chats.decide(
+      {
+        record: active ? (this._list.find(active.id) ?? null) : null,
+        startedFor: this._chats.newChatFor,
+        running: active?.conversation.running ?? false
+      },
+      this._list.records
+    );
+    if (move.kind === 'reopen') {
+      this.selectSession(move.sessionId);
+      return;
+    }
+    this._chats.setOffer(move.kind === 'offer' ? move.offer : null);
   }
 
   /** Run a user action; a failure becomes `actionError` instead of an exception. */
@@ -670,6 +784,8 @@ export class AgentModel implements IDisposable {
   private _selectedModel = '';
   private _mode: AgentMode = 'default';
   private _list: SessionList;
+  private _chats = new NotebookChats();
+  private _loaded = false;
   private _active: ChatSession | null = null;
   private _actionError: string | null = null;
   private _attempt = 0;

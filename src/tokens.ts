@@ -245,6 +245,11 @@ export interface ISessionRecord {
   updated: number;
   model: string;
   status: SessionStatus;
+  /**
+   * The notebooks the conversation works on (contents paths): in view when a message was sent, or changed
+   * or run by one of its tools.
+   */
+  notebooks?: string[];
 }
 
 /**

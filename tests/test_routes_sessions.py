@@ -75,7 +75,8 @@ async def test_conversation_over_the_websocket(
     session = await create_session(jp_fetch)
     ws = await jp_ws_fetch("hdsp-agent", "sessions", session["id"], "ws")
     ws.write_message(json.dumps({"type": "resume", "since_seq": 0}))
-    ws.write_message(json.dumps({"type": "send", "content": "list files", "id": "r1"}))
+    context = {"active_document": {"path": "analysis.ipynb"}}
+    ws.write_message(json.dumps({"type": "send", "content": "list files", "id": "r1", "context": context}))
     received = await receive_until(ws, is_turn_end)
     replies = [m for m in received if m["type"] == "command.ok"]
     assert {(r["command"], r.get("id")) for r in replies} >= {("send", "r1")}
@@ -85,6 +86,9 @@ async def test_conversation_over_the_websocket(
     assert any(e["type"] == "tool.status" and e["status"] == "done" for e in events)
     assert "sk-secret-never-shown" not in json.dumps(received)
     ws.close()
+    # The conversation knows the notebook it was started in: the history list shows it.
+    listed = json.loads((await jp_fetch("hdsp-agent", "sessions")).body)["sessions"]
+    assert [s["notebooks"] for s in listed] == [["analysis.ipynb"]]
 
     exported = await jp_fetch(
         "hdsp-agent", "sessions", session["id"], "export", params={"format": "markdown"}

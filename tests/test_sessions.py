@@ -186,3 +186,75 @@ async def test_idle_conversations_leave_memory_and_come_back_from_the_store(tmp_
         assert reopened is not first
         assert reopened.messages == first.messages and reopened.events == first.events
         await manager.shutdown()
+
+
+async def test_a_conversation_records_its_notebooks_and_keeps_them_across_a_restart(tmp_path: Path) -> None:
+    """The notebook in view when a message is sent and every notebook a tool changed are the conversation's
+    (a notebook only read is not); the list reply carries them, after a restart too."""
+    import nbformat
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from test_loop import _AllowAll
+
+    from hdsp_agent.tools.base import ToolContext
+    from hdsp_agent.tools.jupyter import notebook_tools
+    from hdsp_agent.web.rest_models import SessionList
+
+    for name in ("analysis.ipynb", "other.ipynb", "reference.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(), tmp_path / name)
+    contents = FileContentsManager(root_dir=str(tmp_path))
+    store_path = tmp_path / "store.sqlite3"
+    script = [
+        tool_calls(("read_notebook", '{"path": "reference.ipynb"}')),
+        tool_calls(("insert_cell", '{"path": "./other.ipynb", "source": "x = 1"}')),
+        text("Added a cell to other.ipynb."),
+    ]
+    with ScriptedModel(script) as model:
+        runtime = make_runtime(tmp_path, model, notebook_tools(), policy=_AllowAll())
+        runtime.context_factory = lambda **overrides: ToolContext(
+            root_dir=tmp_path, contents_manager=contents, **overrides
+        )
+        manager = make_manager(tmp_path, runtime, store_path)
+        session = manager.create()
+        untouched = manager.create()
+        assert session.record.notebooks == []
+        # The sidebar names the notebook in view with JupyterLab's drive prefix.
+        in_view = {"active_document": {"path": "RTC:analysis.ipynb"}}
+        events = await run_turn(session, "add a cell there", context=in_view)
+        assert of_type(events, "turn.end")[0]["reason"] == "completed"
+        assert session.record.notebooks == ["analysis.ipynb", "other.ipynb"]
+        # The sidebar hears of each notebook as it is tied.
+        announced = [event["notebooks"] for event in of_type(events, "session.updated")]
+        assert ["analysis.ipynb"] in announced and announced[-1] == ["analysis.ipynb", "other.ipynb"]
+        await manager.shutdown()
+
+        restarted = make_manager(tmp_path, runtime, store_path)
+        listed = SessionList.model_validate({"sessions": restarted.list()}).model_dump()["sessions"]
+        by_id = {record["id"]: record for record in listed}
+        assert by_id[session.id]["notebooks"] == ["analysis.ipynb", "other.ipynb"]
+        assert by_id[untouched.id]["notebooks"] == []
+        await restarted.shutdown()
+
+
+async def test_a_store_written_before_notebooks_were_recorded_opens_with_its_conversations(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT NOT NULL, created REAL NOT NULL, "
+        "updated REAL NOT NULL, model TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT 'idle')"
+    )
+    old.execute("INSERT INTO sessions VALUES ('s1', 'Old chat', 1.0, 2.0, '', 'idle')")
+    old.commit()
+    old.close()
+    store = SessionStore(path)
+    assert store.moved_aside is None
+    [record] = store.load_sessions()
+    assert (record.title, record.notebooks) == ("Old chat", [])
+    record.notebooks.append("a.ipynb")
+    store.upsert_session(record)
+    store.flush()
+    assert store.load_sessions()[0].notebooks == ["a.ipynb"]
+    store.close()

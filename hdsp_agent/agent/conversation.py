@@ -23,10 +23,11 @@ from ..events import (
     PlanApprovedEvent,
     PlanProposedEvent,
     SessionUpdatedEvent,
+    ToolStatusEvent,
     UserMessageEvent,
 )
 from ..permissions.approval import ApprovalReply
-from ..tools.base import CancelToken
+from ..tools.base import CancelToken, ToolStatus
 from ..user_text import user_text
 from .history import ConversationHistory
 from .hunks import Hunk
@@ -108,6 +109,8 @@ class Conversation:
                 subscriber(envelope)
             except Exception:  # one broken tab must not stop the turn or the other tabs
                 self.log.exception("hdsp-agent: a subscriber of session %s failed", self.id)
+        if isinstance(event, ToolStatusEvent):
+            self._tie_touched(event)
         return envelope
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
@@ -146,6 +149,9 @@ class Conversation:
         self.history.add_user(f"{content}\n\n{PLAN_REQUEST}" if planning else content)
         if self.record.title == DEFAULT_TITLE and content.strip():
             self.record.title = _title_from(content)
+        document = context.get("active_document")
+        if isinstance(document, dict):
+            self._tie(document.get("path"))  # announced by the status change below
         self._set_status("running")
         self._cancel = CancelToken()
         self.turns.begin(turn_id)  # the turn's checkpoint, and where its document changes begin
@@ -298,8 +304,37 @@ class Conversation:
         self.record.updated = time.time()
         self.store.upsert_session(self.record)
         self.emit(
-            SessionUpdatedEvent(title=self.record.title, status="running" if status == "running" else "idle")
+            SessionUpdatedEvent(
+                title=self.record.title,
+                status="running" if status == "running" else "idle",
+                notebooks=list(self.record.notebooks),
+            )
         )
+
+    # -- the notebooks it works on ---------------------------------------------------------------------------
+
+    def _tie(self, path: object) -> bool:
+        """Record a notebook this conversation works on (the sidebar offers another chat for the others)."""
+        if not isinstance(path, str) or not path.endswith(".ipynb"):
+            return False
+        drive, sep, rest = path.partition(":")  # the sidebar's "RTC:" drive prefix: the server's path without
+        path = (rest if sep and "/" not in drive and rest else path).lstrip("/")
+        if path.startswith("./"):
+            path = path[2:]
+        if not path or path in self.record.notebooks:
+            return False
+        self.record.notebooks.append(path)
+        return True
+
+    def _tie_touched(self, event: ToolStatusEvent) -> None:
+        """A call that changed or ran a notebook ties it (a read does not): its result names the notebook."""
+        if event.status not in (ToolStatus.DONE, ToolStatus.ERRORED) or not event.details:
+            return
+        tool = self.runtime.registry.get(event.name)
+        if tool is None or tool.read_only:
+            return
+        if self._tie(event.details.get("path")):
+            self._set_status(self.record.status)
 
 
 def _title_from(content: str) -> str:

@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     created REAL NOT NULL,
     updated REAL NOT NULL,
     model TEXT NOT NULL DEFAULT '',
-    status TEXT NOT NULL DEFAULT 'idle'
+    status TEXT NOT NULL DEFAULT 'idle',
+    notebooks TEXT NOT NULL DEFAULT '[]'
 );
 CREATE TABLE IF NOT EXISTS events (
     session_id TEXT NOT NULL,
@@ -80,6 +81,9 @@ class SessionRecord:
     updated: float
     model: str = ""
     status: str = "idle"
+    # The notebooks the conversation works on (contents paths, first tied first): the one in view when a
+    # message was sent, and every one a tool of it changed or ran.
+    notebooks: list[str] = field(default_factory=list)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -89,6 +93,7 @@ class SessionRecord:
             "updated": self.updated,
             "model": self.model,
             "status": self.status,
+            "notebooks": list(self.notebooks),
         }
 
 
@@ -118,6 +123,7 @@ class SessionStore:
             if connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("quick_check failed")
             connection.executescript(SCHEMA)
+            _add_missing_columns(connection)
             return connection
         except sqlite3.DatabaseError as error:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
@@ -178,12 +184,22 @@ class SessionStore:
         self._read.close()
 
     def upsert_session(self, record: SessionRecord) -> None:
-        values = (record.id, record.title, record.created, record.updated, record.model, record.status)
+        notebooks = json.dumps(record.notebooks, ensure_ascii=False)
+        values = (
+            record.id,
+            record.title,
+            record.created,
+            record.updated,
+            record.model,
+            record.status,
+            notebooks,
+        )
         self._submit(
             lambda db: db.execute(
-                "INSERT INTO sessions (id, title, created, updated, model, status) VALUES (?, ?, ?, ?, ?, ?) "
+                "INSERT INTO sessions (id, title, created, updated, model, status, notebooks) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET title=excluded.title, updated=excluded.updated, "
-                "model=excluded.model, status=excluded.status",
+                "model=excluded.model, status=excluded.status, notebooks=excluded.notebooks",
                 values,
             )
         )
@@ -306,9 +322,20 @@ class SessionStore:
 
     def load_sessions(self) -> list[SessionRecord]:
         rows = self._query(
-            "SELECT id, title, created, updated, model, status FROM sessions ORDER BY updated DESC"
+            "SELECT id, title, created, updated, model, status, notebooks FROM sessions ORDER BY updated DESC"
         )
-        return [SessionRecord(*row) for row in rows]
+        return [
+            SessionRecord(
+                id=row[0],
+                title=row[1],
+                created=row[2],
+                updated=row[3],
+                model=row[4],
+                status=row[5],
+                notebooks=_notebooks(row[6]),
+            )
+            for row in rows
+        ]
 
     def load_events(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._query("SELECT payload FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
@@ -319,3 +346,18 @@ class SessionStore:
             "SELECT payload FROM messages WHERE session_id = ? ORDER BY position", (session_id,)
         )
         return [json.loads(row[0]) for row in rows]
+
+
+def _add_missing_columns(connection: sqlite3.Connection) -> None:
+    """A store written by an older version lacks the columns added since: add them (with their default)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(sessions)")}
+    if "notebooks" not in columns:
+        connection.execute("ALTER TABLE sessions ADD COLUMN notebooks TEXT NOT NULL DEFAULT '[]'")
+
+
+def _notebooks(text: str) -> list[str]:
+    try:
+        paths = json.loads(text)
+    except ValueError:  # a hand-edited row: the conversation is still listed, tied to nothing
+        return []
+    return [path for path in paths if isinstance(path, str)] if isinstance(paths, list) else []

@@ -299,6 +299,8 @@ class SessionRecord(_Strict):
     updated: float
     model: str
     status: Literal["idle", "running"]
+    # The notebooks the conversation works on (in view when a message was sent, or changed or run by a tool).
+    notebooks: list[str] = Field(default_factory=list)
 
 
 class SessionDetail(SessionRecord):

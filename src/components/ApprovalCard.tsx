@@ -19,6 +19,8 @@ export interface IApprovalQueueProps {
   ) => Promise<void>;
   onDeny: (callId: string, reason: string) => Promise<void>;
   trans: TranslationBundle;
+  /** The document a call acts on when it is not the one in view (its card says so), else null. */
+  elsewhere?: (call: IToolCallState) => string | null;
 }
 
 /**
@@ -44,6 +46,7 @@ export function ApprovalQueue(props: IApprovalQueueProps): JSX.Element | null {
         }
         onDeny={reason => props.onDeny(first.callId, reason)}
         trans={trans}
+        elsewhere={props.elsewhere?.(first) ?? null}
       />
       {rest.length > 0 && (
         <ul
@@ -106,6 +109,8 @@ export interface IApprovalCardProps {
   onApprove: (scope: ApprovalScope, ruleScope?: RuleScope) => Promise<void>;
   onDeny: (reason: string) => Promise<void>;
   trans: TranslationBundle;
+  /** The document the call changes or runs when it is not the one in view: said before the user decides. */
+  elsewhere?: string | null;
 }
 
 /**
@@ -195,6 +200,14 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
           </span>
         )}
       </div>
+      {props.elsewhere && (
+        <div className="jp-hdsp-ApprovalCard-elsewhere" role="note">
+          {trans.__(
+            'In %1, not the document in view.',
+            baseName(props.elsewhere)
+          )}
+        </div>
+      )}
       {request.action_target && (
         <div className="jp-hdsp-ApprovalCard-target">
           <code>{request.action_target}</code>

@@ -4,6 +4,7 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
+import { IToolCallState } from '../chatItems';
 import { AgentModel } from '../model';
 import { ApprovalScope, ISessionRecord, RuleScope } from '../tokens';
 import {
@@ -11,6 +12,7 @@ import {
   approvalAnnouncement,
   isTypingIn
 } from './ApprovalCard';
+import { ChatOffer } from './ChatOffer';
 import { Composer } from './Composer';
 import { ConversationList } from './ConversationList';
 import { askConversationTitle, confirmDeleteConversation } from './dialogs';
@@ -56,6 +58,12 @@ export function ChatView(props: IChatViewProps): JSX.Element {
     [model]
   );
   const onRedo = React.useCallback(() => void model.redo(), [model]);
+  // Which document a card's call acts on when it is not the one in view: new with the view or the tools.
+  const inView = model.context.documentPath;
+  const elsewhere = React.useCallback(
+    (call: IToolCallState) => model.elsewhere(call),
+    [model, inView, model.tools]
+  );
 
   const panel = React.useRef<HTMLDivElement>(null);
   const pending = conversation?.pendingApprovals ?? [];
@@ -199,6 +207,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
             </div>
           )}
           <SandboxNotice sandbox={model.serverInfo.sandbox} trans={trans} />
+          <ChatOffer model={model} trans={trans} />
           {model.models && (!model.models.configured || model.setupOpen) ? (
             <SetupScreen model={model} trans={trans} />
           ) : (
@@ -217,6 +226,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 redoKey={conversation?.redoKey ?? null}
                 onRedo={onRedo}
                 onApprovePlan={(path, mode) => void model.runPlan(path, mode)}
+                elsewhere={elsewhere}
               />
               {model.actionError && (
                 <div className="jp-hdsp-Error" role="alert">
@@ -230,6 +240,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 <ApprovalQueue
                   pending={pending}
                   trans={trans}
+                  elsewhere={elsewhere}
                   onApprove={approve}
                   onDeny={deny}
                 />

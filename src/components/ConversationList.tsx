@@ -8,6 +8,7 @@ import {
 import * as React from 'react';
 
 import { ISessionRecord } from '../tokens';
+import { baseName } from '../toolWords';
 
 export interface IConversationListProps {
   sessions: readonly ISessionRecord[];
@@ -20,7 +21,8 @@ export interface IConversationListProps {
 }
 
 /**
- * Every conversation, newest first: open one, rename, export as Markdown, delete.
+ * Every conversation, newest first, with the notebooks it works on: open one, rename, export as Markdown,
+ * delete.
  */
 export function ConversationList(props: IConversationListProps): JSX.Element {
   const { sessions, activeId, trans } = props;
@@ -53,6 +55,14 @@ export function ConversationList(props: IConversationListProps): JSX.Element {
             <span className="jp-hdsp-ConversationList-title">
               {session.title}
             </span>
+            {(session.notebooks ?? []).length > 0 && (
+              <span
+                className="jp-hdsp-ConversationList-notebooks"
+                title={session.notebooks!.join('\n')}
+              >
+                {session.notebooks!.map(baseName).join(', ')}
+              </span>
+            )}
             <span className="jp-hdsp-ConversationList-meta">
               {session.status === 'running'
                 ? trans.__('running')

@@ -3,6 +3,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
+import { IToolCallState } from '../chatItems';
 import { ChatItem, IAssistantItem, ITurnEndItem } from '../conversation';
 import { Markdown } from './Markdown';
 import { PlanCard, PlanRunMode } from './PlanCard';
@@ -35,6 +36,8 @@ export interface IMessageListProps {
   onRedo?: () => void;
   /** "Approve plan" on a plan card. */
   onApprovePlan?: (path: string, mode: PlanRunMode) => void;
+  /** The document a tool call acts on when it is not the one in view (its card says so), else null. */
+  elsewhere?: (call: IToolCallState) => string | null;
 }
 
 /**
@@ -91,6 +94,7 @@ export function MessageList(props: IMessageListProps): JSX.Element {
           }
           onRedo={item.key === props.redoKey ? props.onRedo : undefined}
           onApprovePlan={running ? undefined : props.onApprovePlan}
+          elsewhere={props.elsewhere}
         />
       ))}
       {running &&
@@ -120,6 +124,7 @@ interface IItemProps {
   onRedo?: () => void;
   /** "Approve plan" on a plan card (unset while a turn runs). */
   onApprovePlan?: (path: string, mode: PlanRunMode) => void;
+  elsewhere?: (call: IToolCallState) => string | null;
 }
 
 /**
@@ -162,6 +167,7 @@ const Item = React.memo(function Item(props: IItemProps): JSX.Element | null {
           trans={trans}
           showDetails={props.showToolDetails}
           commands={props.commands}
+          elsewhere={props.elsewhere?.(item.call) ?? null}
         />
       );
     case 'error':

@@ -4,7 +4,7 @@ import * as React from 'react';
 
 import { IToolCallState } from '../conversation';
 import { IToolDetails, IToolImage, ToolStatus } from '../tokens';
-import { toolHeadline } from '../toolWords';
+import { baseName, toolHeadline } from '../toolWords';
 import { DiffView } from './DiffView';
 import { isReplayReport, ReplayReport } from './ReplayReport';
 import { useElapsed } from './hooks';
@@ -21,6 +21,10 @@ export interface IToolCardProps {
    * For links out of the card (a replay finding shows its cell in the notebook).
    */
   commands?: CommandRegistry;
+  /**
+   * The document the call changes or runs when it is not the one in view (null: it is, or none).
+   */
+  elsewhere?: string | null;
 }
 
 /**
@@ -56,7 +60,8 @@ export function ToolCard({
   call,
   trans,
   showDetails,
-  commands
+  commands,
+  elsewhere = null
 }: IToolCardProps): JSX.Element {
   const [open, setOpen] = React.useState(showDetails);
   const bodyId = `jp-hdsp-ToolCard-${call.callId}`;
@@ -98,6 +103,14 @@ export function ToolCard({
           <code className="jp-hdsp-ToolCard-name">{call.name}</code>
         )}
         {target && <span className="jp-hdsp-ToolCard-target">{target}</span>}
+        {elsewhere && (
+          <span
+            className="jp-hdsp-ToolCard-elsewhere"
+            title={trans.__('%1 is not the document in view', elsewhere)}
+          >
+            {trans.__('in %1', baseName(elsewhere))}
+          </span>
+        )}
         <span className="jp-hdsp-ToolCard-status">
           {outcomeLabel(call, outcome, trans)}
         </span>
