@@ -22,6 +22,7 @@ import { ChatSession } from './chatSession';
 import {
   cellSuggestions,
   fileSuggestions,
+  IKernelName,
   IMentionSource,
   IMentionSuggestion,
   variableSuggestions
@@ -211,9 +212,9 @@ export class AgentModel implements IDisposable {
       fetchMentionFiles(this._serverSettings, query).catch(
         () => [] as string[]
       ),
-      query && source
-        ? source.variables(query).catch(() => [] as string[])
-        : Promise.resolve([])
+      source
+        ? source.variables().catch(() => [] as IKernelName[])
+        : Promise.resolve([] as IKernelName[])
     ]);
     return [
       ...variableSuggestions(variables, query),
