@@ -137,8 +137,9 @@ class TurnBuilder:
         )
         client = runtime.model_client(settings)
         await runtime.resolve_tool_mode(settings)
-        # Tools include images in their results only for a model that can read them.
-        client_context = {**context, "vision": settings.vision}
+        # Tools include images in their results only for a model that can read them; the turn's id lets a tool
+        # tell this turn's earlier calls from the last turn's (where the next new cell goes).
+        client_context = {**context, "vision": settings.vision, "turn_id": turn_id}
         ctx = runtime.tool_context(
             session_id=self.session_id, cancel=cancel, emit=self.emit, client_context=client_context
         )

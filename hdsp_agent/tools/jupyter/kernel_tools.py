@@ -12,7 +12,15 @@ import nbformat
 from pydantic import Field, field_validator, model_validator
 
 from ...documents.contract import CellRead
-from ...documents.edits import E_NOT_A_CODE_CELL, InsertCell, cell_index, cell_source, find_cell, new_cell
+from ...documents.edits import (
+    E_NOT_A_CODE_CELL,
+    InsertCell,
+    SetCellSource,
+    cell_index,
+    cell_source,
+    find_cell,
+    new_cell,
+)
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
@@ -132,15 +140,24 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             assert args.code is not None
             notebook = await document.read("change") if await document.exists() else None
             cells = notebook.cells if notebook is not None else []
-            anchor = ctx.client_context.get("active_cell_id")
-            position = next(
-                (i + 1 for i, c in enumerate(cells) if anchor and c.get("id") == anchor), len(cells)
-            )
-            cell = new_cell("code", args.code)
-            before = await document.change(
-                InsertCell(index=position, cell=dict(cell)), f"insert code cell {cell.id}", before=notebook
-            )
-            cell_id, code, index = cell.id, args.code, cell_index(before, cell.id)
+            place = self.runtime.placement.place(ctx, path, cells)
+            if place.reuse is not None:
+                cell_id = place.reuse
+                before = await document.change(
+                    SetCellSource(cell_id=cell_id, source=args.code),
+                    f"write code into cell {cell_id}",
+                    before=notebook,
+                )
+            else:
+                cell = new_cell("code", args.code)
+                cell_id = cell.id
+                before = await document.change(
+                    InsertCell(index=place.index, cell=dict(cell)),
+                    f"insert code cell {cell_id}",
+                    before=notebook,
+                )
+            self.runtime.placement.placed(ctx, path, cell_id)
+            code, index = args.code, cell_index(before, cell_id)
         kernel_id = await self.runtime.kernel_id(ctx, path, before)
         assert kernel_id is not None
         await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)

@@ -201,7 +201,7 @@ class ReadCellTool(NotebookTool[ReadCellArgs]):
 
 class InsertCellArgs(ToolArgs):
     path: str | None = path_field()
-    index: int | None = Field(default=None, description="Position (default: the end).")
+    index: int | None = Field(default=None, description="Position (default: after the cell in view).")
     after_cell_id: str | None = Field(default=None, description="Or insert after this cell.")
     cell_type: Literal["code", "markdown", "raw"] = Field(default="code", description="Cell type.")
     source: str = Field(description="Cell content.")
@@ -235,7 +235,7 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
         if args.after_cell_id is not None:
             where = f"after cell {args.after_cell_id}"
         else:
-            where = f"at index {args.index}" if args.index is not None else "at the end"
+            where = f"at index {args.index}" if args.index is not None else "after the cell in view"
         detail = f"insert a {args.cell_type} cell {where}:\n{args.source}"
         return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
 
@@ -255,12 +255,28 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
                     user_text("no cell with id %1", repr(args.after_cell_id)),
                     user_text("Read the notebook with read_notebook to see the current cell ids."),
                 )
+        elif args.index is not None:
+            position = args.index
         else:
-            position = len(cells) if args.index is None else args.index
+            place = self.runtime.placement.place(ctx, path, cells, args.cell_type)
+            position = place.index
+            if place.reuse is not None:
+                notebook = await document.change(
+                    SetCellSource(cell_id=place.reuse, source=args.source),
+                    f"write code into cell {place.reuse}",
+                    before,
+                )
+                self.runtime.placement.placed(ctx, path, place.reuse)
+                index, _ = find_cell(notebook, place.reuse)
+                return ToolOutput(
+                    f"Wrote the code into the notebook's empty cell {place.reuse} (index {index}) of {path}.",
+                    {"path": path, "cell_id": place.reuse, "index": index},
+                )
         cell = new_cell(args.cell_type, args.source)
         notebook = await document.change(
             InsertCell(index=position, cell=dict(cell)), f"insert {args.cell_type} cell {cell.id}", before
         )
+        self.runtime.placement.placed(ctx, path, cell.id)
         index, _ = find_cell(notebook, cell.id)
         created = "" if exists else f" (created {path})"
         return ToolOutput(

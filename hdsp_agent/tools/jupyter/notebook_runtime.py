@@ -42,6 +42,7 @@ from .executions import ExecutionRecord, ExecutionRegistry
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
 from .kernel_changes import KernelChanges
 from .live_outputs import LiveOutputs
+from .placement import CellPlacement
 from .seen import SeenNotebooks
 
 
@@ -63,6 +64,8 @@ class NotebookRuntime:
         # What each session last saw of each notebook, so an approval dialog can show a cell's code without
         # reading it.
         self._seen = SeenNotebooks()
+        # Where each conversation's next new cell goes (after its previous one in the turn).
+        self.placement = CellPlacement()
 
     # -- documents -------------------------------------------------------------------------------------------
 
@@ -366,6 +369,7 @@ class NotebookRuntime:
         history and its kernels' snapshots go."""
         self._stamps.pop(session_id, None)
         self._seen.forget_session(session_id)
+        self.placement.forget_session(session_id)
         self.undo.forget(session_id)
         await self.kernel_changes.forget_session(session_id)
 
