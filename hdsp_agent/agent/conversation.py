@@ -26,6 +26,7 @@ from .hunks import Hunk
 from .review import InvalidRequest, TurnReview
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
+from .titles import conversation_title
 from .turn import TurnBuilder
 from .undo import UndoResult
 
@@ -134,7 +135,7 @@ class Conversation:
         self.emit(UserMessageEvent(turn_id=turn_id, content=content, context=context))
         self.history.add_user(content)
         if self.record.title == DEFAULT_TITLE and content.strip():
-            self.record.title = _title_from(content)
+            self.record.title = conversation_title(content, context) or DEFAULT_TITLE
         self._set_status("running")
         self._cancel = CancelToken()
         self.turns.begin(turn_id)  # the turn's checkpoint, and where its document changes begin
@@ -234,8 +235,3 @@ class Conversation:
         self.emit(
             SessionUpdatedEvent(title=self.record.title, status="running" if status == "running" else "idle")
         )
-
-
-def _title_from(content: str) -> str:
-    line = content.strip().splitlines()[0]
-    return line if len(line) <= 60 else line[:57] + "..."
