@@ -224,7 +224,8 @@ async def test_a_turns_new_cells_go_after_the_cell_in_view_in_order_and_reuse_an
 
     # A new notebook's single empty cell takes the agent's first code cell; the next one goes after it.
     write_notebook(jp_root_dir, "new.ipynb", "")
-    agent.ctx.client_context = {"turn_id": "t3"}
+    starter = nbformat.read(jp_root_dir / "new.ipynb", as_version=4).cells[0].id
+    agent.ctx.client_context = {"active_cell_id": starter, "turn_id": "t3"}
     first = ok(await agent.call("insert_cell", path="new.ipynb", source="import pandas as pd"))
     ok(await agent.call("insert_cell", path="new.ipynb", source="df = pd.DataFrame()"))
     assert cells_of(jp_root_dir / "new.ipynb") == [

@@ -15,6 +15,7 @@ import {
  */
 test.describe('where the work lands', () => {
   failOnConsoleErrors();
+  test.setTimeout(180_000); // two or three approvals and runs per test on a loaded machine
 
   test("a turn's cells land in order in a new notebook, its empty cell reused; the chat is named after it; a restore shows the turn undone", async ({
     page,

@@ -31,6 +31,9 @@ class CellPlacement:
         anchors = []
         if last is not None and last[0] == turn:
             anchors.append(last[1])
+        elif cell_type == "code" and len(cells) == 1 and is_empty_starter(cells[0]):
+            # The starter cell is also the cell in view of a new notebook: write into it, not after it.
+            return Place(0, reuse=str(cells[0].get("id")))
         anchors.append(ctx.client_context.get("active_cell_id"))
         for anchor in anchors:
             if not anchor:
