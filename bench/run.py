@@ -15,6 +15,7 @@ from pathlib import Path
 
 from figures_core import loop_overhead, pipeline_overhead
 from figures_lean import lean_figures
+from figures_mentions import mention_figures
 from figures_scale import scale_figures
 from figures_server import startup, stream_relay
 from figures_shell import shell_figures
@@ -44,6 +45,7 @@ GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "pipeline": lambda workdir: _one(pipeline_overhead, workdir),
     "loop": lambda workdir: _one(loop_overhead, workdir),
     "search": search_figures,  # grep, glob, codebase query (one 20,000-file tree)
+    "mentions": mention_figures,  # the first "@" suggestions on a 20,000-file project vs a plain listing
     "edit": edit_figures,
     "shell": shell_figures,  # a small command on a 20,000-file project with its change capture vs without
     "run_cell": run_cell_figures,

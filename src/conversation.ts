@@ -57,6 +57,11 @@ export class Conversation {
     );
   }
 
+  /** Whether turn `turnId` was undone (by Undo all or "Restore to here") and not redone. */
+  isUndone(turnId: string): boolean {
+    return this._undone.has(turnId);
+  }
+
   /**
    * Whether the checkpoint before turn `turnId` can be restored: the turn ended, was not undone, and its
    * checkpoint was not removed to keep the undo history under its size limit (`checkpoints.pruned`).

@@ -6,11 +6,12 @@ import {
   NotebookActions,
   NotebookPanel
 } from '@jupyterlab/notebook';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 
 import { ChatSession } from './chatSession';
 import { ContextState } from './contextState';
-import { IMentionSource } from './mentions';
+import { IKernelName, IMentionSource } from './mentions';
 import { AgentModel } from './model';
 import { AgentEvent, ICellContext, IToolStatusEvent } from './tokens';
 
@@ -288,17 +289,61 @@ export function notebookMentionSource(
         source: cell.model.sharedModel.getSource()
       }));
     },
-    variables: async prefix => {
-      // The kernel's own completion knows what is defined; nothing runs in the user's namespace.
+    variables: async () => {
       const kernel = notebooks.currentWidget?.sessionContext.session?.kernel;
       if (!kernel) {
         return [];
       }
-      const reply = await kernel.requestComplete({
-        code: prefix,
-        cursor_pos: prefix.length
-      });
-      return reply.content.status === 'ok' ? reply.content.matches : [];
+      return kernelNamespace(kernel);
     }
   };
 }
+
+/**
+ * The user's names in a Python kernel: IPython's own user namespace without what IPython put there itself
+ * (`In`, `Out`, `exit`, …), no `_`-names; each with whether it is a module. Read with a silent execute's
+ * `user_expressions`: one expression evaluated in the namespace, nothing assigned, no history, no execution
+ * count. Completion (`complete_request`) was the old source: it offers keywords and builtins (`def`, `dir`,
+ * `dict`) before the user's `df`, and Jedi's first completion takes seconds. A kernel that is not IPython
+ * answers an error and the composer offers no variables.
+ */
+export async function kernelNamespace(
+  kernel: Kernel.IKernelConnection
+): Promise<IKernelName[]> {
+  const future = kernel.requestExecute({
+    code: '',
+    silent: true,
+    store_history: false,
+    user_expressions: { names: NAMESPACE_EXPRESSION },
+    allow_stdin: false,
+    stop_on_error: false
+  });
+  const reply = await future.done;
+  const content = reply.content as KernelMessage.IExecuteReply & {
+    user_expressions?: Record<
+      string,
+      { status?: string; data?: Record<string, string> }
+    >;
+  };
+  const names = content.user_expressions?.names;
+  const text = names?.status === 'ok' ? names.data?.['text/plain'] : undefined;
+  if (typeof text !== 'string' || text.length < 2) {
+    return [];
+  }
+  // The expression's value is one str of "name" or "name/m" words; its repr is that text in quotes.
+  return text
+    .slice(1, -1)
+    .split(' ')
+    .filter(word => word)
+    .map(word =>
+      word.endsWith('/m')
+        ? { name: word.slice(0, -2), module: true }
+        : { name: word, module: false }
+    );
+}
+
+const NAMESPACE_EXPRESSION =
+  "(lambda ip, missing: ' '.join(name + ('/m' if type(value).__name__ == 'module' else '') " +
+  'for name, value in list(ip.user_ns.items()) ' +
+  "if name.isidentifier() and not name.startswith('_') " +
+  'and value is not ip.user_ns_hidden.get(name, missing)))(get_ipython(), object())';

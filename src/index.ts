@@ -56,6 +56,8 @@ import {
   TRANSLATION_DOMAIN
 } from './tokens';
 
+// How soon a rule file added while Lab runs (.cursorrules, AGENTS.md, …) gets its chip.
+const INSTRUCTIONS_WATCH_MS = 3000;
 const WORKSPACE_KEY = `${PLUGIN_ID}:workspace`;
 
 /**
@@ -98,6 +100,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       )
     });
     trackContext(model, { shell: labShell, notebooks, documents });
+    model.watchInstructions(INSTRUCTIONS_WATCH_MS);
     if (notebooks) {
       model.mentionSource = notebookMentionSource(notebooks);
     }

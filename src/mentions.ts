@@ -15,7 +15,13 @@ export interface IMentionSuggestion {
  */
 export interface IMentionSource {
   cells(): { cell_id: string; index: number; source: string }[];
-  variables(prefix: string): Promise<string[]>;
+  variables(): Promise<IKernelName[]>;
+}
+
+/** A name in the kernel's user namespace; modules are offered only when their whole name is typed. */
+export interface IKernelName {
+  name: string;
+  module: boolean;
 }
 
 const MAX_PER_KIND = 8;
@@ -76,19 +82,34 @@ export function cellSuggestions(
     }));
 }
 
+/**
+ * The user's variables whose names start with `query`: shortest first (`df` before `df_clean`), a module
+ * (`pd`, `np`) only when `query` is its whole name — it is rarely what "@" is for.
+ */
 export function variableSuggestions(
-  names: string[],
+  names: IKernelName[],
   query: string
 ): IMentionSuggestion[] {
-  return [...new Set(names)]
-    .filter(
-      name =>
+  const seen = new Set<string>();
+  return names
+    .filter(({ name, module }) => {
+      const fresh = !seen.has(name);
+      seen.add(name);
+      return (
+        fresh &&
         IDENTIFIER.test(name) &&
+        !name.startsWith('_') &&
         name.startsWith(query) &&
-        !name.startsWith('__')
+        (!module || name === query)
+      );
+    })
+    .sort(
+      (a, b) =>
+        a.name.length - b.name.length ||
+        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     )
     .slice(0, MAX_PER_KIND)
-    .map(name => ({
+    .map(({ name }) => ({
       label: name,
       detail: 'variable',
       mention: { kind: 'variable', name }

@@ -22,6 +22,7 @@ import { ChatSession } from './chatSession';
 import {
   cellSuggestions,
   fileSuggestions,
+  IKernelName,
   IMentionSource,
   IMentionSuggestion,
   variableSuggestions
@@ -290,9 +291,9 @@ export class AgentModel implements IDisposable {
       fetchMentionFiles(this._serverSettings, query).catch(
         () => [] as string[]
       ),
-      query && source
-        ? source.variables(query).catch(() => [] as string[])
-        : Promise.resolve([])
+      source
+        ? source.variables().catch(() => [] as IKernelName[])
+        : Promise.resolve([] as IKernelName[])
     ]);
     return [
       ...variableSuggestions(variables, query),
@@ -383,12 +384,31 @@ export class AgentModel implements IDisposable {
     const path = this.context.documentAttached
       ? this.context.documentPath
       : null;
+    let instructions: IInstruction[];
     try {
-      this._instructions = await fetchInstructions(this._serverSettings, path);
+      instructions = await fetchInstructions(this._serverSettings, path);
     } catch {
-      this._instructions = []; // chips are information only: a failure must not block the chat
+      instructions = []; // chips are information only: a failure must not block the chat
     }
-    this._stateChanged.emit();
+    // The watch asks every few seconds: only a change re-renders.
+    if (JSON.stringify(instructions) !== JSON.stringify(this._instructions)) {
+      this._instructions = instructions;
+      this._stateChanged.emit();
+    }
+  }
+
+  /**
+   * Keep the rule chips current while Lab runs: a rule file added, changed or removed (from the file
+   * browser, an editor, a terminal or git) gets or loses its chip within `intervalMs`, without a reload.
+   * The server reads a handful of known places per ask (`instruction_places.py`), so asking is cheap.
+   */
+  watchInstructions(intervalMs: number): void {
+    window.clearInterval(this._instructionsWatch);
+    this._instructionsWatch = window.setInterval(() => {
+      if (this._status === 'ready' && !document.hidden) {
+        void this.refreshInstructions();
+      }
+    }, intervalMs);
   }
 
   /** True while the model setup is shown over the chat ("Manage models…"). */
@@ -649,6 +669,7 @@ export class AgentModel implements IDisposable {
       return;
     }
     this._isDisposed = true;
+    window.clearInterval(this._instructionsWatch);
     this._active?.dispose();
     this._active = null;
     this.context.dispose();
@@ -780,6 +801,7 @@ export class AgentModel implements IDisposable {
   private _setupOpen = false;
   private _plan: IPlanItem[] = [];
   private _instructions: IInstruction[] = [];
+  private _instructionsWatch: number | undefined = undefined;
   private _instructionsFor: string | null | undefined = undefined;
   private _selectedModel = '';
   private _mode: AgentMode = 'default';

@@ -203,6 +203,11 @@ export class NotebookBridge implements IDisposable {
         // Every applied edit is a new version, whether or not the model's change signal came yet.
         const version = Math.max(this._version(model), before + 1);
         this._versions.set(model, version);
+        try {
+          revealChange(panel, request.edit, delta.index ?? null);
+        } catch {
+          // Showing the change is a courtesy: the edit is applied, its answer must go back.
+        }
         return { ...delta, version };
       }
       case 'restore':
@@ -617,6 +622,38 @@ export function briefOutputs(
 
 function isStream(output: nbformat.IOutput): output is nbformat.IStream {
   return output.output_type === 'stream';
+}
+
+/**
+ * Scroll the notebook to a cell the agent added, rewrote or moved, so the user sees the work land; not while
+ * they are typing in another cell of it (the scroll would pull their cell away). Outputs do not scroll.
+ */
+function revealChange(
+  panel: NotebookPanel,
+  edit: NotebookEdit,
+  index: number | null
+): void {
+  const changesCell =
+    edit.op === 'insert_cell' ||
+    edit.op === 'set_cell_source' ||
+    edit.op === 'move_cell';
+  if (!changesCell || index === null) {
+    return;
+  }
+  const notebook = panel.content;
+  const cell = notebook?.widgets[index];
+  if (!cell) {
+    return;
+  }
+  const focused = document.activeElement;
+  const typingElsewhere =
+    notebook.mode === 'edit' &&
+    focused !== null &&
+    notebook.node.contains(focused) &&
+    !cell.node.contains(focused);
+  if (!typingElsewhere) {
+    void notebook.scrollToCell(cell, 'smart');
+  }
 }
 
 /**

@@ -67,6 +67,20 @@ async def test_a_command_is_saved_exactly_whatever_scope_the_client_asks(tmp_pat
     assert saved_rules(tmp_path) == ["describe_command(make test)"]
 
 
+@pytest.mark.asyncio
+async def test_removing_an_always_rule_removes_the_chat_grant_it_made(tmp_path: Path, root: Path) -> None:
+    policy, broker, executor = build(tmp_path)
+    always = ApprovalReply(approved=True, scope="always")
+    await call_and_answer(executor, broker, root, note("c1", "notes/a.md"), always)
+    assert saved_rules(tmp_path) == ["write_note(notes/a.md)"]
+    assert policy.grants.remove_saved("write_note(notes/a.md)")
+    assert policy.grants.overview("s1")["session"] == []
+    _, asked = await call_and_answer(
+        executor, broker, root, note("c2", "notes/a.md"), ApprovalReply(approved=False)
+    )
+    assert asked, "the chat that said 'always' is asked again once the rule is gone"
+
+
 @pytest.mark.parametrize(
     ("subject", "scope", "kind", "rule"),
     [

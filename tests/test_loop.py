@@ -93,7 +93,7 @@ async def test_multi_step_turn_runs_a_tool_and_answers(root: Path) -> None:
     assert tool_message["content"].count("<tool_output") == 1
     assert model.requests[1]["messages"][-2]["content"] == ""  # never null: llama.cpp answers 500 to null
     assert [m["role"] for m in session.messages] == ["user", "assistant", "tool", "assistant"]
-    assert session.record.title == "what files are here?"
+    assert session.record.title == "What files are here"
 
 
 async def test_call_ids_a_server_reuses_across_steps_become_unique_in_the_conversation(root: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from hdsp_agent.agent.prompts import build_system_prompt, context_paths
+from hdsp_agent.web import mentions
 from hdsp_agent.web.mentions import rank
 
 
@@ -19,6 +20,31 @@ def test_file_names_starting_with_the_query_come_first() -> None:
     assert rank(files, "data") == ["data.csv", "notes/data/readme.md", "src/deep/loader_data.py"]
     assert rank(files, "DATA.C") == ["data.csv"]
     assert rank(files, "zzz") == []
+
+
+def test_checkpoints_hidden_folders_and_secrets_are_never_suggested(tmp_path: Path) -> None:
+    files = [
+        "analysis.ipynb",
+        ".ipynb_checkpoints/analysis-checkpoint.ipynb",
+        "sub/.ipynb_checkpoints/analysis-checkpoint.ipynb",
+        ".venv/lib/analysis.py",
+        "keys/analysis.pem",
+        ".analysis_notes.md",  # a hidden file (not folder) in the project is the user's own
+    ]
+    assert rank(files, "analysis", tmp_path) == ["analysis.ipynb", ".analysis_notes.md"]
+
+
+async def test_a_lookup_answers_from_the_kept_listing_while_it_refreshes(tmp_path: Path) -> None:
+    (tmp_path / "first.csv").write_text("x\n")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "first-checkpoint.csv").write_text("x\n")
+    assert await mentions.project_files(tmp_path) == ["first.csv"]  # the walk skips hidden folders
+    (tmp_path / "second.csv").write_text("y\n")
+    stamp, files = mentions._listing[tmp_path]
+    mentions._listing[tmp_path] = (stamp - mentions.LISTING_SECONDS, files)
+    assert await mentions.project_files(tmp_path) == ["first.csv"]  # old listing at once, a walk started
+    await mentions._refreshing[tmp_path]
+    assert sorted(await mentions.project_files(tmp_path)) == ["first.csv", "second.csv"]
 
 
 def test_the_prompt_names_what_was_mentioned_and_rules_see_mentioned_files(tmp_path: Path) -> None:
@@ -56,3 +82,15 @@ async def test_suggested_files_skip_secrets_and_ignored_files(jp_fetch: Any, jp_
     files = json.loads(response.body)["files"]
     assert "data/sales.csv" in files
     assert not any(name.endswith((".env", ".PEM")) or name.startswith("build/") for name in files)
+
+
+async def test_hidden_folders_and_checkpoints_are_not_suggested_by_the_route(
+    jp_fetch: Any, jp_root_dir: Path
+) -> None:
+    (jp_root_dir / "report.ipynb").write_text("{}")
+    (jp_root_dir / ".ipynb_checkpoints").mkdir()
+    (jp_root_dir / ".ipynb_checkpoints" / "report-checkpoint.ipynb").write_text("{}")
+    (jp_root_dir / ".cache").mkdir()
+    (jp_root_dir / ".cache" / "report.json").write_text("{}")
+    response = await jp_fetch("hdsp-agent", "mentions", params={"q": "report"})
+    assert json.loads(response.body)["files"] == ["report.ipynb"]

@@ -219,6 +219,35 @@ async def test_cells_are_inserted_edited_moved_and_deleted_by_id(
     assert "read_notebook" in (missing.error.suggestion or "")
 
 
+async def test_a_turns_new_cells_go_after_the_cell_in_view_in_order_and_reuse_an_empty_starter(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    path = write_notebook(jp_root_dir, "place.ipynb", "# Intro", "x = 1", "# End")
+    intro_id = nbformat.read(path, as_version=4).cells[0].id
+    agent = Agent(jp_serverapp, jp_root_dir, client_context={"active_cell_id": intro_id, "turn_id": "t1"})
+    for source in ("first = 1", "second = 2", "third = 3"):
+        ok(await agent.call("insert_cell", path="place.ipynb", source=source))
+    assert [source for _, source in cells_of(path)] == [
+        "# Intro", "first = 1", "second = 2", "third = 3", "x = 1", "# End"
+    ]  # fmt: skip
+    # The next turn starts again after the cell in view.
+    agent.ctx.client_context = {"active_cell_id": intro_id, "turn_id": "t2"}
+    ok(await agent.call("insert_cell", path="place.ipynb", source="next_turn = 1"))
+    assert [source for _, source in cells_of(path)][1] == "next_turn = 1"
+
+    # A new notebook's single empty cell takes the agent's first code cell; the next one goes after it.
+    write_notebook(jp_root_dir, "new.ipynb", "")
+    starter = nbformat.read(jp_root_dir / "new.ipynb", as_version=4).cells[0].id
+    agent.ctx.client_context = {"active_cell_id": starter, "turn_id": "t3"}
+    first = ok(await agent.call("insert_cell", path="new.ipynb", source="import pandas as pd"))
+    ok(await agent.call("insert_cell", path="new.ipynb", source="df = pd.DataFrame()"))
+    assert cells_of(jp_root_dir / "new.ipynb") == [
+        ("code", "import pandas as pd"),
+        ("code", "df = pd.DataFrame()"),
+    ]
+    assert first.details["index"] == 0
+
+
 async def test_read_notebook_lists_cells_briefly_or_in_full_and_pages(
     jp_serverapp: Any, jp_root_dir: Path
 ) -> None:
@@ -503,7 +532,7 @@ EXPECTED_SCHEMAS = {
         "additionalProperties": False,
         "properties": {
             "path": PATH,
-            "index": {"type": "integer", "description": "Position (default: the end)."},
+            "index": {"type": "integer", "description": "Position (default: after the cell in view)."},
             "after_cell_id": {"type": "string", "description": "Or insert after this cell."},
             "cell_type": {
                 "default": "code",

@@ -35,6 +35,7 @@ from .plans import PLAN_REQUEST, PlanFileError, approved_request, plan_items, re
 from .review import InvalidRequest, TurnReview
 from .runtime import AgentRuntime
 from .store import SessionRecord, SessionStore
+from .titles import conversation_title
 from .turn import TurnBuilder
 from .undo import UndoResult
 from .usage_breakdown import RequestBreakdown
@@ -148,7 +149,7 @@ class Conversation:
         # Plan mode: the policy keeps the turn read-only; this tells the model what the turn is for.
         self.history.add_user(f"{content}\n\n{PLAN_REQUEST}" if planning else content)
         if self.record.title == DEFAULT_TITLE and content.strip():
-            self.record.title = _title_from(content)
+            self.record.title = conversation_title(content, context) or DEFAULT_TITLE
         document = context.get("active_document")
         if isinstance(document, dict):
             self._tie(document.get("path"))  # announced by the status change below
@@ -336,7 +337,3 @@ class Conversation:
         if self._tie(event.details.get("path")):
             self._set_status(self.record.status)
 
-
-def _title_from(content: str) -> str:
-    line = content.strip().splitlines()[0]
-    return line if len(line) <= 60 else line[:57] + "..."

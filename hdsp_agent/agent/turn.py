@@ -158,8 +158,9 @@ class TurnBuilder:
             )
         client = runtime.model_client(settings)
         await runtime.resolve_tool_mode(settings)
-        # Tools include images in their results only for a model that can read them.
-        client_context = {**context, "vision": settings.vision}
+        # Tools include images in their results only for a model that can read them; the turn's id lets a tool
+        # tell this turn's earlier calls from the last turn's (where the next new cell goes).
+        client_context = {**context, "vision": settings.vision, "turn_id": self._turn_id}
         shown = {"emit": emit} if emit is not None else {}
         ctx = runtime.tool_context(
             session_id=self.session_id, cancel=cancel, client_context=client_context, **shown

@@ -254,6 +254,9 @@ class GrantStore:
         self._asked: OrderedDict[str, _Asked | None] = OrderedDict()
         # (session, tool, subject) → how many times the user approved it: what the scope offer counts.
         self._approved: dict[tuple[str, str, str], int] = {}
+        # Saved rule → the session grants its "always" approvals made: removing the rule removes them too, or
+        # the chat that approved it would go on without asking.
+        self._granted_with: dict[str, set[_Asked]] = {}
 
     def approvals(self, session_id: str, tool_name: str, subject: str) -> int:
         """How many calls of ``tool_name`` on ``subject`` the user approved in this session."""
@@ -263,6 +266,8 @@ class GrantStore:
         """The conversation was deleted: its grants, and what its unanswered calls asked about."""
         self.sessions.forget(session_id)
         self._approved = {key: n for key, n in self._approved.items() if key[0] != session_id}
+        for granted in self._granted_with.values():
+            granted.difference_update({asked for asked in granted if asked.session_id == session_id})
         mine = [call_id for call_id, asked in self._asked.items() if asked and asked.session_id == session_id]
         for call_id in mine:
             del self._asked[call_id]
@@ -305,6 +310,7 @@ class GrantStore:
                 "hdsp-agent: could not save the rule %s (%s); it holds for this session only", rule, error
             )
             return
+        self._granted_with.setdefault(rule, set()).add(asked)
         log.info("hdsp-agent: saved allow rule %s in %s", rule, self.permissions_file.path)
         if self.on_saved is not None:
             self.on_saved()
@@ -327,9 +333,12 @@ class GrantStore:
         return self.sessions.revoke(session_id, tool_name, subject)
 
     def remove_saved(self, rule: str) -> bool:
-        """Remove a saved allow rule; the policy re-reads the file at once."""
+        """Remove a saved allow rule and the chat grants its approvals made; the policy re-reads the file at
+        once."""
         if self.permissions_file is None or not self.permissions_file.remove_rule("allow", rule):
             return False
+        for asked in self._granted_with.pop(rule, set()):
+            self.sessions.revoke(asked.session_id, asked.tool_name, asked.subject)
         if self.on_saved is not None:
             self.on_saved()
         return True

@@ -50,11 +50,23 @@ describe('mention helpers', () => {
     expect(cellSuggestions(cells, 'read_csv').map(item => item.label)).toEqual([
       'cell2'
     ]);
+    const names = [
+      { name: 'df_clean', module: false },
+      { name: 'df', module: false },
+      { name: 'df.head', module: false },
+      { name: '_tmp', module: false },
+      { name: '__name__', module: false },
+      { name: 'df', module: false },
+      { name: 'datetime', module: true }
+    ];
+    expect(variableSuggestions(names, 'd').map(item => item.label)).toEqual([
+      'df',
+      'df_clean'
+    ]);
+    // A module only when its whole name is typed.
     expect(
-      variableSuggestions(['df', 'df.head', 'dict', '__name__', 'df'], 'd').map(
-        item => item.label
-      )
-    ).toEqual(['df', 'dict']);
+      variableSuggestions(names, 'datetime').map(item => item.label)
+    ).toEqual(['datetime']);
   });
 });
 
@@ -68,7 +80,10 @@ describe('@ in the composer', () => {
     const model = makeModel(settings, '0.1.0');
     model.mentionSource = {
       cells: () => [{ cell_id: 'c1', index: 0, source: 'sales = load()' }],
-      variables: async () => ['sales', 'sales_by_region']
+      variables: async () => [
+        { name: 'sales', module: false },
+        { name: 'sales_by_region', module: false }
+      ]
     };
     model.send = async (text: string) => {
       sent.push({ text, context: model.context.attached() });

@@ -222,6 +222,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
                 showToolDetails={model.preferences.showToolDetails}
                 autoScroll={model.preferences.autoScroll}
                 canRestore={turnId => conversation?.canRestore(turnId) ?? false}
+                isUndone={turnId => conversation?.isUndone(turnId) ?? false}
                 onRestore={onRestore}
                 redoKey={conversation?.redoKey ?? null}
                 onRedo={onRedo}

@@ -31,6 +31,8 @@ export interface IMessageListProps {
    */
   canRestore?: (turnId: string) => boolean;
   onRestore?: (turnId: string) => void;
+  /** Whether a turn was undone: its message and what the agent did are shown dimmed, labelled "Undone". */
+  isUndone?: (turnId: string) => boolean;
   /** The undo notice that can be redone (null: none); with `onRedo`, it offers "Redo". */
   redoKey?: string | null;
   onRedo?: () => void;
@@ -79,24 +81,38 @@ export function MessageList(props: IMessageListProps): JSX.Element {
           )}
         </div>
       )}
-      {items.map(item => (
-        <Item
-          key={item.key}
-          item={item}
-          rendermime={props.rendermime}
-          commands={props.commands}
-          trans={trans}
-          showToolDetails={props.showToolDetails}
-          onRestore={
-            item.kind === 'user' && props.canRestore?.(item.turnId)
-              ? props.onRestore
-              : undefined
-          }
-          onRedo={item.key === props.redoKey ? props.onRedo : undefined}
-          onApprovePlan={running ? undefined : props.onApprovePlan}
-          elsewhere={props.elsewhere}
-        />
-      ))}
+      {undoneTurns(items, props.isUndone).map(([item, undone]) => {
+        const element = (
+          <Item
+            key={item.key}
+            item={item}
+            rendermime={props.rendermime}
+            commands={props.commands}
+            trans={trans}
+            showToolDetails={props.showToolDetails}
+            onRestore={
+              item.kind === 'user' && props.canRestore?.(item.turnId)
+                ? props.onRestore
+                : undefined
+            }
+            onRedo={item.key === props.redoKey ? props.onRedo : undefined}
+            onApprovePlan={running ? undefined : props.onApprovePlan}
+            elsewhere={props.elsewhere}
+          />
+        );
+        return undone ? (
+          <div key={item.key} className="jp-hdsp-mod-undone">
+            {item.kind === 'user' && (
+              <span className="jp-hdsp-UndoneLabel">
+                {trans.__('Undone: restored to before this message')}
+              </span>
+            )}
+            {element}
+          </div>
+        ) : (
+          element
+        );
+      })}
       {running &&
         (waiting ? (
           <div className="jp-hdsp-Working jp-mod-waiting" role="status">
@@ -110,6 +126,24 @@ export function MessageList(props: IMessageListProps): JSX.Element {
         ))}
     </div>
   );
+}
+
+/**
+ * Each item with whether it belongs to an undone turn: a turn's items run from its user message to the next
+ * one; the undo and redo notices themselves stay current.
+ */
+function undoneTurns(
+  items: readonly ChatItem[],
+  isUndone?: (turnId: string) => boolean
+): [ChatItem, boolean][] {
+  let turnUndone = false;
+  return items.map(item => {
+    if (item.kind === 'user') {
+      turnUndone = isUndone?.(item.turnId) ?? false;
+    }
+    const notice = item.kind === 'undone' || item.kind === 'redone';
+    return [item, turnUndone && !notice];
+  });
 }
 
 interface IItemProps {

@@ -26,6 +26,8 @@ export function ReviewBar({
   const files = model.review.files;
   const conversation = model.activeSession?.conversation ?? null;
   const kernel = Object.entries(conversation?.kernelChanges ?? {});
+  // Mid-turn the agent is still changing these: undoing under it fails (the server refuses), so wait.
+  const running = conversation?.running ?? false;
   if (cells === 0 && files.length === 0 && kernel.length === 0) {
     return null;
   }
@@ -87,6 +89,10 @@ export function ReviewBar({
       <button
         type="button"
         className="jp-mod-styled jp-mod-warn"
+        disabled={running}
+        title={
+          running ? trans.__('Wait for the agent to finish to undo') : undefined
+        }
         onClick={() => void model.undoAll()}
       >
         {trans.__('Undo all')}

@@ -51,4 +51,41 @@ test.describe('@ mentions', () => {
     expect(system).toContain('- kernel variable sales_by_region');
     expect(system).toMatch(/- file .*sales_2026\.csv/);
   });
+
+  test("@ offers the kernel's variables before anything else, no keywords or builtins, and no checkpoint copies", async ({
+    page,
+    request,
+    tmpPath
+  }) => {
+    await page.notebook.createNew('ranked.ipynb');
+    await page.notebook.setCell(0, 'code', 'import json\ndf = {"a": 1}');
+    await page.notebook.runCell(0, true);
+    await page.notebook.save();
+    // Jupyter's copy of the notebook, in its hidden .ipynb_checkpoints folder.
+    await request.post(`/api/contents/${tmpPath}/ranked.ipynb/checkpoints`);
+    const panel = await openPanel(page);
+    await panel.getByRole('button', { name: 'New chat' }).click();
+    const input = panel.getByRole('textbox', { name: 'Message' });
+    const options = panel
+      .getByRole('listbox', { name: 'Mention' })
+      .getByRole('option');
+
+    await input.pressSequentially('look at @d');
+    await expect(options.first()).toContainText('@df');
+    const labels = await options.allTextContents();
+    for (const word of ['@def', '@del', '@dir', '@dict']) {
+      expect(labels.some(label => label.startsWith(word))).toBe(false);
+    }
+    // A module only when its whole name is typed.
+    await input.fill('');
+    await input.pressSequentially('@js');
+    await expect(options.filter({ hasText: '@json' })).toHaveCount(0);
+    await input.pressSequentially('on');
+    await expect(options.filter({ hasText: /^@json/ })).toHaveCount(1);
+
+    await input.fill('');
+    await input.pressSequentially('@ranked');
+    await expect(options.filter({ hasText: 'ranked.ipynb' })).toHaveCount(1);
+    await expect(options.filter({ hasText: 'checkpoint' })).toHaveCount(0);
+  });
 });

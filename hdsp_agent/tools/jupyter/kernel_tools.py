@@ -12,7 +12,7 @@ import nbformat
 from pydantic import Field, field_validator, model_validator
 
 from ...documents.contract import CellRead
-from ...documents.edits import E_CELL_NOT_FOUND, E_NOT_A_CODE_CELL, cell_source, find_cell, new_cell
+from ...documents.edits import E_NOT_A_CODE_CELL, SetCellSource, cell_source, find_cell, new_cell
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
@@ -132,20 +132,25 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             kernelspec: KernelspecSource = partial(_known, read.kernelspec)
         else:
             assert args.code is not None
-            # After the cell the user is on, else at the end: only that cell is read (O(cell)), and only when
-            # there is one; the tab clamps the position and answers with where the cell landed.
-            position = -1
-            anchor = ctx.client_context.get("active_cell_id")
-            if anchor and await document.exists():
-                try:
-                    position = (await document.read_cell(str(anchor))).index + 1
-                except ToolError as error:
-                    if error.code != E_CELL_NOT_FOUND:
-                        raise
-            cell = new_cell("code", args.code)
-            before = await document.insert(cell, position, f"insert code cell {cell.id}")
-            cell_id, code, index = cell.id, args.code, before.index
-            kernelspec = document.kernelspec
+            # After the cell in view or this turn's previous new cell (tools/jupyter/placement.py), reading
+            # single cells only (O(cell)); the launcher's empty starter cell gets the code instead.
+            place = await self.runtime.placement.place(ctx, path, document)
+            if place.reuse is not None:
+                cell_id, starter = str(place.reuse.cell.id), place.reuse
+                changed = await document.change_cell(
+                    SetCellSource(cell_id=cell_id, source=args.code),
+                    f"write code into cell {cell_id}",
+                    starter,
+                )
+                before, index = starter, changed if changed is not None else starter.index
+                kernelspec = partial(_known, starter.kernelspec)
+            else:
+                cell = new_cell("code", args.code)
+                before = await document.insert(cell, place.index, f"insert code cell {cell.id}")
+                cell_id, index = cell.id, before.index
+                kernelspec = document.kernelspec
+            self.runtime.placement.placed(ctx, path, cell_id)
+            code = args.code
         kernel_id = await self.runtime.kernel_id(ctx, path, kernelspec)
         assert kernel_id is not None
         await self.runtime.kernel_changes.before_run(ctx.session_id, path, kernel_id, ctx.kernel_manager)

@@ -201,7 +201,7 @@ class ReadCellTool(NotebookTool[ReadCellArgs]):
 
 class InsertCellArgs(ToolArgs):
     path: str | None = path_field()
-    index: int | None = Field(default=None, description="Position (default: the end).")
+    index: int | None = Field(default=None, description="Position (default: after the cell in view).")
     after_cell_id: str | None = Field(default=None, description="Or insert after this cell.")
     cell_type: Literal["code", "markdown", "raw"] = Field(default="code", description="Cell type.")
     source: str = Field(description="Cell content.")
@@ -235,7 +235,7 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
         if args.after_cell_id is not None:
             where = f"after cell {args.after_cell_id}"
         else:
-            where = f"at index {args.index}" if args.index is not None else "at the end"
+            where = f"at index {args.index}" if args.index is not None else "after the cell in view"
         detail = f"insert a {args.cell_type} cell {where}:\n{args.source}"
         return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
 
@@ -255,8 +255,27 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
                 if error.code != E_CELL_NOT_FOUND:
                     raise
                 raise _no_cell(args.after_cell_id) from None
+        elif args.index is None:
+            # After the cell in view or this turn's previous new cell (tools/jupyter/placement.py); the
+            # launcher's empty starter cell gets the code instead.
+            place = await self.runtime.placement.place(ctx, path, document, args.cell_type)
+            position = place.index
+            if place.reuse is not None:
+                cell_id = str(place.reuse.cell.id)
+                changed = await document.change_cell(
+                    SetCellSource(cell_id=cell_id, source=args.source),
+                    f"write code into cell {cell_id}",
+                    place.reuse,
+                )
+                self.runtime.placement.placed(ctx, path, cell_id)
+                index = changed if changed is not None else place.reuse.index
+                return ToolOutput(
+                    f"Wrote the code into the notebook's empty cell {cell_id} (index {index}) of {path}.",
+                    {"path": path, "cell_id": cell_id, "index": index},
+                )
         cell = new_cell(args.cell_type, args.source)
         inserted = await document.insert(cell, position, f"insert {args.cell_type} cell {cell.id}")
+        self.runtime.placement.placed(ctx, path, cell.id)
         index = inserted.index
         created = "" if exists else f" (created {path})"
         return ToolOutput(

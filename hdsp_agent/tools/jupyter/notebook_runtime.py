@@ -43,6 +43,7 @@ from .executions import ExecutionRecord, ExecutionRegistry
 from .kernel import E_NO_KERNEL_MANAGER, session_kernel_id, start_notebook_session
 from .kernel_changes import KernelChanges
 from .live_outputs import LiveOutputs
+from .placement import CellPlacement
 from .seen import SeenNotebooks
 
 # Where a new kernel session's kernelspec comes from, asked only when a session must start.
@@ -67,6 +68,8 @@ class NotebookRuntime:
         # What each session last saw of each notebook, so an approval dialog can show a cell's code without
         # reading it.
         self._seen = SeenNotebooks()
+        # Where each conversation's next new cell goes (after its previous one in the turn).
+        self.placement = CellPlacement()
 
     # -- documents -------------------------------------------------------------------------------------------
 
@@ -350,6 +353,7 @@ class NotebookRuntime:
         history and its kernels' snapshots go."""
         self._stamps.pop(session_id, None)
         self._seen.forget_session(session_id)
+        self.placement.forget_session(session_id)
         self.undo.forget(session_id)
         await self.kernel_changes.forget_session(session_id)
 

@@ -181,16 +181,22 @@ class RipgrepRun:
             self._stderr_task.cancel()
 
 
-async def list_files(root: Path, extra_args: Sequence[str] = (), paths: Sequence[str] = (".",)) -> list[str]:
+async def list_files(
+    root: Path, extra_args: Sequence[str] = (), paths: Sequence[str] = (".",), *, secrets_checked: bool = True
+) -> list[str]:
     """Every file rg would search under ``paths`` (relative to ``root``), .gitignore and secret files
-    excluded."""
-    args = [*BASE_ARGS, "--files", *extra_args, *exclusion_args(root), "--", *paths]
+    excluded. ``secrets_checked=False`` lists secret files too (no secret globs for rg, which halve its speed,
+    and no Python check of every path): only for a caller that runs ``secret_filter`` itself on the few paths
+    it shows (the ``@`` completion)."""
+    exclusions = exclusion_args(root, secrets=secrets_checked)
+    args = [*BASE_ARGS, "--files", *extra_args, *exclusions, "--", *paths]
     async with RipgrepRun(args, root) as run:
         listing = await run.read_all()
         returncode, stderr = await run.finish()
     files = [strip_dot_slash(line) for line in listing.decode("utf-8", errors="replace").splitlines()]
-    is_secret = secret_filter(root)
-    files = [path for path in files if not is_secret(path)]
+    if secrets_checked:
+        is_secret = secret_filter(root)
+        files = [path for path in files if not is_secret(path)]
     if returncode == RG_ERROR and not files:
         raise ToolError(
             "E_SEARCH_FAILED",
