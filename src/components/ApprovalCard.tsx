@@ -132,14 +132,22 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       aria-describedby={reasonsId}
       data-call-id={call.callId}
     >
-      <div className="jp-hdsp-ApprovalCard-title" id={titleId}>
-        {approvalQuestion(request, trans)}
-        {total > 1 && (
-          <span className="jp-hdsp-ApprovalCard-count">
-            {trans.__('%1 of %2', position, total)}
+      {/* One line until opened (the chat keeps its room in a narrow sidebar); a call that would run
+          outside the sandbox opens by itself, so that warning is never folded away. */}
+      <details
+        className="jp-hdsp-ApprovalCard-body"
+        open={request.run_mode === 'unsandboxed'}
+      >
+        <summary className="jp-hdsp-ApprovalCard-title" id={titleId}>
+          <span className="jp-hdsp-ApprovalCard-question">
+            {approvalQuestion(request, trans)}
           </span>
-        )}
-      </div>
+          {total > 1 && (
+            <span className="jp-hdsp-ApprovalCard-count">
+              {trans.__('%1 of %2', position, total)}
+            </span>
+          )}
+        </summary>
       {request.action_target && (
         <div className="jp-hdsp-ApprovalCard-target">
           <code>{request.action_target}</code>
@@ -181,6 +189,7 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
             : trans.__('Tool %1', request.tool)}
         </div>
         <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
+      </details>
       </details>
       {choosingScope && scopes ? (
         <div
