@@ -148,48 +148,48 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
             </span>
           )}
         </summary>
-      {request.action_target && (
-        <div className="jp-hdsp-ApprovalCard-target">
-          <code>{request.action_target}</code>
-        </div>
-      )}
-      {request.run_mode && (
-        <div
-          className={`jp-hdsp-ApprovalCard-runMode jp-mod-${request.run_mode}`}
-          data-run-mode={request.run_mode}
-        >
-          {runModeText(request.run_mode, trans)}
-        </div>
-      )}
-      <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
-        {request.reasons.map((text, index) => (
-          <li key={index}>{serverText(trans, text, request.texts)}</li>
-        ))}
-      </ul>
-      {request.preview &&
-        (isUnifiedDiff(request.preview) ? (
-          <DiffView diff={request.preview} label={trans.__('Preview')} />
-        ) : (
-          <pre
-            className="jp-hdsp-ApprovalCard-preview"
-            aria-label={trans.__('Preview')}
+        {request.action_target && (
+          <div className="jp-hdsp-ApprovalCard-target">
+            <code>{request.action_target}</code>
+          </div>
+        )}
+        {request.run_mode && (
+          <div
+            className={`jp-hdsp-ApprovalCard-runMode jp-mod-${request.run_mode}`}
+            data-run-mode={request.run_mode}
           >
-            {request.preview}
-          </pre>
-        ))}
-      <details className="jp-hdsp-ApprovalCard-arguments">
-        <summary>{trans.__('Details')}</summary>
-        <div className="jp-hdsp-ApprovalCard-tool">
-          {request.action_kind
-            ? trans.__(
-                'Tool %1 · permission %2',
-                request.tool,
-                request.action_kind
-              )
-            : trans.__('Tool %1', request.tool)}
-        </div>
-        <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
-      </details>
+            {runModeText(request.run_mode, trans)}
+          </div>
+        )}
+        <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
+          {request.reasons.map((text, index) => (
+            <li key={index}>{serverText(trans, text, request.texts)}</li>
+          ))}
+        </ul>
+        {request.preview &&
+          (isUnifiedDiff(request.preview) ? (
+            <DiffView diff={request.preview} label={trans.__('Preview')} />
+          ) : (
+            <pre
+              className="jp-hdsp-ApprovalCard-preview"
+              aria-label={trans.__('Preview')}
+            >
+              {request.preview}
+            </pre>
+          ))}
+        <details className="jp-hdsp-ApprovalCard-arguments">
+          <summary>{trans.__('Details')}</summary>
+          <div className="jp-hdsp-ApprovalCard-tool">
+            {request.action_kind
+              ? trans.__(
+                  'Tool %1 · permission %2',
+                  request.tool,
+                  request.action_kind
+                )
+              : trans.__('Tool %1', request.tool)}
+          </div>
+          <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
+        </details>
       </details>
       {choosingScope && scopes ? (
         <div

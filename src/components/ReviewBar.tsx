@@ -29,13 +29,14 @@ export function ReviewBar({
   if (cells === 0 && files.length === 0 && kernel.length === 0) {
     return null;
   }
-  const variables = kernel.reduce((sum, [, changes]) => sum + changes.length, 0);
+  const variables = kernel.reduce(
+    (sum, [, changes]) => sum + changes.length,
+    0
+  );
   const counts = [
     cells > 0 ? trans._n('%1 cell', '%1 cells', cells) : null,
     files.length > 0 ? trans._n('%1 file', '%1 files', files.length) : null,
-    variables > 0
-      ? trans._n('%1 variable', '%1 variables', variables)
-      : null
+    variables > 0 ? trans._n('%1 variable', '%1 variables', variables) : null
   ].filter((part): part is string => part !== null);
   const detailsId = 'jp-hdsp-ReviewBar-details';
   return (
@@ -76,11 +77,7 @@ export function ReviewBar({
           {trans.__('Undo all')}
         </button>
       </div>
-      <div
-        className="jp-hdsp-ReviewBar-details"
-        id={detailsId}
-        hidden={!open}
-      >
+      <div className="jp-hdsp-ReviewBar-details" id={detailsId} hidden={!open}>
         {cells > 0 && (
           <span className="jp-hdsp-ReviewBar-label">
             {trans._n(

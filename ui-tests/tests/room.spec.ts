@@ -121,7 +121,10 @@ async function walk(room: IRoom): Promise<void> {
           }
         },
         cells: [
-          cell('aaaa1111', "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})"),
+          cell(
+            'aaaa1111',
+            "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})"
+          ),
           cell('bbbb2222', 'df.describe()')
         ]
       }
@@ -217,9 +220,31 @@ async function walk(room: IRoom): Promise<void> {
       reviewLine: box('.jp-hdsp-ReviewBar-line')!,
       review: box('.jp-hdsp-ReviewBar')!,
       headerTops: tops('.jp-hdsp-ChatPanel-header > *'),
-      edit: box('.jp-hdsp-Composer-queued button')!
+      edit: box('.jp-hdsp-Composer-queued button')!,
+      // Parts that hide some of what they hold (squeezed, or scrolled) though they should show it all.
+      clipped: [
+        '.jp-hdsp-ApprovalQueue',
+        '.jp-hdsp-ReviewBar',
+        '.jp-hdsp-Composer'
+      ].filter(selector => {
+        const element = node.querySelector(selector)!;
+        return element.scrollHeight > element.clientHeight + 1;
+      }),
+      // The panel's content ends inside the panel (nothing pushed below it).
+      overflow: Array.from(
+        node.querySelectorAll('.jp-hdsp-ChatPanel > *')
+      ).some(
+        element =>
+          element.getBoundingClientRect().bottom >
+          node.querySelector('.jp-hdsp-ChatPanel')!.getBoundingClientRect()
+            .bottom +
+            1
+      )
     };
   });
+  expect(boxes.clipped).toEqual([]);
+  expect(boxes.overflow).toBe(false);
+  expect(boxes.cardTitle.height).toBeGreaterThanOrEqual(boxes.cardLine * 0.8);
   // The chat keeps at least 40 % of the panel while the card waits.
   expect(boxes.messages.height).toBeGreaterThanOrEqual(
     0.4 * boxes.panel.height
@@ -228,9 +253,7 @@ async function walk(room: IRoom): Promise<void> {
   expect(boxes.cardTitle.height).toBeLessThanOrEqual(boxes.cardLine * 1.5);
   expect(boxes.buttonTops).toHaveLength(4);
   expect(new Set(boxes.buttonTops).size).toBe(2);
-  expect(boxes.review.height).toBeLessThanOrEqual(
-    boxes.reviewLine.height + 10
-  );
+  expect(boxes.review.height).toBeLessThanOrEqual(boxes.reviewLine.height + 10);
   expect(boxes.reviewLine.height).toBeLessThanOrEqual(32);
   // The header is one line; the queued message's Edit button is inside the sidebar.
   expect(new Set(boxes.headerTops.map(top => Math.round(top / 4))).size).toBe(
