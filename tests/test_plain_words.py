@@ -28,7 +28,8 @@ def test_a_cell_is_named_by_its_number_and_first_line() -> None:
 
 def test_every_built_in_tool_has_words_and_its_reason_names_no_tool() -> None:
     names = set(known_facts())
-    pattern = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)) + r")\b")
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    pattern = re.compile(rf"\b({alternatives})\b")
     for name, facts in known_facts().items():
         assert facts.words is not None, f"{name} has no words for its cards"
         for text in (facts.words.question, facts.words.statement):

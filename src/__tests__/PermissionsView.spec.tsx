@@ -49,7 +49,9 @@ describe('PermissionsView', () => {
     await setup();
     const view = await screen.findByRole('region', { name: 'Permissions' });
     await waitFor(() =>
-      expect(view.textContent).toContain('Insert a cell into the notebook, in the folder analysis')
+      expect(view.textContent).toContain(
+        'Insert a cell into the notebook, in the folder analysis'
+      )
     );
     expect(view.textContent).toContain('Change app.py');
     expect(view.textContent).not.toContain('edit_existing_file');
@@ -98,8 +100,14 @@ describe('grant words', () => {
 
   it.each([
     ['insert_cell', 'Insert a cell into the notebook, everywhere'],
-    ['insert_cell(**)', 'Insert a cell into the notebook, anywhere in the project'],
-    ['insert_cell(/home/u/p/**)', 'Insert a cell into the notebook, in the folder p'],
+    [
+      'insert_cell(**)',
+      'Insert a cell into the notebook, anywhere in the project'
+    ],
+    [
+      'insert_cell(/home/u/p/**)',
+      'Insert a cell into the notebook, in the folder p'
+    ],
     ['insert_cell(perm.ipynb)', 'Insert a cell into perm.ipynb'],
     ['run_terminal_command(make test)', 'Run a command: make test'],
     ['demo__echo(x)', 'demo__echo, for x only']
