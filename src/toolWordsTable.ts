@@ -4,6 +4,16 @@
 import type { IToolWords } from './toolWords';
 
 export const TOOL_WORDS: Record<string, IToolWords> = {
+  "check_reproducibility": {
+    "question": "Run the notebook again in a new kernel to check it reproduces?",
+    "statement": "Check that the notebook reproduces",
+    "question_with_subject": "Run %1 again in a new kernel to check it reproduces?",
+    "statement_with_subject": "Check that %1 reproduces"
+  },
+  "codebase": {
+    "question": "Search the project's code?",
+    "statement": "Search the project's code"
+  },
   "create_new_file": {
     "question": "Create a file?",
     "statement": "Create a file",
@@ -46,6 +56,12 @@ export const TOOL_WORDS: Record<string, IToolWords> = {
     "question": "Find files by name?",
     "statement": "Find files by name"
   },
+  "get_cell_output": {
+    "question": "Read a cell's output?",
+    "statement": "Read a cell's output",
+    "question_with_subject": "Read a cell's output in %1?",
+    "statement_with_subject": "Read a cell's output in %1"
+  },
   "grep_search": {
     "question": "Search the files’ contents?",
     "statement": "Search the files’ contents"
@@ -55,6 +71,12 @@ export const TOOL_WORDS: Record<string, IToolWords> = {
     "statement": "Insert a cell into the notebook",
     "question_with_subject": "Insert a cell into %1?",
     "statement_with_subject": "Insert a cell into %1"
+  },
+  "inspect_variables": {
+    "question": "Look at the kernel's variables?",
+    "statement": "Look at the kernel's variables",
+    "question_with_subject": "Look at the variables of %1?",
+    "statement_with_subject": "Look at the variables of %1"
   },
   "interrupt_kernel": {
     "question": "Interrupt the notebook's kernel?",
@@ -67,6 +89,10 @@ export const TOOL_WORDS: Record<string, IToolWords> = {
     "statement": "List a folder",
     "question_with_subject": "List the folder %1?",
     "statement_with_subject": "List %1"
+  },
+  "mcp_start_server": {
+    "question": "Start an MCP server?",
+    "statement": "Start an MCP server"
   },
   "move_cell": {
     "question": "Move a cell in the notebook?",
@@ -110,6 +136,10 @@ export const TOOL_WORDS: Record<string, IToolWords> = {
     "question_with_subject": "Read %1?",
     "statement_with_subject": "Read %1"
   },
+  "request_rule": {
+    "question": "Read a project rule?",
+    "statement": "Read a project rule"
+  },
   "restart_kernel": {
     "question": "Restart the notebook's kernel? Its variables are lost.",
     "statement": "Restart the notebook's kernel",
@@ -141,6 +171,18 @@ export const TOOL_WORDS: Record<string, IToolWords> = {
     "statement": "Change a file",
     "question_with_subject": "Change the file %1?",
     "statement_with_subject": "Change %1"
+  },
+  "todo": {
+    "question": "Update the plan?",
+    "statement": "Update the plan"
+  },
+  "view_diff": {
+    "question": "Look at the changes not yet committed?",
+    "statement": "Look at the changes not yet committed"
+  },
+  "view_repo_map": {
+    "question": "Look at an outline of the project's code?",
+    "statement": "Look at an outline of the project's code"
   },
   "view_subdirectory": {
     "question": "List a folder?",

@@ -173,7 +173,7 @@ def test_reasons_say_what_is_wrong_with_the_path(layout: tuple[Path, Path]) -> N
     assert _write(root, "../x.py").reasons == ["writes ../x.py, outside the project"]
     assert _write(root, ".git/description").reasons == [
         "writes .git/description, inside the repository's .git directory",
-        "create_new_file edits files",
+        "It changes files in your project",
     ]
     # git's config is a protected path (test_protected_paths.py): its own reason, and nothing else to lift
     assert _write(root, ".git/config").reasons == [

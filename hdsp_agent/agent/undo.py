@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..documents.edits import apply_edit
+from ..documents.edits import apply_edit, cell_index, cell_source, cell_words
 from ..documents.history import UndoEntry
 from ..documents.inverse import InverseEdit, inverse_of
 from ..permissions.protected import write_protection
@@ -54,7 +54,7 @@ from ..tools.builtin.edit.filestate import (
 )
 from ..tools.jupyter.notebook_runtime import NotebookRuntime
 from ..tools.state import ToolState
-from ..user_text import user_text
+from ..user_text import join_texts, user_text
 
 
 @dataclass
@@ -75,10 +75,13 @@ class UndoConflict:
     path: str
     cell_id: str | None
     reason: str
+    # The cell as the user knows it ("cell 4 (df.head())"): its id is for the model and the wire only.
+    cell_label: str | None = None
 
     def line(self) -> str:
-        where = f"cell {self.cell_id} of {self.path}" if self.cell_id else self.path
-        return f"{where}: {self.reason}"
+        if self.cell_label:
+            return user_text("%1 of %2: %3", self.cell_label, self.path, self.reason)
+        return user_text("%1: %2", self.path, self.reason)
 
 
 class NothingToUndo(Exception):
@@ -94,10 +97,8 @@ class UndoConflicts(Exception):
 
     def __init__(self, conflicts: list[UndoConflict]) -> None:
         self.conflicts = conflicts
-        super().__init__(
-            "nothing was undone, because some of it changed since: "
-            + "; ".join(conflict.line() for conflict in conflicts)
-        )
+        lines = [conflict.line() for conflict in conflicts]
+        super().__init__(user_text("some of it changed since: %1", join_texts("; ", lines)))
 
 
 @dataclass
@@ -124,8 +125,10 @@ class Simulation:
     notebooks: dict[str, Any] = field(default_factory=dict)
     stamps: dict[str, Any] = field(default_factory=dict)
 
-    def conflict(self, path: str, reason: str, cell_id: str | None = None) -> None:
-        self.conflicts.append(UndoConflict(path, cell_id, reason))
+    def conflict(
+        self, path: str, reason: str, cell_id: str | None = None, cell_label: str | None = None
+    ) -> None:
+        self.conflicts.append(UndoConflict(path, cell_id, reason, cell_label))
 
     def file_hash(self, path: Path) -> str | None:
         if path not in self.files:
@@ -257,7 +260,9 @@ class NotebookCellStep:
             self._forward = inverse_of(notebook, self.inverse.edit)
             apply_edit(notebook, self.inverse.edit)
         else:
-            simulation.conflict(self.path, verdict, self.inverse.cell_id)
+            index = cell_index(notebook, self.inverse.cell_id)
+            source = cell_source(notebook.cells[index]) if index is not None else ""
+            simulation.conflict(self.path, verdict, self.inverse.cell_id, cell_words(index, source))
 
     async def apply(self) -> Step | None:
         if self.entry is not None:

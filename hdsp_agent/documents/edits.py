@@ -16,7 +16,7 @@ import nbformat
 from pydantic import BaseModel, Field, TypeAdapter
 
 from ..tools.base import ToolError
-from ..user_text import user_text
+from ..user_text import UserText, user_text
 
 E_CELL_NOT_FOUND = "E_CELL_NOT_FOUND"
 E_NOT_A_CODE_CELL = "E_NOT_A_CODE_CELL"
@@ -85,6 +85,20 @@ def new_cell(cell_type: str, source: str) -> nbformat.NotebookNode:
 def cell_source(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
+
+
+_FIRST_LINE_CHARS = 40
+
+
+def cell_words(index: int | None, source: str = "") -> UserText:
+    """A cell as the user sees it: its number (1-based, as the notebook counts) and its first line, never its
+    id ("cell 4 (df.head())"). ``index`` None: a cell no longer in the notebook."""
+    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    if len(first) > _FIRST_LINE_CHARS:
+        first = first[: _FIRST_LINE_CHARS - 1].rstrip() + "…"
+    if index is None:
+        return user_text("a cell (%1)", first) if first else user_text("a cell")
+    return user_text("cell %1 (%2)", index + 1, first) if first else user_text("cell %1", index + 1)
 
 
 def ensure_cell_ids(notebook: nbformat.NotebookNode) -> bool:

@@ -68,12 +68,12 @@ class InverseEdit:
         if index is None:
             if isinstance(self.edit, DeleteCell):
                 return "skip"
-            return "the cell was deleted after the agent changed it"
+            return user_text("the cell was deleted after the agent changed it")
         cell = notebook.cells[index]
         if self.checks_outputs and cell.get("execution_count") != self.expected_execution_count:
-            return "the cell was run again after the agent ran it"
+            return user_text("the cell was run again after the agent ran it")
         if self.expected_source is not None and cell_source(cell) != self.expected_source:
-            return "the cell was edited after the agent changed it"
+            return user_text("the cell was edited after the agent changed it")
         return "apply"
 
 

@@ -32,7 +32,7 @@ from ..tools.base import (
     ToolOutput,
 )
 from ..tools.declared import PassThroughArgs, SchemaTool
-from ..tools.facts import ToolFacts
+from ..tools.facts import ToolFacts, ToolWords
 from ..tools.naming import split_tool_name
 from ..user_text import user_template, user_text
 from .config import McpServerSpec
@@ -75,9 +75,13 @@ class McpStartServer(Tool[McpStartArgs]):
     name = START_TOOL
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 starts an MCP server's program, outside the sandbox"),
+        ask_reason=user_template("It starts an MCP server's program, outside the sandbox"),
         changes="other",
         profiles=frozenset({"compact", "standard", "full"}),
+        words=ToolWords(
+            question=user_template("Start an MCP server?"),
+            statement=user_template("Start an MCP server"),
+        ),
     )
     description = "Start one of the user's MCP servers so its tools can be called (asks the user)."
     args_model = McpStartArgs

@@ -66,7 +66,7 @@ def default_level(tool_name: str, read_only: bool | None) -> tuple[DecisionKind,
     if facts is not None and facts.level == "allow":
         return "allow", user_text("%1 only reads", tool_name)
     if facts is not None and facts.ask_reason:
-        return "ask", UserText(facts.ask_reason, [tool_name])
+        return "ask", UserText(facts.ask_reason)
     if is_group_tool(tool_name):
         # An MCP tool is read_only only when the user's own server entry lists it in autoApprove, a declared
         # tool when its declaration says readOnly: the user's word, not the server's.

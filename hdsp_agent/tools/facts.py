@@ -47,7 +47,8 @@ class ToolFacts(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     level: Level
-    # For ``ask``: why, a ``user_template`` whose %1 is the tool's name.
+    # For ``ask``: why, in the user's words (a ``user_template``; never the tool's name, which the user does
+    # not know): "It changes cells of a notebook".
     ask_reason: str | None = None
     changes: ChangeKind = "none"
     profiles: frozenset[ProfileName] = ALL_PROFILES

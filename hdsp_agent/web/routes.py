@@ -219,7 +219,7 @@ class _UndoHandler(_AgentHandler):
             raise RestError("turn_running", error) from None
         except UndoConflicts as error:
             conflicts = [{"path": c.path, "cell_id": c.cell_id, "reason": c.reason} for c in error.conflicts]
-            raise RestError("undo_conflicts", error, extra={"conflicts": conflicts}) from None
+            raise RestError("undo_conflicts", error.args[0], extra={"conflicts": conflicts}) from None
         except ToolError as error:  # e.g. the tab holding the notebook went away while the undo applied
             raise RestError("document_unavailable", error.message) from None
         self.reply(

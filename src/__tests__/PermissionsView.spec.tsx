@@ -49,11 +49,12 @@ describe('PermissionsView', () => {
     await setup();
     const view = await screen.findByRole('region', { name: 'Permissions' });
     await waitFor(() =>
-      expect(view.textContent).toContain('insert_cell, in the folder analysis')
+      expect(view.textContent).toContain(
+        'Insert a cell into the notebook, in the folder analysis'
+      )
     );
-    expect(view.textContent).toContain(
-      'edit_existing_file, for src/app.py only'
-    );
+    expect(view.textContent).toContain('Change app.py');
+    expect(view.textContent).not.toContain('edit_existing_file');
     expect(view.textContent).toContain(
       'Saved in /home/me/.jupyter/hdsp_agent/permissions.json'
     );
@@ -63,7 +64,7 @@ describe('PermissionsView', () => {
   it('removes a saved rule and shows the list the server now has', async () => {
     const { revoked } = await setup();
     const remove = await screen.findByRole('button', {
-      name: 'Remove: insert_cell(analysis/**)'
+      name: 'Remove: Insert a cell into the notebook, in the folder analysis'
     });
 
     fireEvent.click(remove);
@@ -77,9 +78,8 @@ describe('PermissionsView', () => {
     await waitFor(() =>
       expect(within(view).queryByText(/in the folder analysis/)).toBeNull()
     );
-    expect(view.textContent).toContain(
-      'edit_existing_file, for src/app.py only'
-    );
+    expect(view.textContent).toContain('Change app.py');
+    expect(view.textContent).not.toContain('edit_existing_file');
   });
 });
 
@@ -99,13 +99,18 @@ describe('grant words', () => {
   });
 
   it.each([
-    ['insert_cell', 'insert_cell, everywhere'],
-    ['insert_cell(**)', 'insert_cell, anywhere in the project'],
-    ['insert_cell(/home/u/p/**)', 'insert_cell, in the folder /home/u/p'],
+    ['insert_cell', 'Insert a cell into the notebook, everywhere'],
     [
-      'run_terminal_command(make test)',
-      'run_terminal_command, for make test only'
-    ]
+      'insert_cell(**)',
+      'Insert a cell into the notebook, anywhere in the project'
+    ],
+    [
+      'insert_cell(/home/u/p/**)',
+      'Insert a cell into the notebook, in the folder p'
+    ],
+    ['insert_cell(perm.ipynb)', 'Insert a cell into perm.ipynb'],
+    ['run_terminal_command(make test)', 'Run a command: make test'],
+    ['demo__echo(x)', 'demo__echo, for x only']
   ])('rule %s reads "%s"', (rule, words) => {
     expect(ruleWords(rule, trans)).toBe(words);
   });

@@ -192,14 +192,66 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
         }
       }}
     >
-      <div className="jp-hdsp-ApprovalCard-title" id={titleId}>
-        {approvalQuestion(request, trans)}
-        {total > 1 && (
-          <span className="jp-hdsp-ApprovalCard-count">
-            {trans.__('%1 of %2', position, total)}
+      {/* One line until opened (the chat keeps its room in a narrow sidebar); a call that would run
+          outside the sandbox opens by itself, so that warning is never folded away. */}
+      <details
+        className="jp-hdsp-ApprovalCard-body"
+        open={request.run_mode === 'unsandboxed'}
+      >
+        <summary className="jp-hdsp-ApprovalCard-title" id={titleId}>
+          <span className="jp-hdsp-ApprovalCard-question">
+            {approvalQuestion(request, trans)}
           </span>
+          {total > 1 && (
+            <span className="jp-hdsp-ApprovalCard-count">
+              {trans.__('%1 of %2', position, total)}
+            </span>
+          )}
+        </summary>
+        {request.action_target && (
+          <div className="jp-hdsp-ApprovalCard-target">
+            <code>{request.action_target}</code>
+          </div>
         )}
-      </div>
+        {request.run_mode && (
+          <div
+            className={`jp-hdsp-ApprovalCard-runMode jp-mod-${request.run_mode}`}
+            data-run-mode={request.run_mode}
+          >
+            {runModeText(request.run_mode, trans)}
+          </div>
+        )}
+        <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
+          {request.reasons.map((text, index) => (
+            <li key={index}>{serverText(trans, text, request.texts)}</li>
+          ))}
+        </ul>
+        {request.preview &&
+          (isUnifiedDiff(request.preview) ? (
+            <DiffView diff={request.preview} label={trans.__('Preview')} />
+          ) : (
+            <pre
+              className="jp-hdsp-ApprovalCard-preview"
+              aria-label={trans.__('Preview')}
+            >
+              {request.preview}
+            </pre>
+          ))}
+        <details className="jp-hdsp-ApprovalCard-arguments">
+          <summary>{trans.__('Details')}</summary>
+          <div className="jp-hdsp-ApprovalCard-tool">
+            {request.action_kind
+              ? trans.__(
+                  'Tool %1 · permission %2',
+                  request.tool,
+                  request.action_kind
+                )
+              : trans.__('Tool %1', request.tool)}
+          </div>
+          <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
+        </details>
+      </details>
+      {/* Outside the folded body: the user knows where the call acts before answering. */}
       {props.elsewhere && (
         <div className="jp-hdsp-ApprovalCard-elsewhere" role="note">
           {trans.__(
@@ -208,48 +260,6 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
           )}
         </div>
       )}
-      {request.action_target && (
-        <div className="jp-hdsp-ApprovalCard-target">
-          <code>{request.action_target}</code>
-        </div>
-      )}
-      {request.run_mode && (
-        <div
-          className={`jp-hdsp-ApprovalCard-runMode jp-mod-${request.run_mode}`}
-          data-run-mode={request.run_mode}
-        >
-          {runModeText(request.run_mode, trans)}
-        </div>
-      )}
-      <ul className="jp-hdsp-ApprovalCard-reasons" id={reasonsId}>
-        {request.reasons.map((text, index) => (
-          <li key={index}>{serverText(trans, text, request.texts)}</li>
-        ))}
-      </ul>
-      {request.preview &&
-        (isUnifiedDiff(request.preview) ? (
-          <DiffView diff={request.preview} label={trans.__('Preview')} />
-        ) : (
-          <pre
-            className="jp-hdsp-ApprovalCard-preview"
-            aria-label={trans.__('Preview')}
-          >
-            {request.preview}
-          </pre>
-        ))}
-      <details className="jp-hdsp-ApprovalCard-arguments">
-        <summary>{trans.__('Details')}</summary>
-        <div className="jp-hdsp-ApprovalCard-tool">
-          {request.action_kind
-            ? trans.__(
-                'Tool %1 · permission %2',
-                request.tool,
-                request.action_kind
-              )
-            : trans.__('Tool %1', request.tool)}
-        </div>
-        <pre>{JSON.stringify(request.arguments, null, 2)}</pre>
-      </details>
       {choosingScope && scopes ? (
         <div
           className="jp-hdsp-ApprovalCard-scopes"

@@ -108,16 +108,16 @@ export function PermissionsView({
       ) : (
         <ul className="jp-hdsp-Permissions-list">
           {overview.saved.map(rule => (
-            <li key={rule}>
-              <span className="jp-hdsp-Permissions-what">
+            <li key={rule} data-rule={rule}>
+              {/* The rule as saved (tool name, pattern) only on hover: the words say the same. */}
+              <span className="jp-hdsp-Permissions-what" title={rule}>
                 {ruleWords(rule, trans)}
-                <code className="jp-hdsp-Permissions-rule">{rule}</code>
               </span>
               <button
                 type="button"
                 className="jp-mod-styled jp-mod-warn"
                 disabled={busy}
-                aria-label={trans.__('Remove: %1', rule)}
+                aria-label={trans.__('Remove: %1', ruleWords(rule, trans))}
                 onClick={() => void remove({ kind: 'saved', rule })}
               >
                 {trans.__('Remove')}
@@ -154,7 +154,9 @@ export function grantWords(
 }
 
 /**
- * Where a saved rule applies: `tool` everywhere, `tool(dir/**)` in a folder, `tool(x)` to x only.
+ * A saved rule as a sentence: what the tool does (its words, never its name when it is one of ours) and
+ * where: `tool` everywhere, `tool(dir/**)` in a folder (by its name), `tool(x)` to x only ("Insert a cell
+ * into perm.ipynb").
  */
 export function ruleWords(rule: string, trans: TranslationBundle): string {
   const match = /^([^()]+?)(?:\((.*)\))?$/s.exec(rule.trim());
@@ -162,14 +164,26 @@ export function ruleWords(rule: string, trans: TranslationBundle): string {
     return rule;
   }
   const [, tool, pattern] = match;
+  const does = toolHeadline(tool, null, trans) ?? tool;
   if (pattern === undefined) {
-    return trans.__('%1, everywhere', tool);
+    return trans.__('%1, everywhere', does);
   }
   if (pattern === '**') {
-    return trans.__('%1, anywhere in the project', tool);
+    return trans.__('%1, anywhere in the project', does);
   }
   if (pattern.endsWith('/**')) {
-    return trans.__('%1, in the folder %2', tool, pattern.slice(0, -3));
+    return trans.__(
+      '%1, in the folder %2',
+      does,
+      baseName(pattern.slice(0, -3))
+    );
   }
-  return trans.__('%1, for %2 only', tool, pattern);
+  const exact = toolHeadline(tool, { path: pattern }, trans);
+  if (exact && exact.includes(baseName(pattern))) {
+    return exact;
+  }
+  // A command, a URL, or a tool that is not ours.
+  return exact
+    ? trans.__('%1: %2', exact, pattern)
+    : trans.__('%1, for %2 only', tool, pattern);
 }

@@ -22,6 +22,7 @@ export function ReviewBar({
 }): JSX.Element | null {
   useSignals([model.review.changed, model.stateChanged]);
   const [, refresh] = React.useReducer((n: number) => n + 1, 0);
+  const [open, setOpen] = React.useState(false);
   const cells = model.review.marks.length;
   const files = model.review.files;
   const conversation = model.activeSession?.conversation ?? null;
@@ -31,72 +32,103 @@ export function ReviewBar({
   if (cells === 0 && files.length === 0 && kernel.length === 0) {
     return null;
   }
+  const variables = kernel.reduce(
+    (sum, [, changes]) => sum + changes.length,
+    0
+  );
+  const counts = [
+    cells > 0 ? trans._n('%1 cell', '%1 cells', cells) : null,
+    files.length > 0 ? trans._n('%1 file', '%1 files', files.length) : null,
+    variables > 0 ? trans._n('%1 variable', '%1 variables', variables) : null
+  ].filter((part): part is string => part !== null);
+  const detailsId = 'jp-hdsp-ReviewBar-details';
   return (
     <div
       className="jp-hdsp-ReviewBar"
       role="region"
       aria-label={trans.__('Review')}
     >
-      {cells > 0 && (
-        <span className="jp-hdsp-ReviewBar-label">
-          {trans._n(
-            'The agent changed %1 cell: review it in the notebook',
-            'The agent changed %1 cells: review them in the notebook',
-            cells
-          )}
-        </span>
-      )}
-      {files.length > 0 && (
-        <span className="jp-hdsp-ReviewBar-label">
-          {trans._n(
-            'The agent changed %1 file: review it in the editor',
-            'The agent changed %1 files: review them in the editor',
-            files.length
-          )}
-        </span>
-      )}
-      {files.length > 0 && commands && (
-        <ul className="jp-hdsp-ReviewBar-files">
-          {files.map(file => (
-            <li key={file.path}>
-              <button
-                type="button"
-                className="jp-hdsp-ReviewBar-file"
-                title={trans.__('Open %1 to review the change', file.path)}
-                onClick={() =>
-                  void commands.execute('docmanager:open', { path: file.path })
-                }
-              >
-                {file.path}
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      {kernel.length > 0 && <KernelChanges notebooks={kernel} trans={trans} />}
-      <button
-        type="button"
-        className="jp-mod-styled"
-        onClick={() => {
-          void model.keepAllCells();
-          model.review.clear();
-          conversation?.dismissKernelChanges();
-          refresh();
-        }}
-      >
-        {trans.__('Keep all')}
-      </button>
-      <button
-        type="button"
-        className="jp-mod-styled jp-mod-warn"
-        disabled={running}
-        title={
-          running ? trans.__('Wait for the agent to finish to undo') : undefined
-        }
-        onClick={() => void model.undoAll()}
-      >
-        {trans.__('Undo all')}
-      </button>
+      {/* One line (what changed, Keep all, Undo all) until opened: the chat keeps its room. */}
+      <div className="jp-hdsp-ReviewBar-line">
+        <button
+          type="button"
+          className="jp-hdsp-ReviewBar-toggle"
+          aria-expanded={open}
+          aria-controls={detailsId}
+          title={trans.__('Show what the agent changed')}
+          onClick={() => setOpen(!open)}
+        >
+          {trans.__('Changed: %1', counts.join(trans.__(', ')))}
+        </button>
+        <button
+          type="button"
+          className="jp-mod-styled"
+          onClick={() => {
+            void model.keepAllCells();
+            model.review.clear();
+            conversation?.dismissKernelChanges();
+            refresh();
+          }}
+        >
+          {trans.__('Keep all')}
+        </button>
+        <button
+          type="button"
+          className="jp-mod-styled jp-mod-warn"
+          disabled={running}
+          title={
+            running
+              ? trans.__('Wait for the agent to finish to undo')
+              : undefined
+          }
+          onClick={() => void model.undoAll()}
+        >
+          {trans.__('Undo all')}
+        </button>
+      </div>
+      <div className="jp-hdsp-ReviewBar-details" id={detailsId} hidden={!open}>
+        {cells > 0 && (
+          <span className="jp-hdsp-ReviewBar-label">
+            {trans._n(
+              'The agent changed %1 cell: review it in the notebook',
+              'The agent changed %1 cells: review them in the notebook',
+              cells
+            )}
+          </span>
+        )}
+        {files.length > 0 && (
+          <span className="jp-hdsp-ReviewBar-label">
+            {trans._n(
+              'The agent changed %1 file: review it in the editor',
+              'The agent changed %1 files: review them in the editor',
+              files.length
+            )}
+          </span>
+        )}
+        {files.length > 0 && commands && (
+          <ul className="jp-hdsp-ReviewBar-files">
+            {files.map(file => (
+              <li key={file.path}>
+                <button
+                  type="button"
+                  className="jp-hdsp-ReviewBar-file"
+                  title={trans.__('Open %1 to review the change', file.path)}
+                  onClick={() =>
+                    void commands.execute('docmanager:open', {
+                      path: file.path
+                    })
+                  }
+                >
+                  {file.path}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        {kernel.length > 0 && (
+          <KernelChanges notebooks={kernel} trans={trans} />
+        )}
+      </div>
     </div>
   );
 }

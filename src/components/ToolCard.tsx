@@ -334,7 +334,7 @@ export function summarize(
     'query',
     'pattern',
     'code',
-    'cell_id',
+    // Never 'cell_id': an id is for the model (the user knows cells by number and content).
     'name'
   ]) {
     const value = args[key];

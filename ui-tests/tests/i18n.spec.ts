@@ -60,9 +60,9 @@ test.describe('hdsp-agent in Korean', () => {
     await expect(
       dialog.getByRole('button', { name: '한 번 허용' })
     ).toBeVisible();
-    // The reason is the server's ("create_new_file edits files"), shown from the same catalog.
+    // The reason is the server's ("It changes files in your project"), shown from the same catalog.
     await expect(dialog.locator('.jp-hdsp-ApprovalCard-reasons')).toContainText(
-      'create_new_file은(는) 파일을 편집합니다'
+      '프로젝트의 파일을 변경합니다'
     );
     await expect(panel.locator('.jp-hdsp-ToolCard-status')).toHaveText(
       '사용자를 기다리는 중'

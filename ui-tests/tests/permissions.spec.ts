@@ -69,13 +69,14 @@ test.describe('hdsp-agent permissions', () => {
       .last()
       .locator('li');
     await expect(saved).toHaveCount(1);
-    await expect(saved).toContainText(/create_new_file, in the folder .*notes/);
-    const rule = (await saved.locator('code').textContent())!;
+    await expect(saved).toHaveText(/Create a file, in the folder notes/);
+    await expect(saved).not.toContainText('create_new_file');
+    const rule = (await saved.getAttribute('data-rule'))!;
     expect(rule).toMatch(/^create_new_file\(.*notes\/\*\*\)$/);
     let listed = await (await request.get('/hdsp-agent/permissions')).json();
     expect(listed.saved).toEqual([rule]);
 
-    await saved.getByRole('button', { name: `Remove: ${rule}` }).click();
+    await saved.getByRole('button', { name: /^Remove: Create a file/ }).click();
 
     await expect(view).toContainText('No rules saved.');
     listed = await (await request.get('/hdsp-agent/permissions')).json();

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ...permissions.paths import secret_filter
 from ...sandbox import PreparedCommand, Sandbox
-from ...tools.facts import ToolFacts
-from ...user_text import user_text
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template, user_text
 from ..base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 
 E_NOT_A_GIT_REPO = "E_NOT_A_GIT_REPO"
@@ -49,7 +49,14 @@ class ViewDiffArgs(ToolArgs):
 
 class ViewDiffTool(Tool[ViewDiffArgs]):
     name = "view_diff"
-    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}))
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Look at the changes not yet committed?"),
+            statement=user_template("Look at the changes not yet committed"),
+        ),
+    )
     description = "Show the uncommitted git changes: staged, unstaged and untracked files."
     args_model = ViewDiffArgs
     read_only = True

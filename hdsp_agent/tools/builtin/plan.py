@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ...tools.facts import ToolFacts
+from ...tools.facts import ToolFacts, ToolWords
+from ...user_text import user_template
 from ..base import Tool, ToolArgs, ToolContext, ToolOutput
 
 MAX_ITEMS = 12
@@ -33,7 +34,14 @@ class TodoArgs(ToolArgs):
 
 class TodoTool(Tool[TodoArgs]):
     name = "todo"
-    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}))
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Update the plan?"),
+            statement=user_template("Update the plan"),
+        ),
+    )
     description = (
         "Keep a short plan for a task of several steps: send the whole list each time, the step you work on "
         "in_progress, finished ones done. The user sees it as a checklist. Skip it for one-step tasks."

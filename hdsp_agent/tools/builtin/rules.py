@@ -277,7 +277,7 @@ class CreateRuleBlockTool(Tool[CreateRuleBlockArgs]):
     name = "create_rule_block"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 writes a rule file into the project"),
+        ask_reason=user_template("It writes a rule file into the project"),
         changes="other",
         profiles=frozenset({"full"}),
         words=ToolWords(
@@ -333,7 +333,15 @@ class RequestRuleArgs(ToolArgs):
 
 class RequestRuleTool(Tool[RequestRuleArgs]):
     name = "request_rule"
-    facts = ToolFacts(level="deny", changes="other", profiles=frozenset({"full", "standard"}))
+    facts = ToolFacts(
+        level="deny",
+        changes="other",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Read a project rule?"),
+            statement=user_template("Read a project rule"),
+        ),
+    )
     description = "Read a project rule by name (one not already in your context)."
     args_model = RequestRuleArgs
     read_only = True

@@ -114,7 +114,7 @@ class RunTerminalCommandTool(Tool[RunTerminalCommandArgs]):
     name = "run_terminal_command"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 runs shell commands"),
+        ask_reason=user_template("It runs a command in a terminal"),
         changes="other",
         words=ToolWords(
             question=user_template("Run this command in the terminal?"),

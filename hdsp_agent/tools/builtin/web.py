@@ -65,7 +65,7 @@ class FetchUrlTool(Tool[FetchUrlArgs]):
     name = "fetch_url_content"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 fetches a URL from the network"),
+        ask_reason=user_template("It downloads a page from the internet"),
         changes="other",
         profiles=frozenset({"full", "standard"}),
         needs="web",

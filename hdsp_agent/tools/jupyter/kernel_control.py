@@ -20,7 +20,7 @@ class InterruptKernelTool(NotebookTool[KernelActionArgs]):
     name = "interrupt_kernel"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        ask_reason=user_template("It runs code in a notebook's kernel, which can change its variables"),
         changes="kernel",
         profiles=frozenset({"full", "standard"}),
         needs="notebook",
@@ -60,7 +60,7 @@ class RestartKernelTool(NotebookTool[KernelActionArgs]):
     name = "restart_kernel"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        ask_reason=user_template("It runs code in a notebook's kernel, which can change its variables"),
         changes="kernel",
         profiles=frozenset({"full"}),
         needs="notebook",

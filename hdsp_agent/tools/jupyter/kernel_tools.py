@@ -12,7 +12,14 @@ import nbformat
 from pydantic import Field, field_validator, model_validator
 
 from ...documents.contract import CellRead
-from ...documents.edits import E_NOT_A_CODE_CELL, SetCellSource, cell_source, find_cell, new_cell
+from ...documents.edits import (
+    E_NOT_A_CODE_CELL,
+    SetCellSource,
+    cell_source,
+    cell_words,
+    find_cell,
+    new_cell,
+)
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
@@ -73,7 +80,7 @@ class RunCellTool(NotebookTool[RunCellArgs]):
     name = "run_cell"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        ask_reason=user_template("It runs code in a notebook's kernel, which can change its variables"),
         changes="kernel",
         needs="notebook",
         words=ToolWords(
@@ -139,14 +146,17 @@ class RunCellTool(NotebookTool[RunCellArgs]):
                 cell_id, starter = str(place.reuse.cell.id), place.reuse
                 changed = await document.change_cell(
                     SetCellSource(cell_id=cell_id, source=args.code),
-                    f"write code into cell {cell_id}",
+                    user_text("add %1", cell_words(starter.index, args.code)),
                     starter,
                 )
                 before, index = starter, changed if changed is not None else starter.index
                 kernelspec = partial(_known, starter.kernelspec)
             else:
                 cell = new_cell("code", args.code)
-                before = await document.insert(cell, place.index, f"insert code cell {cell.id}")
+                where = place.index if place.index >= 0 else None
+                before = await document.insert(
+                    cell, place.index, user_text("add %1", cell_words(where, args.code))
+                )
                 cell_id, index = cell.id, before.index
                 kernelspec = document.kernelspec
             self.runtime.placement.placed(ctx, path, cell_id)
@@ -194,7 +204,7 @@ class ExecuteCodeTool(NotebookTool[ExecuteCodeArgs]):
     name = "execute_code"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        ask_reason=user_template("It runs code in a notebook's kernel, which can change its variables"),
         changes="kernel",
         profiles=frozenset({"full", "standard"}),
         needs="notebook",
@@ -246,7 +256,17 @@ class GetCellOutputArgs(ToolArgs):
 
 class GetCellOutputTool(NotebookTool[GetCellOutputArgs]):
     name = "get_cell_output"
-    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}), needs="notebook")
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Read a cell's output?"),
+            statement=user_template("Read a cell's output"),
+            question_with_subject=user_template("Read a cell's output in %1?"),
+            statement_with_subject=user_template("Read a cell's output in %1"),
+        ),
+    )
     description = "Read a cell's output text by pages; waits for a cell still running."
     args_model = GetCellOutputArgs
     read_only = True
@@ -321,7 +341,17 @@ class InspectVariablesArgs(ToolArgs):
 
 class InspectVariablesTool(NotebookTool[InspectVariablesArgs]):
     name = "inspect_variables"
-    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}), needs="notebook")
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        needs="notebook",
+        words=ToolWords(
+            question=user_template("Look at the kernel's variables?"),
+            statement=user_template("Look at the kernel's variables"),
+            question_with_subject=user_template("Look at the variables of %1?"),
+            statement_with_subject=user_template("Look at the variables of %1"),
+        ),
+    )
     description = "List the kernel's variables with type, shape, dtype and DataFrame columns."
     args_model = InspectVariablesArgs
     read_only = True

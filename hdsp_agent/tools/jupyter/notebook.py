@@ -20,6 +20,7 @@ from ...documents.edits import (
     MoveCell,
     SetCellSource,
     cell_source,
+    cell_words,
     new_cell,
 )
 from ...documents.gateway import notebook_path
@@ -217,7 +218,7 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
     name = "insert_cell"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 changes a notebook"),
+        ask_reason=user_template("It changes cells of a notebook"),
         changes="cell_edit",
         needs="notebook",
         words=ToolWords(
@@ -264,7 +265,7 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
                 cell_id = str(place.reuse.cell.id)
                 changed = await document.change_cell(
                     SetCellSource(cell_id=cell_id, source=args.source),
-                    f"write code into cell {cell_id}",
+                    user_text("add %1", cell_words(place.reuse.index, args.source)),
                     place.reuse,
                 )
                 self.runtime.placement.placed(ctx, path, cell_id)
@@ -274,7 +275,8 @@ class InsertCellTool(NotebookTool[InsertCellArgs]):
                     {"path": path, "cell_id": cell_id, "index": index},
                 )
         cell = new_cell(args.cell_type, args.source)
-        inserted = await document.insert(cell, position, f"insert {args.cell_type} cell {cell.id}")
+        where = position if position >= 0 else None
+        inserted = await document.insert(cell, position, user_text("add %1", cell_words(where, args.source)))
         self.runtime.placement.placed(ctx, path, cell.id)
         index = inserted.index
         created = "" if exists else f" (created {path})"
@@ -343,7 +345,7 @@ class EditCellTool(NotebookTool[EditCellArgs]):
     name = "edit_cell"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 changes a notebook"),
+        ask_reason=user_template("It changes cells of a notebook"),
         changes="cell_edit",
         needs="notebook",
         words=ToolWords(
@@ -396,7 +398,9 @@ class EditCellTool(NotebookTool[EditCellArgs]):
                 E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
         index = await document.change_cell(
-            SetCellSource(cell_id=args.cell_id, source=after), f"edit cell {args.cell_id}", read
+            SetCellSource(cell_id=args.cell_id, source=after),
+            user_text("change %1", cell_words(read.index, after)),
+            read,
         )
         diff = cell_diff(before, after, path, args.cell_id)
         how = f" old_string {match_note}." if match_note else ""
@@ -415,7 +419,7 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
     name = "delete_cell"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 changes a notebook"),
+        ask_reason=user_template("It changes cells of a notebook"),
         changes="cell_edit",
         profiles=frozenset({"full", "standard"}),
         needs="notebook",
@@ -440,7 +444,11 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         document = await self.runtime.open(ctx, path)
         read = await document.read_cell(args.cell_id)
         index, cell = read.index, read.cell
-        await document.change_cell(DeleteCell(cell_id=args.cell_id), f"delete cell {args.cell_id}", read)
+        await document.change_cell(
+            DeleteCell(cell_id=args.cell_id),
+            user_text("delete %1", cell_words(index, cell_source(cell))),
+            read,
+        )
         return ToolOutput(
             f"Deleted {cell.cell_type} cell {args.cell_id} (was at index {index}). "
             f"Its source was:\n{cell_source(cell)}",
@@ -458,7 +466,7 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
     name = "move_cell"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 changes a notebook"),
+        ask_reason=user_template("It changes cells of a notebook"),
         changes="cell_edit",
         profiles=frozenset({"full"}),
         needs="notebook",
@@ -484,7 +492,9 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
         read = await document.read_cell(args.cell_id)
         old_index = read.index
         index = await document.change_cell(
-            MoveCell(cell_id=args.cell_id, to_index=args.to_index), f"move cell {args.cell_id}", read
+            MoveCell(cell_id=args.cell_id, to_index=args.to_index),
+            user_text("move %1", cell_words(read.index, cell_source(read.cell))),
+            read,
         )
         return ToolOutput(
             f"Moved cell {args.cell_id} from index {old_index} to index {index}.",

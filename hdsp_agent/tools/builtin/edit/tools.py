@@ -61,7 +61,7 @@ class CreateNewFileTool(Tool[CreateNewFileArgs]):
     name = "create_new_file"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 edits files"),
+        ask_reason=user_template("It changes files in your project"),
         changes="file_edit",
         words=ToolWords(
             question=user_template("Create a file?"),
@@ -155,7 +155,7 @@ class SingleFindAndReplaceTool(FileEditTool[SingleFindAndReplaceArgs]):
     name = "single_find_and_replace"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 edits files"),
+        ask_reason=user_template("It changes files in your project"),
         changes="file_edit",
         words=ToolWords(
             question=user_template("Change a file?"),
@@ -198,7 +198,7 @@ class MultiEditTool(FileEditTool[MultiEditArgs]):
     name = "multi_edit"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 edits files"),
+        ask_reason=user_template("It changes files in your project"),
         changes="file_edit",
         profiles=frozenset({"full", "standard"}),
         words=ToolWords(
@@ -253,7 +253,7 @@ class SearchAndReplaceInFileTool(FileEditTool[SearchAndReplaceInFileArgs]):
     name = "search_and_replace_in_file"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 edits files"),
+        ask_reason=user_template("It changes files in your project"),
         changes="file_edit",
         profiles=frozenset({"full"}),
         words=ToolWords(
@@ -309,7 +309,7 @@ class EditExistingFileTool(FileEditTool[EditExistingFileArgs]):
     name = "edit_existing_file"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 edits files"),
+        ask_reason=user_template("It changes files in your project"),
         changes="file_edit",
         profiles=frozenset({"full"}),
         words=ToolWords(

@@ -23,8 +23,8 @@ from pathlib import Path
 from pydantic import Field
 
 from ....permissions.paths import resolved_root
-from ....tools.facts import ToolFacts
-from ....user_text import user_text
+from ....tools.facts import ToolFacts, ToolWords
+from ....user_text import user_template, user_text
 from ...base import Tool, ToolArgs, ToolContext, ToolError, ToolOutput
 from .ripgrep import list_files
 
@@ -297,7 +297,14 @@ class CodebaseArgs(ToolArgs):
 
 class CodebaseTool(Tool[CodebaseArgs]):
     name = "codebase"
-    facts = ToolFacts(level="allow", profiles=frozenset({"full", "standard"}))
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full", "standard"}),
+        words=ToolWords(
+            question=user_template("Search the project's code?"),
+            statement=user_template("Search the project's code"),
+        ),
+    )
     description = (
         "Find the code most relevant to a question when you do not know where it lives (ranked snippets)."
     )

@@ -206,7 +206,14 @@ class ViewRepoMapArgs(ToolArgs):
 
 class ViewRepoMapTool(Tool[ViewRepoMapArgs]):
     name = "view_repo_map"
-    facts = ToolFacts(level="allow", profiles=frozenset({"full"}))
+    facts = ToolFacts(
+        level="allow",
+        profiles=frozenset({"full"}),
+        words=ToolWords(
+            question=user_template("Look at an outline of the project's code?"),
+            statement=user_template("Look at an outline of the project's code"),
+        ),
+    )
     description = "Map the whole project: every file with its classes, functions and signatures."
     args_model = ViewRepoMapArgs
     read_only = True

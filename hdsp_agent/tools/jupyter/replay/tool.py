@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ....documents.gateway import notebook_path
 from ....events import ToolProgressEvent
-from ....tools.facts import ToolFacts
+from ....tools.facts import ToolFacts, ToolWords
 from ....user_text import user_template, user_text
 from ...base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
 from ..notebook_tool import NotebookTool, path_field
@@ -35,10 +35,16 @@ class CheckReproducibilityTool(NotebookTool[CheckReproducibilityArgs]):
     name = "check_reproducibility"
     facts = ToolFacts(
         level="ask",
-        ask_reason=user_template("%1 acts on a notebook's kernel (runs code or changes its state)"),
+        ask_reason=user_template("It runs the notebook's code again, in a new kernel"),
         changes="kernel",
         profiles=frozenset({"full", "standard"}),
         needs="notebook",
+        words=ToolWords(
+            question=user_template("Run the notebook again in a new kernel to check it reproduces?"),
+            statement=user_template("Check that the notebook reproduces"),
+            question_with_subject=user_template("Run %1 again in a new kernel to check it reproduces?"),
+            statement_with_subject=user_template("Check that %1 reproduces"),
+        ),
     )
     description = (
         "Replay the notebook top to bottom in a new kernel of its kernelspec (never the user's kernel) and"
