@@ -308,18 +308,18 @@ async def test_a_live_run_cell_crosses_the_bridge_no_more_than_it_must(
     agent = live_agent(jp_serverapp, jp_root_dir)
     asked = count_open_checks(agent, monkeypatch)
     try:
-        # New code: the insert (nothing read: the tab clamps the position and answers with the cell), one
-        # cell's read for the kernelspec (no kernel runs yet), the final outputs. The undo record of the
-        # insert and of the outputs comes from what the call already holds, not from another read.
+        # New code: one cell's read (the last: is it the launcher's empty starter? its kernelspec, as no
+        # kernel runs yet), the insert (the tab answers with the cell), the final outputs. The undo record of
+        # the insert and of the outputs comes from what the call already holds, not from another read.
         ok(await agent.call("run_cell", path="nb.ipynb", code="print(6*7)"))
-        assert answered(tab) == ["apply", "read_cell", "apply"]
+        assert answered(tab) == ["read_cell", "apply", "apply"]
         # The gateway is chosen once for the call, once more for the final write (the tab may be gone by
         # then).
         assert len(asked) <= 2
-        # With the kernel running, nothing is read at all.
+        # With the kernel running, only the turn's previous new cell is read (the next goes after it).
         tab.requests.clear()
         ok(await agent.call("run_cell", path="nb.ipynb", code="print(7)"))
-        assert answered(tab) == ["apply", "apply"]
+        assert answered(tab) == ["read_cell", "apply", "apply"]
 
         # An existing cell: one read of that cell (its source, the kernelspec), the final outputs.
         tab.requests.clear()
@@ -365,9 +365,11 @@ async def test_a_live_cell_change_reads_at_most_its_cell_and_applies_once(
         if tool != "insert_cell":
             arguments = {**arguments, "cell_id": original.cells[0].id}
         ok(await agent.call(tool, path="nb.ipynb", **arguments))
-        # A new cell reads nothing (the tab puts it where it goes); a change to one cell reads that cell only.
-        assert answered(tab) == (["apply"] if tool == "insert_cell" else ["read_cell", "apply"])
-        assert len(asked) == 1
+        # A new cell reads one cell (the last: is it the launcher's empty starter cell?), an edit reads its
+        # cell for the approval's preview and for the change; a change to one cell reads that cell only.
+        expected = {"insert_cell": ["read_cell", "apply"], "edit_cell": ["read_cell", "read_cell", "apply"]}
+        assert answered(tab) == expected.get(tool, ["read_cell", "apply"])
+        assert len(asked) == (2 if tool == "edit_cell" else 1)  # the preview opens the notebook too
         assert tab.notebooks["nb.ipynb"] != original
 
         # The inverse recorded from the call's own read takes the change back.
@@ -396,7 +398,7 @@ async def edit_bytes(jp_serverapp: Any, jp_ws_fetch: Any, jp_root_dir: Path, cel
             await agent.call("edit_cell", path=path, cell_id=cell_id, old_string="= ", new_string="= 10 + ")
         )
         assert edited.details["index"] == cells // 2
-        assert answered(tab) == ["read_cell", "apply"]
+        assert answered(tab) == ["read_cell", "read_cell", "apply"]  # the approval's preview, the change
         assert tab.notebooks[path].cells[cells // 2].source.startswith(f"x{cells // 2} = 10 + ")
         return tab.transferred()
     finally:
@@ -502,10 +504,13 @@ async def test_insert_run_new_code_execute_code_and_redo_cost_the_same_in_2000_c
 ) -> None:
     small = await live_costs(jp_serverapp, jp_ws_fetch, jp_root_dir, 50)
     large = await live_costs(jp_serverapp, jp_ws_fetch, jp_root_dir, 2_000)
-    # Nothing is read to insert; the kernelspec is one cell's read, and only when no kernel runs yet.
-    assert [method for method, _ in large["insert_cell"]] == ["apply"]
-    assert [method for method, _ in large["run_cell, first"]] == ["apply", "read_cell", "apply"]
-    assert [method for method, _ in large["run_cell"]] == ["apply", "apply"]
+    # One cell is read to place a new cell (the last cell, or the turn's previous new cell); the last cell's
+    # read also gives the kernelspec a first run needs.
+    assert [method for method, _ in large["insert_cell"]] == ["read_cell", "apply"]
+    # After the insert, the first run reads the inserted cell (it goes after it) and the last for the
+    # kernelspec.
+    assert [method for method, _ in large["run_cell, first"]] == ["read_cell", "apply", "read_cell", "apply"]
+    assert [method for method, _ in large["run_cell"]] == ["read_cell", "apply", "apply"]
     assert large["execute_code"] == []
     # A redo plans on the notebook once (all or nothing: every step is checked before any is applied),
     # then applies each step with nothing read after.

@@ -158,7 +158,8 @@ class RunCellTool(NotebookTool[RunCellArgs]):
                     cell, place.index, user_text("add %1", cell_words(where, args.code))
                 )
                 cell_id, index = cell.id, before.index
-                kernelspec = document.kernelspec
+                # The last cell placing read carries the kernelspec: no second read for it.
+                kernelspec = partial(_known, place.last.kernelspec) if place.last else document.kernelspec
             self.runtime.placement.placed(ctx, path, cell_id)
             code = args.code
         kernel_id = await self.runtime.kernel_id(ctx, path, kernelspec)

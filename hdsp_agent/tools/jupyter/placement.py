@@ -30,6 +30,8 @@ class _Cells(Protocol):
 class Place:
     index: int  # where to insert (-1: at the end)
     reuse: CellRead | None = None  # or the empty starter cell to write into instead (as read)
+    # The notebook's last cell, when placing read it (its kernelspec spares the caller another read).
+    last: CellRead | None = None
 
 
 class CellPlacement:
@@ -45,23 +47,26 @@ class CellPlacement:
         turn = str(ctx.client_context.get("turn_id", ""))
         last = self._last.get(ctx.session_id, {}).get(path)
         anchors: list[Any] = []
+        last_cell: CellRead | None = None
         if last is not None and last[0] == turn:
             anchors.append(last[1])
         elif cell_type == "code":
             # The starter cell is also the cell in view of a new notebook: write into it, not after it.
-            starter = await _starter(notebook)
-            if starter is not None:
-                return Place(0, reuse=starter)
+            last_cell = await _last_cell(notebook)
+            if last_cell is not None and last_cell.cell_count == 1 and is_empty_starter(last_cell.cell):
+                return Place(0, reuse=last_cell, last=last_cell)
         anchors.append(ctx.client_context.get("active_cell_id"))
         for anchor in anchors:
             if not anchor:
                 continue
             try:
-                return Place((await notebook.read_cell(str(anchor), purpose="peek")).index + 1)
+                return Place(
+                    (await notebook.read_cell(str(anchor), purpose="peek")).index + 1, last=last_cell
+                )
             except ToolError as error:
                 if error.code != E_CELL_NOT_FOUND:
                     raise
-        return Place(-1)
+        return Place(-1, last=last_cell)
 
     def placed(self, ctx: ToolContext, path: str, cell_id: str) -> None:
         """The agent made (or filled) ``cell_id`` in ``path``: this turn's next cell goes after it."""
@@ -72,15 +77,14 @@ class CellPlacement:
         self._last.pop(session_id, None)
 
 
-async def _starter(notebook: _Cells) -> CellRead | None:
-    """The notebook's only cell when it is the launcher's empty starter cell (read as the last cell)."""
+async def _last_cell(notebook: _Cells) -> CellRead | None:
+    """The notebook's last cell (with the cell count: one empty cell is the launcher's starter), or None."""
     try:
-        last = await notebook.read_cell(index=-1)
+        return await notebook.read_cell(index=-1)
     except ToolError as error:
         if error.code != E_CELL_NOT_FOUND:
             raise
         return None
-    return last if last.cell_count == 1 and is_empty_starter(last.cell) else None
 
 
 def is_empty_starter(cell: Any) -> bool:
