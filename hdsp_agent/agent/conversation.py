@@ -336,4 +336,3 @@ class Conversation:
             return
         if self._tie(event.details.get("path")):
             self._set_status(self.record.status)
-
