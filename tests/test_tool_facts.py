@@ -28,7 +28,8 @@ def test_every_built_in_tool_declares_its_facts(tool_class: type[Tool[Any]]) -> 
     assert isinstance(facts, ToolFacts), f"{tool_class.__name__} declares no facts"
     assert known_facts()[tool_class.name] is facts
     if facts.level == "ask":
-        assert facts.ask_reason and "%1" in facts.ask_reason, "the policy says why it asks"
+        # The policy says why it asks, in plain words: never the tool's name (issue 28, "Words").
+        assert facts.ask_reason and "%1" not in facts.ask_reason, "the policy says why it asks"
     if facts.level == "allow":
         assert tool_class.read_only and facts.changes == "none"
 
@@ -58,7 +59,7 @@ def demo_tool() -> Iterator[Tool[Any]]:
         description = "Archive."
         facts = ToolFacts(
             level="ask",
-            ask_reason="%1 archives files",
+            ask_reason="It archives files",
             changes="file_edit",
             profiles=frozenset({"full"}),
             words=ToolWords(question="Archive the files?", statement="Archive the files"),
@@ -74,7 +75,7 @@ def test_a_new_tools_facts_reach_the_policy_the_catalog_and_the_words(
     demo_tool: Tool[Any], tmp_path: Path
 ) -> None:
     level, why = default_level("demo_archive", False)
-    assert (level, str(why)) == ("ask", "demo_archive archives files")
+    assert (level, str(why)) == ("ask", "It archives files")
     assert "demo_archive" in edit_tools() and not is_read_tool("demo_archive", False)
     action = derive_action("demo_archive", {"path": "a.txt"}, tmp_path)
     assert action is not None and action.kind == PermissionKind.FILE_WRITE
