@@ -39,8 +39,11 @@ test: setup browser sandbox llama-server test-python test-llama test-js test-ui
 # Each suite says how long it took (CI has 90 minutes on 2 cores; make test should stay well under 45).
 TIMED = start=$$(date +%s); trap 'echo "== $@: $$(( $$(date +%s) - start )) s"' EXIT;
 
+# In as many workers as the machine has cores: most tests wait on a kernel, a server or a subprocess, so two
+# workers on CI's two cores take about half the time. A file's tests share one worker (module fixtures: one
+# hub, one server per file).
 test-python: setup sandbox
-	@$(TIMED) $(PY) -m pytest -q --ignore=tests/test_llama_server.py
+	@$(TIMED) $(PY) -m pytest -q -n auto --dist loadfile --ignore=tests/test_llama_server.py
 
 # hdsp-agent against a real llama.cpp server (SmolLM2-135M): its own suite, so its time shows on its own line.
 test-llama: setup llama-server
