@@ -243,6 +243,26 @@ describe('SetupScreen', () => {
     expect(screen.queryByLabelText('Endpoint URL')).toBeNull();
   });
 
+  it('says in the model picker that the administrator set the model, with no way to add one', async () => {
+    await open(
+      standardRoutes([], {
+        ...configuredModels,
+        setup: {
+          allowed: false,
+          admin_contact: 'ml-platform@corp',
+          saved: null
+        }
+      })
+    );
+    const picker = screen.getByRole('combobox', { name: 'Model' });
+    expect(picker.title).toBe('The model is set by your administrator');
+    const options = Array.from(picker.querySelectorAll('option')).map(
+      option => option.textContent
+    );
+    expect(options).toContain('Set by your administrator');
+    expect(options).not.toContain('Manage models…');
+  });
+
   it('opens from the model picker as "Manage models…" and never shows the saved key', async () => {
     await open(standardRoutes([], afterSave));
     fireEvent.change(screen.getByRole('combobox', { name: 'Model' }), {

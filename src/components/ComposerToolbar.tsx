@@ -21,13 +21,19 @@ export function ComposerToolbar({
 }): JSX.Element {
   useSignals([model.stateChanged]);
   const models = model.models?.models ?? [];
+  // The administrator fixed the model (admin.json): the picker says so, and offers no way to add one.
+  const locked = model.models?.setup?.allowed === false;
   return (
     <div className="jp-hdsp-ComposerToolbar">
       {models.length > 0 && (
         <select
           className="jp-hdsp-Select"
           aria-label={trans.__('Model')}
-          title={trans.__('The model that answers the next message')}
+          title={
+            locked
+              ? trans.__('The model is set by your administrator')
+              : trans.__('The model that answers the next message')
+          }
           value={model.selectedModel || models[0].name}
           onChange={event => {
             if (event.target.value === MANAGE_MODELS) {
@@ -52,7 +58,11 @@ export function ComposerToolbar({
                 : info.name}
             </option>
           ))}
-          {model.models?.setup?.allowed !== false && (
+          {locked ? (
+            <option value="" disabled>
+              {trans.__('Set by your administrator')}
+            </option>
+          ) : (
             <option value={MANAGE_MODELS}>{trans.__('Manage models…')}</option>
           )}
         </select>
