@@ -173,9 +173,10 @@ test.describe('keyboard: every action reachable, with visible focus', () => {
 
     await startAtHeader(page, panel);
     const toCard = await tabUntil(page, 'Deny…');
+    // The card is folded to its question (250 px room): the question opens it, then the answers.
     expectReachedInOrder(toCard, [
       'New chat',
-      'Details',
+      'Change the file keys.txt?',
       'Allow once',
       'Allow for this chat',
       'Always allow…',
@@ -195,7 +196,8 @@ test.describe('keyboard: every action reachable, with visible focus', () => {
     await expect(review).toBeVisible();
     await startAtHeader(page, panel);
     const toReview = await tabUntil(page, 'Undo all');
-    expectReachedInOrder(toReview, [path, 'Keep all', 'Undo all']);
+    // The review bar is one line: what changed (opens the list of files), Keep all, Undo all.
+    expectReachedInOrder(toReview, ['Changed: 1 file', 'Keep all', 'Undo all']);
     await shot(page, testInfo, 'keyboard-review.png');
     await page.keyboard.press('Shift+Tab');
     expect((await focused(page)).label).toBe('Keep all');
