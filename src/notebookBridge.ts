@@ -652,7 +652,9 @@ function revealChange(
     notebook.node.contains(focused) &&
     !cell.node.contains(focused);
   if (!typingElsewhere) {
-    void notebook.scrollToCell(cell, 'smart');
+    // scrollToItem, not scrollToCell: that one also selects and activates the cell, which takes the
+    // keyboard focus out of the sidebar (the composer, a waiting card) into the notebook.
+    void notebook.scrollToItem(index, 'smart');
   }
 }
 

@@ -198,8 +198,9 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
         className="jp-hdsp-ApprovalCard-body"
         open={request.run_mode === 'unsandboxed'}
       >
-        <summary className="jp-hdsp-ApprovalCard-title" id={titleId}>
-          <span className="jp-hdsp-ApprovalCard-question">
+        <summary className="jp-hdsp-ApprovalCard-title">
+          {/* The card is named by its question alone (not the fold marker the summary shows). */}
+          <span className="jp-hdsp-ApprovalCard-question" id={titleId}>
             {approvalQuestion(request, trans)}
           </span>
           {total > 1 && (
