@@ -68,7 +68,8 @@ async def test_sessions_refuse_malformed_bodies_and_create_nothing(jp_fetch: Any
     assert (await call(jp_fetch, "sessions"))[1] == {"sessions": []}, "nothing was created"
 
     code, created = await call(jp_fetch, "sessions", "POST", {"title": "Kept"})
-    assert code == 201 and set(created) == {"id", "title", "created", "updated", "model", "status", "notebooks"}
+    fields = {"id", "title", "created", "updated", "model", "status", "notebooks"}
+    assert code == 201 and set(created) == fields
     code, reply = await call(jp_fetch, f"sessions/{created['id']}", "PATCH", {"title": None})
     assert code == 400 and refused(reply, "invalid_field", "title")
     assert (await call(jp_fetch, f"sessions/{created['id']}"))[1]["title"] == "Kept", "not renamed"
