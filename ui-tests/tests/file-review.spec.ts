@@ -83,6 +83,8 @@ test.describe('reviewing the agent’s file edits in the editor', () => {
     await expect(bars.nth(1)).toContainText('agent');
     const review = panel.getByRole('region', { name: 'Review' });
     await expect(review).toContainText('1 file');
+    // The review bar is one line until opened; opened, it lists the file as a button that opens it.
+    await review.getByRole('button', { name: /^Changed:/ }).click();
     await expect(review.getByRole('button', { name: path })).toBeVisible();
     await screenshot(page, testInfo, 'file-review-hunks.png');
 
