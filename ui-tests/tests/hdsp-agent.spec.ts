@@ -12,9 +12,10 @@ const VERSION: string = require('../../package.json').version;
 
 async function expectConnectedWithTools(panel: Locator): Promise<void> {
   await expect(panel).toBeVisible();
+  // At the default 250 px the title gives way to the header's buttons (it is also the tab's name).
   await expect(
     panel.getByRole('heading', { name: 'hdsp-agent' })
-  ).toBeVisible();
+  ).toBeAttached();
   const serverInfo = panel.locator('.jp-hdsp-ServerInfo summary');
   await expect(serverInfo).toContainText(
     `Connected to hdsp-agent server ${VERSION} ·`
