@@ -174,6 +174,7 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
     }
   };
   const deny = () => answer(() => props.onDeny(reason));
+  const question = approvalQuestion(request, trans);
 
   return (
     <div
@@ -200,8 +201,13 @@ export function ApprovalCard(props: IApprovalCardProps): JSX.Element {
       >
         <summary className="jp-hdsp-ApprovalCard-title">
           {/* The card is named by its question alone (not the fold marker the summary shows). */}
-          <span className="jp-hdsp-ApprovalCard-question" id={titleId}>
-            {approvalQuestion(request, trans)}
+          {/* Cut to one line while folded: the whole question is its title. */}
+          <span
+            className="jp-hdsp-ApprovalCard-question"
+            id={titleId}
+            title={question}
+          >
+            {question}
           </span>
           {total > 1 && (
             <span className="jp-hdsp-ApprovalCard-count">

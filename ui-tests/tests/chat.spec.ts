@@ -299,7 +299,7 @@ test.describe('hdsp-agent turns and conversations', () => {
     const download = page.waitForEvent('download');
     await panel
       .getByRole('list', { name: 'Conversations' })
-      .getByRole('button', { name: 'Export "Plot it" as Markdown' })
+      .getByRole('button', { name: /^Export "Plot it/ })
       .click();
     const exported = readFileSync(await (await download).path(), 'utf-8');
     expect(exported).toContain(

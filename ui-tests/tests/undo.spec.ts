@@ -192,7 +192,7 @@ test.describe('undo that is exact', () => {
     await panel.getByRole('button', { name: 'Undo', exact: true }).click();
 
     const error = panel.locator('.jp-hdsp-Error');
-    await expect(error).toContainText('nothing was undone');
+    await expect(error).toContainText('Nothing was undone');
     await expect(error).toContainText('touched.ipynb');
     await expect(error).toContainText('edited after the agent changed it');
     // Nothing was applied: both agent cells stay, the run keeps its output and execution count.
