@@ -31,7 +31,7 @@ test.describe('hdsp-agent in Korean', () => {
       }
     ]);
     const page = await context.newPage();
-    await page.goto(`${baseURL}/lab`);
+    await page.goto(`${baseURL}/lab?reset`);
     await expect(
       page.locator('#jp-MainMenu').getByText('파일', { exact: true })
     ).toBeVisible({

@@ -139,7 +139,7 @@ test.describe('a real llama-server in the sidebar', () => {
       viewport: { width: 1280, height: 800 }
     });
     const page = await context.newPage();
-    await page.goto(`${baseURL}/lab`);
+    await page.goto(`${baseURL}/lab?reset`);
     await page
       .locator(`.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="${PANEL_ID}"]`)
       .click();

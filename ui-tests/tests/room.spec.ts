@@ -309,7 +309,8 @@ async function setTheme(
 
 /**
  * A plain page (not galata's, whose start gives the launcher 15 s: too little on a loaded machine), with its
- * console errors collected; the lab restored.
+ * console errors collected; the lab restored. `?reset`: a fresh workspace, not the last test's layout (its
+ * notebooks are gone, and reopening them logs 404s).
  */
 async function openLab(
   context: BrowserContext,
@@ -324,7 +325,7 @@ async function openLab(
     }
   });
   page.on('pageerror', error => errors.push(error.message));
-  await page.goto(`${baseURL}/lab`);
+  await page.goto(`${baseURL}/lab?reset`);
   await expect(
     page.locator('#jp-MainMenu').getByText(menuFile, { exact: true })
   ).toBeVisible({ timeout: 60_000 });

@@ -112,7 +112,7 @@ test.describe('model setup in the sidebar', () => {
       viewport: { width: 1280, height: 800 }
     });
     const page = await context.newPage();
-    await page.goto(`${baseURL}/lab`);
+    await page.goto(`${baseURL}/lab?reset`);
     await page
       .locator(`.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="${PANEL_ID}"]`)
       .click();
@@ -183,7 +183,7 @@ test.describe('model setup in the sidebar', () => {
       viewport: { width: 1280, height: 800 }
     });
     const page = await context.newPage();
-    await page.goto(`${baseURL}/lab`);
+    await page.goto(`${baseURL}/lab?reset`);
     // The workspace may have kept the sidebar open from the previous test: a click would close it.
     const tab = page.locator(
       `.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="${PANEL_ID}"]`

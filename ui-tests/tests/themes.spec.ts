@@ -300,7 +300,7 @@ test.describe('the newer screens in Korean', () => {
   }, testInfo) => {
     await setLanguage(request, 'ko_KR');
     const page = await context.newPage();
-    await page.goto(`${baseURL}/lab`);
+    await page.goto(`${baseURL}/lab?reset`);
     await expect(
       page.locator('#jp-MainMenu').getByText('파일', { exact: true })
     ).toBeVisible({ timeout: 60_000 });
