@@ -42,6 +42,9 @@ class Reply:
     delay: float = 0.0  # seconds between chunks
     hang: float = 0.0  # seconds to wait before answering at all
     buffered: bool = False  # every chunk in one write, as a buffering gateway hands a stream over
+    # After this many chunks, wait for ``POST /release`` (at most a minute): a turn that stays busy exactly as
+    # long as a browser test needs, however slow the machine.
+    hold_after: int | None = None
 
 
 def _chunk(
@@ -148,6 +151,7 @@ class ScriptedModel:
         self.refused: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        self.released = threading.Event()  # set by ``POST /release``: held replies go on
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -169,6 +173,7 @@ class ScriptedModel:
         with self._lock:
             self._replies = list(replies)
             self.max_prompt_tokens = max_prompt_tokens
+            self.released.clear()
             self.requests.clear()
             self.request_headers.clear()
             self.prompt_sizes.clear()
@@ -256,6 +261,10 @@ class ScriptedModel:
                     )
                     self._json(200, {"pending": model.pending})
                     return
+                if self.path.rstrip("/") == "/release":  # a held reply (hold_after) goes on
+                    model.released.set()
+                    self._json(200, {})
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     # Other servers' endpoints (Ollama's /api/show, ...): this is not one of them.
                     self._json(404, {"error": {"message": f"not found: {self.path}"}})
@@ -321,6 +330,8 @@ class ScriptedModel:
                         self._write_chunk(f"data: {data}\n\n".encode())
                         if reply.delay:
                             time.sleep(reply.delay)
+                        if reply.hold_after is not None and number + 1 == reply.hold_after:
+                            model.released.wait(timeout=60)
                     self._write_chunk(b"data: [DONE]\n\n")
                     self._write_chunk(b"")
                 except (BrokenPipeError, ConnectionResetError):
@@ -398,15 +409,17 @@ def _collapse(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def reply_from_json(spec: dict[str, Any]) -> Reply:
-    """A reply from a JSON script entry: {"text": "...", "reasoning"?, "pieces"?, "delay"?} |
+    """A reply from a JSON script entry: {"text": "...", "reasoning"?, "pieces"?, "delay"?, "hold_after"?} |
     {"tool_calls": [[name, args], ...], "pieces"?, "delay"?} | {"error": 500}."""
     if "text" in spec:
-        return text(
+        reply = text(
             spec["text"],
             pieces=spec.get("pieces", 4),
             reasoning=spec.get("reasoning"),
             delay=spec.get("delay", 0.0),
         )
+        reply.hold_after = spec.get("hold_after")
+        return reply
     if "tool_calls" in spec:
         reply = tool_calls(*[(name, args) for name, args in spec["tool_calls"]], pieces=spec.get("pieces", 3))
         reply.delay = spec.get("delay", 0.0)

@@ -31,7 +31,14 @@ export function failOnConsoleErrors(expected: RegExp[] = []): void {
  * One reply of the scripted model (tests/scripted_model.py `reply_from_json`).
  */
 export type ScriptedReply =
-  | { text: string; pieces?: number; delay?: number; reasoning?: string }
+  | {
+      text: string;
+      pieces?: number;
+      delay?: number;
+      reasoning?: string;
+      // Stop after this many pieces until releaseModel(): the turn stays busy as long as the test needs.
+      hold_after?: number;
+    }
   | { tool_calls: [string, string][]; pieces?: number }
   | { error: number; message?: string };
 
@@ -49,6 +56,12 @@ export async function loadScript(
   const response = await request.post(modelUrl('/script'), {
     data: { replies }
   });
+  expect(response.ok()).toBeTruthy();
+}
+
+/** A reply held by `hold_after` goes on. */
+export async function releaseModel(request: APIRequestContext): Promise<void> {
+  const response = await request.post(modelUrl('/release'));
   expect(response.ok()).toBeTruthy();
 }
 

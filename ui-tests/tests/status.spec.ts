@@ -5,6 +5,7 @@ import {
   loadScript,
   modelRequests,
   openPanel,
+  releaseModel,
   sendInNewChat
 } from './helpers';
 
@@ -59,7 +60,7 @@ test.describe('hdsp-agent honest status', () => {
       {
         text: 'A long answer that streams for a while. '.repeat(4),
         pieces: 20,
-        delay: 0.2
+        hold_after: 2
       },
       { text: 'Second answer.' }
     ]);
@@ -76,6 +77,7 @@ test.describe('hdsp-agent honest status', () => {
     const queued = panel.locator('.jp-hdsp-Composer-queued');
     await expect(queued).toContainText('Queued, sent when the agent finishes:');
     await expect(queued).toContainText('Follow-up question');
+    await releaseModel(request);
 
     // When the first turn ends, the queued message goes as the next turn.
     await expect(panel.locator('.jp-hdsp-Message-user')).toHaveCount(2, {
