@@ -331,12 +331,14 @@ def replace_in_cell(text: str, old: str, new: str, cell_type: str = "code") -> t
     return outcome.text, (None if outcome.pass_name == "exact" else outcome.note)
 
 
-def cell_diff(before: str, after: str, path: str, cell_id: str) -> str:
+def cell_diff(before: str, after: str, path: str, cell: str) -> str:
+    """A unified diff of one cell's source, headed "PATH CELL" (``cell``: the id for the model, the cell's
+    words for the user's card)."""
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
-        fromfile=f"{path} cell {cell_id}",
-        tofile=f"{path} cell {cell_id}",
+        fromfile=f"{path} {cell}",
+        tofile=f"{path} {cell}",
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
@@ -379,7 +381,15 @@ class EditCellTool(NotebookTool[EditCellArgs]):
             raise ToolError(
                 E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
-        return cell_diff(before, after, path, args.cell_id)
+        # The header names the cell as the user sees it (the model's output keeps the id it works with).
+        return cell_diff(before, after, path, str(cell_words(read.index, before)))
+
+    async def approval_reason(
+        self, args: EditCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        path = notebook_path(ctx, args.path)
+        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        return user_text("changes %1 of %2", cell, path)
 
     @staticmethod
     def _new_source(before: str, args: EditCellArgs, cell_type: str) -> tuple[str, str | None]:
@@ -402,7 +412,7 @@ class EditCellTool(NotebookTool[EditCellArgs]):
             user_text("change %1", cell_words(read.index, after)),
             read,
         )
-        diff = cell_diff(before, after, path, args.cell_id)
+        diff = cell_diff(before, after, path, f"cell {args.cell_id}")
         how = f" old_string {match_note}." if match_note else ""
         return ToolOutput(
             f"Edited cell {args.cell_id} (index {index}).{how}\n{diff}",
@@ -438,6 +448,19 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         source = self.runtime.seen_source(ctx.session_id, path, args.cell_id)
         detail = f"delete cell {args.cell_id}" + (f":\n{source}" if source is not None else "")
         return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
+
+    async def approval_preview(
+        self, args: DeleteCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """The source that would go, read from the cell as it is now (the id stays in the details)."""
+        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
+
+    async def approval_reason(
+        self, args: DeleteCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        path = notebook_path(ctx, args.path)
+        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        return user_text("deletes %1 of %2", cell, path)
 
     async def run(self, args: DeleteCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
@@ -485,6 +508,21 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
         return PermissionAction(
             PermissionKind.FILE_WRITE, path, f"move cell {args.cell_id} to index {args.to_index}"
         )
+
+    async def approval_preview(
+        self, args: MoveCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """The cell's source (what moves; where to is in the reason)."""
+        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
+
+    async def approval_reason(
+        self, args: MoveCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        path = notebook_path(ctx, args.path)
+        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        if args.to_index < 0:
+            return user_text("moves %1 of %2 to the end", cell, path)
+        return user_text("moves %1 of %2 to position %3", cell, path, args.to_index + 1)
 
     async def run(self, args: MoveCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
