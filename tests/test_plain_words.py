@@ -14,8 +14,8 @@ from test_user_text import korean
 from hdsp_agent.agent.undo import UndoConflict, UndoConflicts
 from hdsp_agent.documents.edits import cell_words
 from hdsp_agent.permissions.defaults import default_level
-from hdsp_agent.tools.facts import known_facts
 from hdsp_agent.tools.builtin import builtin_tools
+from hdsp_agent.tools.facts import known_facts
 from hdsp_agent.user_text import UserText, collect_texts
 
 CELL_ID = "aec4de07"

@@ -209,11 +209,11 @@ class ToolExecutor:
         except ToolError as error:
             # The change cannot be made (an old_string not in the cell): say so to the model, ask no one.
             raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
-        reasons = list(decision.reasons)
+        card_reasons = list(decision.reasons)
         if reason:
             general = tool.facts.ask_reason if tool.facts is not None else None
-            reasons = [reason, *(text for text in reasons if text != general)]
-        reply = await self._ask(tool, arguments, action, decision, call, ctx, preview, reasons)
+            card_reasons = [reason, *(text for text in card_reasons if text != general)]
+        reply = await self._ask(tool, arguments, action, decision, call, ctx, preview, card_reasons)
         trail.answered(reply, by_person=not reply.asked_nobody)
         if not reply.approved:
             raise _Refusal(

@@ -21,6 +21,7 @@ from ...documents.edits import (
     SetCellSource,
     cell_source,
     cell_words,
+    first_line,
     new_cell,
 )
 from ...documents.gateway import notebook_path
@@ -416,7 +417,13 @@ class EditCellTool(NotebookTool[EditCellArgs]):
         how = f" old_string {match_note}." if match_note else ""
         return ToolOutput(
             f"Edited cell {args.cell_id} (index {index}).{how}\n{diff}",
-            {"path": path, "cell_id": args.cell_id, "index": index, "diff": diff},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "first_line": first_line(after),
+                "diff": diff,
+            },
         )
 
 
@@ -475,7 +482,12 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         return ToolOutput(
             f"Deleted {cell.cell_type} cell {args.cell_id} (was at index {index}). "
             f"Its source was:\n{cell_source(cell)}",
-            {"path": path, "cell_id": args.cell_id, "index": index},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "first_line": first_line(cell_source(cell)),
+            },
         )
 
 
@@ -536,5 +548,11 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
         )
         return ToolOutput(
             f"Moved cell {args.cell_id} from index {old_index} to index {index}.",
-            {"path": path, "cell_id": args.cell_id, "index": index, "old_index": old_index},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "old_index": old_index,
+                "first_line": first_line(cell_source(read.cell)),
+            },
         )
