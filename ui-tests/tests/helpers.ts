@@ -32,7 +32,7 @@ export function failOnConsoleErrors(expected: RegExp[] = []): void {
  */
 export type ScriptedReply =
   | { text: string; pieces?: number; delay?: number; reasoning?: string }
-  | { tool_calls: [string, string][]; pieces?: number }
+  | { tool_calls: [string, string][]; pieces?: number; delay?: number }
   | { error: number; message?: string };
 
 function modelUrl(path: string): string {
