@@ -175,7 +175,12 @@ test.describe('where the work lands', () => {
       },
       { text: 'Changed another.' }
     ]);
-    await page.notebook.openByPath(path);
+    await page.evaluate(async p => {
+      await (window as any).jupyterapp.commands.execute('docmanager:open', {
+        path: p,
+        factory: 'Notebook'
+      });
+    }, path);
     const cells = notebookCells(page);
     await expect(cells.first()).toBeInViewport();
     const panel = await openPanel(page);
@@ -187,7 +192,7 @@ test.describe('where the work lands', () => {
     await sendInNewChat(panel, 'Change the last cell');
     await expect(
       panel.locator('.jp-hdsp-Message-assistant').last()
-    ).toContainText('Changed the last cell.');
+    ).toContainText('Changed the last cell.', { timeout: 60_000 });
     // The changed cell came into view (the focus stayed in the sidebar).
     await expect(cells.nth(39)).toContainText('changed');
     await expect(cells.nth(39)).toBeInViewport();
@@ -202,7 +207,7 @@ test.describe('where the work lands', () => {
     await page.keyboard.type('  # mine');
     await expect(
       panel.locator('.jp-hdsp-Message-assistant').last()
-    ).toContainText('Changed another.', { timeout: 30_000 });
+    ).toContainText('Changed another.', { timeout: 60_000 });
     await expect(cells.nth(38)).toContainText('changed');
     await expect(cells.first()).toBeInViewport();
     await expect(cells.first()).toContainText('value_0 = 0  # mine');
