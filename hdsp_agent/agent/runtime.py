@@ -30,7 +30,14 @@ from .context_window import detect_context_window
 from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
-from .prompts import RulesProvider, build_system_prompt, project_rules, rules_section
+from .prompts import (
+    RulesProvider,
+    SkillsProvider,
+    build_system_prompt,
+    project_rules,
+    project_skills,
+    rules_section,
+)
 from .quotas import Quotas, UsageMeter
 from .readiness import ReadinessStore
 from .text_tools import with_tool_descriptions
@@ -55,6 +62,8 @@ class AgentRuntime:
     # Warn when the system prompt and tool schemas take more than this share of the context window.
     context_warning_share: float = 0.5
     rules_provider: RulesProvider | None = project_rules
+    # The skills' names and descriptions for the system prompt (bodies come by ``use_skill``); None: none.
+    skills_provider: SkillsProvider | None = project_skills
     # Narrows the catalog (e.g. the read-only mode); None offers every available tool.
     catalog_filter: ToolFilter | None = None
     # Brings every tool from outside up to date (MCP servers: connect, re-list after list_changed). Awaited
@@ -257,5 +266,7 @@ class AgentRuntime:
     def system_prompt(self, ctx: ToolContext) -> str:
         """The system prompt, through the same redaction as tool results: instruction and rule files, and the
         cells and mentions the sidebar sends, can hold a secret as well as any file a tool reads."""
-        prompt = build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)
+        prompt = build_system_prompt(
+            Path(ctx.root_dir), ctx.client_context, self.rules_provider, self.skills_provider
+        )
         return self.executor_settings.redactor.redact(prompt)
