@@ -124,6 +124,9 @@ async def test_the_body_is_absent_from_the_first_request_and_comes_by_use_skill(
     assert "use_skill" in [tool["function"]["name"] for tool in first["tools"]]
     assert "- clean-csv: Cleans CSV files." in first["messages"][0]["content"]
     assert BODY not in json.dumps(first)
+    # The lean first request (README "Benchmarks"): the built-in skills cost a line each, not their bodies.
+    builtin_only = skills_section([s for s in SkillTrust(tmp_path / "empty").skills() if s.source == "builtin"])
+    assert len(builtin_only) < 400 and "Write a clean report notebook" not in first["messages"][0]["content"]
     tool_result = next(message for message in second["messages"] if message["role"] == "tool")
     assert BODY in tool_result["content"]
     assert of_type(events, "turn.end")

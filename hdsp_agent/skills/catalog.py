@@ -201,6 +201,6 @@ def skills_section(skills: list[Skill]) -> str:
         return ""
     lines = [f"- {skill.name}: {skill.description}" for skill in chosen]
     return (
-        "Skills (instructions for a kind of task; when one fits the user's request, call use_skill with its "
-        "name first and follow what it returns):\n" + "\n".join(lines)
+        "Skills (when one fits the task, call use_skill with its name first, then follow it):\n"
+        + "\n".join(lines)
     )

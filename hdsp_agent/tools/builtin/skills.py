@@ -32,11 +32,7 @@ class UseSkillTool(Tool[UseSkillArgs]):
             statement=user_template("Read the instructions of a skill"),
         ),
     )
-    description = (
-        "Read a skill's instructions by name (the skills are listed in the system prompt). Call it before "
-        "starting a task a skill fits, then follow the instructions; the answer names the skill's folder and "
-        "the files in it."
-    )
+    description = "Read a skill's instructions (Skills in the system prompt) before a task it fits."
     args_model = UseSkillArgs
     read_only = True
 
