@@ -49,7 +49,9 @@ def test_skills_are_found_in_the_three_places_and_bad_ones_say_why(tmp_path: Pat
     write_skill(root / ".hdsp" / "skills" / "long", "long", "x" * (MAX_DESCRIPTION_CHARS + 1))
 
     skills = by_name(root)
-    assert {name: skills[name]["source"] for name in ("report", "profile-dataframe", "mine", "clean-csv")} == {
+    assert {
+        name: skills[name]["source"] for name in ("report", "profile-dataframe", "mine", "clean-csv")
+    } == {
         "report": "builtin",
         "profile-dataframe": "builtin",
         "mine": "user",
@@ -125,7 +127,9 @@ async def test_the_body_is_absent_from_the_first_request_and_comes_by_use_skill(
     assert "- clean-csv: Cleans CSV files." in first["messages"][0]["content"]
     assert BODY not in json.dumps(first)
     # The lean first request (README "Benchmarks"): the built-in skills cost a line each, not their bodies.
-    builtin_only = skills_section([s for s in SkillTrust(tmp_path / "empty").skills() if s.source == "builtin"])
+    builtin_only = skills_section(
+        [s for s in SkillTrust(tmp_path / "empty").skills() if s.source == "builtin"]
+    )
     assert len(builtin_only) < 400 and "Write a clean report notebook" not in first["messages"][0]["content"]
     tool_result = next(message for message in second["messages"] if message["role"] == "tool")
     assert BODY in tool_result["content"]

@@ -14,8 +14,8 @@ import asyncio
 import tornado.web
 
 from ..permissions.paths import display_path
-from ..tools.builtin.rules import INSTRUCTION_FILES, applicable_rules
 from ..skills.trust import SkillTrust
+from ..tools.builtin.rules import INSTRUCTION_FILES, applicable_rules
 from .errors import RestError
 from .rest_models import InstructionsQuery, InstructionsReply, SkillsReply, SkillTrustReply, SkillTrustRequest
 from .routes import _AgentHandler, route

@@ -135,7 +135,7 @@ class McpTrustRequest(_Strict):
 
 
 class SkillTrustRequest(_Strict):
-    """``POST skills/trust``: a project skill's folder and its sha256 as the user reviewed it (``GET skills``)."""
+    """``POST skills/trust``: a project skill's folder and its sha256 as shown (``GET skills``)."""
 
     path: str
     sha256: str

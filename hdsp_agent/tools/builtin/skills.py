@@ -63,7 +63,9 @@ class UseSkillTool(Tool[UseSkillArgs]):
         try:
             _, _, body = parse_skill(read_skill_file(chosen.directory, chosen.source, root))
         except SkillError as error:
-            raise ToolError("E_SKILL_INVALID", user_text("the skill %1 cannot be read: %2", wanted, error))
+            raise ToolError(
+                "E_SKILL_INVALID", user_text("the skill %1 cannot be read: %2", wanted, error)
+            ) from None
         return f"Skill {chosen.name!r} (folder {_folder(chosen, root)}):\n\n{body}{_files(chosen)}"
 
 
