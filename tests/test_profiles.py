@@ -24,7 +24,6 @@ COMPACT_FILES = [
     "ls",
     "grep_search",
     "run_terminal_command",
-    "use_skill",  # skills are read on demand: the one way a small model gets a skill's instructions
 ]
 COMPACT_NOTEBOOK = ["read_notebook", "insert_cell", "edit_cell", "run_cell"]
 

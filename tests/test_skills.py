@@ -118,8 +118,7 @@ async def test_the_body_is_absent_from_the_first_request_and_comes_by_use_skill(
     SkillTrust(root).trust(listed["path"], listed["sha256"])
     script = [tool_calls(("use_skill", '{"name": "clean-csv"}')), text("BANANA-7")]
     with ScriptedModel(script) as model:
-        # The compact profile: the smallest first request still offers use_skill and names the skill.
-        runtime = make_runtime(root, model, default_tools(), context_window=4_096)
+        runtime = make_runtime(root, model, default_tools(), context_window=32_768)  # standard profile
         session = make_manager(root, runtime, tmp_path / "store" / "s.sqlite3").create()
         events = await run_turn(session, "clean my csv")
     first, second = model.requests[0], model.requests[1]
@@ -134,3 +133,8 @@ async def test_the_body_is_absent_from_the_first_request_and_comes_by_use_skill(
     tool_result = next(message for message in second["messages"] if message["role"] == "tool")
     assert BODY in tool_result["content"]
     assert of_type(events, "turn.end")
+    # The compact profile (a small window) names no skill and offers no use_skill: no room for one.
+    ctx = runtime.tool_context(client_context={})
+    assert "Skills" not in runtime.system_prompt(ctx, "compact") and "clean-csv" in runtime.system_prompt(
+        ctx, "standard"
+    )

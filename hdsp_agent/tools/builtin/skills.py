@@ -27,6 +27,9 @@ class UseSkillTool(Tool[UseSkillArgs]):
     facts = ToolFacts(
         level="allow",
         changes="none",
+        # Not compact: a small window has no room for a skill's instructions (the system prompt then names
+        # no skills either: ``AgentRuntime.system_prompt``).
+        profiles=frozenset({"standard", "full"}),
         words=ToolWords(
             question=user_template("Read the instructions of a skill?"),
             statement=user_template("Read the instructions of a skill"),
