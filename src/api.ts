@@ -42,7 +42,9 @@ import {
   ICompactReply,
   IContextReply,
   IMcpPromptsReply,
-  IClientContext
+  IClientContext,
+  ISkillsReply,
+  ISkillTrustRequest
 } from './tokens';
 
 /** A request body, typed by its model's mirror (so a field the server does not know fails to compile). */
@@ -420,6 +422,29 @@ export async function trustProjectFile(
   await requestAPI('mcp/trust', serverSettings, {
     method: 'POST',
     body: jsonBody<IMcpTrustRequest>({ sha256 })
+  });
+}
+
+/** `GET /hdsp-agent/skills`: every skill found, with its trust. */
+export function fetchSkills(
+  serverSettings: ServerConnection.ISettings
+): Promise<ISkillsReply> {
+  return requestAPI<ISkillsReply>('skills', serverSettings);
+}
+
+/**
+ * `POST /hdsp-agent/skills/trust`: trust a project skill's folder as the user saw it.
+ *
+ * @throws ServerConnection.ResponseError 409 when it changed since it was listed
+ */
+export async function trustSkill(
+  serverSettings: ServerConnection.ISettings,
+  path: string,
+  sha256: string
+): Promise<void> {
+  await requestAPI('skills/trust', serverSettings, {
+    method: 'POST',
+    body: jsonBody<ISkillTrustRequest>({ path, sha256 })
   });
 }
 

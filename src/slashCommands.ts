@@ -22,7 +22,8 @@ export const BUILTIN_COMMANDS = [
   '/plan',
   '/undo',
   '/model',
-  '/mode'
+  '/mode',
+  '/skills'
 ] as const;
 
 export function slashCommands(
@@ -60,6 +61,13 @@ export function slashCommands(
       name: '/mode',
       usage: 'default | accept-edits | read-only | plan',
       description: trans.__('Switch the mode')
+    },
+    {
+      name: '/skills',
+      usage: '',
+      description: trans.__(
+        'The skills the agent may use, and those waiting for your trust'
+      )
     }
   ];
   const fromMcp = prompts.map(prompt => ({

@@ -17,10 +17,11 @@ import {
   IMcpPromptInfo
 } from './tokens';
 
-/** What the composer shows after a command: nothing, the `/context` breakdown, or a short note. */
+/** What the composer shows after a command: nothing, the `/context` breakdown, the skills, or a short note. */
 export type SlashOutcome =
   | { kind: 'done' }
   | { kind: 'context'; reply: IContextReply }
+  | { kind: 'skills' }
   | { kind: 'note'; message: string }
   | { kind: 'not-a-command' };
 
@@ -85,6 +86,8 @@ export async function runSlash(
         model.mode = 'plan';
         await model.send(rest);
         return { kind: 'done' };
+      case '/skills':
+        return { kind: 'skills' };
       case '/context': {
         const session = await model.ensureSession();
         model.context.refresh();

@@ -486,6 +486,33 @@ export interface IMcpTrustReply {
   project: IMcpProjectFile;
 }
 
+/** A skill as `GET skills` lists it; only `trusted` ones are offered to the model. */
+export interface ISkillInfo {
+  name: string;
+  description: string;
+  source: 'builtin' | 'user' | 'project';
+  path: string;
+  sha256: string;
+  status: 'trusted' | 'untrusted' | 'changed' | 'invalid';
+  problem: string | null;
+}
+
+/** The reply of `GET skills`. */
+export interface ISkillsReply {
+  skills: ISkillInfo[];
+}
+
+/** The body of `POST skills/trust`: the folder and its hash as the user saw them. */
+export interface ISkillTrustRequest {
+  path: string;
+  sha256: string;
+}
+
+/** The reply of `POST skills/trust`. */
+export interface ISkillTrustReply {
+  skill: ISkillInfo;
+}
+
 export * from './events';
 export * from './serverText';
 export * from './wire';

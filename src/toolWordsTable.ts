@@ -176,6 +176,10 @@ export const TOOL_WORDS: Record<string, IToolWords> = {
     "question": "Update the plan?",
     "statement": "Update the plan"
   },
+  "use_skill": {
+    "question": "Read the instructions of a skill?",
+    "statement": "Read the instructions of a skill"
+  },
   "view_diff": {
     "question": "Look at the changes not yet committed?",
     "statement": "Look at the changes not yet committed"

@@ -28,6 +28,10 @@ env.HDSP_UI_TOKEN ??= randomBytes(16).toString('hex');
 env.HDSP_UI_ROOT_DIR ??= mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-root-'));
 // The conversation store: one for the run, so a lab restarted by a test (restart.spec.ts) finds its history.
 env.HDSP_UI_STORE_DIR ??= mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-store-'));
+// The user's Jupyter config dir of the lab (its skills, the skills and project files it trusts): a fresh one,
+// so a test's "Trust" never lands in the developer's own ~/.jupyter and their skills never reach a test.
+env.HDSP_UI_CONFIG_DIR ??= mkdtempSync(join(tmpdir(), 'hdsp-agent-ui-config-'));
+env.JUPYTER_CONFIG_DIR = env.HDSP_UI_CONFIG_DIR;
 
 const baseURL = `http://127.0.0.1:${env.HDSP_UI_PORT}`;
 

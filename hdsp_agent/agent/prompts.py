@@ -1,4 +1,5 @@
-"""The system prompt: who the agent is, where it works, what the user is looking at, the project's rules."""
+"""The system prompt: who the agent is, where it works, the skills it may use, what the user is looking at,
+the project's rules."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 RulesProvider = Callable[[Path, list[str]], list[str]]
+# The skills' lines of the system prompt (names and descriptions only) for a project root.
+SkillsProvider = Callable[[Path], str]
 
 
 def project_rules(root_dir: Path, paths_in_play: list[str]) -> list[str]:
@@ -14,6 +17,14 @@ def project_rules(root_dir: Path, paths_in_play: list[str]) -> list[str]:
     from ..tools.builtin.rules import applicable_rules
 
     return [rule.as_prompt() for rule in applicable_rules(root_dir, paths_in_play)]
+
+
+def project_skills(root_dir: Path) -> str:
+    """The offered skills' names and descriptions (built-in, the user's, the project's trusted ones)."""
+    from ..skills.catalog import skills_section
+    from ..skills.trust import SkillTrust
+
+    return skills_section(SkillTrust(root_dir).skills())
 
 
 ROLE = """You are hdsp-agent, an AI assistant inside JupyterLab. You help a data scientist with their \
@@ -63,9 +74,15 @@ def mentions_section(client_context: dict[str, Any]) -> str | None:
 
 
 def build_system_prompt(
-    root_dir: Path, client_context: dict[str, Any], rules_provider: RulesProvider | None = None
+    root_dir: Path,
+    client_context: dict[str, Any],
+    rules_provider: RulesProvider | None = None,
+    skills_provider: SkillsProvider | None = None,
 ) -> str:
     sections = [ROLE, f"Working directory (project root): {root_dir}"]
+    skills = skills_provider(root_dir) if skills_provider is not None else ""
+    if skills:
+        sections.append(skills)
     document = client_context.get("active_document") or {}
     if document.get("path"):
         kind = "notebook" if str(document["path"]).endswith(".ipynb") else "file"

@@ -30,7 +30,14 @@ from .context_window import detect_context_window
 from .llm import DEFAULT_CONTEXT_WINDOW, ModelClient, ModelSettings
 from .loop import LoopSettings
 from .models import ModelCatalog
-from .prompts import RulesProvider, build_system_prompt, project_rules, rules_section
+from .prompts import (
+    RulesProvider,
+    SkillsProvider,
+    build_system_prompt,
+    project_rules,
+    project_skills,
+    rules_section,
+)
 from .quotas import Quotas, UsageMeter
 from .readiness import ReadinessStore
 from .text_tools import with_tool_descriptions
@@ -55,6 +62,8 @@ class AgentRuntime:
     # Warn when the system prompt and tool schemas take more than this share of the context window.
     context_warning_share: float = 0.5
     rules_provider: RulesProvider | None = project_rules
+    # The skills' names and descriptions for the system prompt (bodies come by ``use_skill``); None: none.
+    skills_provider: SkillsProvider | None = project_skills
     # Narrows the catalog (e.g. the read-only mode); None offers every available tool.
     catalog_filter: ToolFilter | None = None
     # Brings every tool from outside up to date (MCP servers: connect, re-list after list_changed). Awaited
@@ -243,7 +252,7 @@ class AgentRuntime:
         """Tokens of what every request of a new conversation starts with under ``profile``: the system
         prompt and the tools (as schemas, or described in the system prompt in text mode)."""
         tools = [to_openai(tool) for tool in self.catalog(ctx, profile)]
-        system_prompt = self.system_prompt(ctx)
+        system_prompt = self.system_prompt(ctx, profile)
         if tool_mode == "text":
             described = with_tool_descriptions([{"role": "system", "content": system_prompt}], tools)
             return prefix_tokens(str(described[0]["content"]), [])
@@ -254,8 +263,12 @@ class AgentRuntime:
         section = rules_section(Path(ctx.root_dir), ctx.client_context, self.rules_provider)
         return self.executor_settings.redactor.redact(section) if section else ""
 
-    def system_prompt(self, ctx: ToolContext) -> str:
+    def system_prompt(self, ctx: ToolContext, profile: ProfileName) -> str:
         """The system prompt, through the same redaction as tool results: instruction and rule files, and the
-        cells and mentions the sidebar sends, can hold a secret as well as any file a tool reads."""
-        prompt = build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider)
+        cells and mentions the sidebar sends, can hold a secret as well as any file a tool reads. The skills
+        are named only where ``profile`` offers ``use_skill`` (not in compact: a small window has no room
+        for a skill's instructions, and the names alone cost it a few percent; nor where the administrator
+        disabled it)."""
+        skills = self.skills_provider if "use_skill" in self.catalog(ctx, profile).names() else None
+        prompt = build_system_prompt(Path(ctx.root_dir), ctx.client_context, self.rules_provider, skills)
         return self.executor_settings.redactor.redact(prompt)

@@ -188,7 +188,7 @@ class TurnBuilder:
         def catalog_for_step(step_messages: list[dict[str, Any]]) -> ToolCatalog:
             return runtime.catalog(ctx, profile, step_messages, in_use)
 
-        return _TurnParts(client, window, ctx, loop, catalog_for_step, runtime.system_prompt(ctx))
+        return _TurnParts(client, window, ctx, loop, catalog_for_step, runtime.system_prompt(ctx, profile))
 
     async def _run(
         self, turn_id: str, context: dict[str, Any], model: str | None, cancel: CancelToken

@@ -33,6 +33,7 @@ ERRORS: dict[str, tuple[int, str]] = {
         user_template("The MCP endpoint is disabled (c.HdspAgentApp.mcp_endpoint_enabled)"),
     ),
     "mcp_project_file_missing": (404, user_template("No project MCP file: %1")),
+    "skill_not_found": (404, user_template("No such skill: %1")),
     # Not now, or not any more: nothing was changed.
     "turn_running": (409, user_template("A turn is running: %1")),
     "nothing_to_undo": (409, user_template("Nothing to undo: %1")),
@@ -41,6 +42,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "document_unavailable": (409, user_template("The document could not be changed: %1")),
     "permissions_file": (409, user_template("The permissions file was not changed: %1")),
     "mcp_trust_changed": (409, user_template("The project MCP file was not trusted: %1")),
+    "skill_trust_changed": (409, user_template("The skill was not trusted: %1")),
     "mcp_prompt_failed": (409, user_template("The MCP prompt could not be had: %1")),
 }
 

@@ -134,6 +134,13 @@ class McpTrustRequest(_Strict):
     sha256: str
 
 
+class SkillTrustRequest(_Strict):
+    """``POST skills/trust``: a project skill's folder and its sha256 as shown (``GET skills``)."""
+
+    path: str
+    sha256: str
+
+
 # -- query strings -------------------------------------------------------------------------------------------
 
 
@@ -383,6 +390,30 @@ class InstructionsReply(_Strict):
     instructions: list[Instruction]
 
 
+class SkillInfo(_Strict):
+    """A skill as the sidebar lists it; only ``trusted`` ones are offered to the model."""
+
+    name: str
+    description: str
+    source: Literal["builtin", "user", "project"]
+    path: str
+    sha256: str
+    status: Literal["trusted", "untrusted", "changed", "invalid"]
+    problem: str | None
+
+
+class SkillsReply(_Strict):
+    """``GET skills``."""
+
+    skills: list[SkillInfo]
+
+
+class SkillTrustReply(_Strict):
+    """``POST skills/trust``."""
+
+    skill: SkillInfo
+
+
 class MentionsReply(_Strict):
     """``GET mentions``."""
 
@@ -520,6 +551,7 @@ REST_MODELS: tuple[type[BaseModel], ...] = (
     ModelSetupRequest,
     EndpointModelsRequest,
     McpTrustRequest,
+    SkillTrustRequest,
     ServerInfo,
     ModelsOverview,
     ModelSetupState,
@@ -539,5 +571,7 @@ REST_MODELS: tuple[type[BaseModel], ...] = (
     MentionsReply,
     McpReport,
     McpTrustReply,
+    SkillsReply,
+    SkillTrustReply,
     ErrorReply,
 )

@@ -18,6 +18,7 @@ import { ConversationList } from './ConversationList';
 import { askConversationTitle, confirmDeleteConversation } from './dialogs';
 import { useSignals } from './hooks';
 import { McpServersView } from './McpServersView';
+import { SkillsView } from './SkillsView';
 import { MessageList } from './MessageList';
 import { PermissionsView } from './PermissionsView';
 import { PlanView } from './PlanView';
@@ -146,7 +147,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
           type="button"
           className="jp-hdsp-HeaderButton"
           aria-pressed={drawer === 'mcp'}
-          title={trans.__('MCP servers and their tools')}
+          title={trans.__('MCP servers, their tools, and skills')}
           onClick={() => toggle('mcp')}
         >
           {trans.__('MCP')}
@@ -191,11 +192,14 @@ export function ChatView(props: IChatViewProps): JSX.Element {
             />
           )}
           {drawer === 'mcp' && (
-            <McpServersView
-              servers={model.mcp}
-              showDetails={model.preferences.showToolDetails}
-              trans={trans}
-            />
+            <>
+              <McpServersView
+                servers={model.mcp}
+                showDetails={model.preferences.showToolDetails}
+                trans={trans}
+              />
+              <SkillsView model={model} trans={trans} />
+            </>
           )}
           {drawer === 'permissions' && (
             <PermissionsView model={model} trans={trans} />

@@ -13,6 +13,7 @@ import {
 import { mcpPrompts, runSlash, SlashOutcome } from '../slashRunner';
 import { IMcpPromptInfo } from '../tokens';
 import { ContextReport } from './ContextReport';
+import { SkillsView } from './SkillsView';
 import { ContextChips } from './ContextChips';
 import { ComposerToolbar, UndoButton } from './ComposerToolbar';
 import { UsageMeter } from './UsageMeter';
@@ -307,6 +308,13 @@ export function Composer({
         instructions={model.instructions}
         trans={trans}
       />
+      {report?.kind === 'skills' && (
+        <SkillsView
+          model={model}
+          trans={trans}
+          onClose={() => setReport(null)}
+        />
+      )}
       {report !== null && report.kind !== 'not-a-command' && (
         <ContextReport
           outcome={report}

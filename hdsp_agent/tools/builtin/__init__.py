@@ -25,6 +25,7 @@ from .rules import CreateRuleBlockTool, RequestRuleTool
 from .search.codebase import CodebaseTool
 from .search.repo_map import ViewRepoMapTool, ViewSubdirectoryTool
 from .search.tools import FileGlobSearchTool, GrepSearchTool
+from .skills import UseSkillTool
 from .terminal import RunTerminalCommandTool
 from .web import FetchUrlTool, SearchWebTool
 
@@ -69,4 +70,5 @@ def builtin_tools(
         CreateRuleBlockTool(),
         RequestRuleTool(),
         TodoTool(),
+        UseSkillTool(),
     ]
