@@ -93,7 +93,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         # form may change it).
         self.inline_completer = InlineCompleter(
             self.runtime.models,
-            redact=self.runtime.executor_settings.redactor.redact,
+            secrets=self.known_secrets,
             completion_model=self.completion_model_name,
         )
         self.store = SessionStore(self.conversation_store_path(), self.log)

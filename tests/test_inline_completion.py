@@ -19,7 +19,6 @@ from hdsp_agent.agent.inline_completion import (
 )
 from hdsp_agent.agent.llm import ModelSettings
 from hdsp_agent.agent.models import ModelCatalog
-from hdsp_agent.tools.redaction import SecretRedactor
 
 SECRET = "sk-live-4f9Qx7Lm2Vb8Rt6Yp3Zw"
 
@@ -64,7 +63,7 @@ async def test_chat_is_the_fallback_where_completions_404_and_the_choice_is_kept
 
 async def test_secrets_never_reach_the_model_and_secret_files_are_not_sent() -> None:
     with ScriptedModel([text("x")], completions=True) as model:
-        inline = completer(model, redact=SecretRedactor(lambda: [SECRET]).redact)
+        inline = completer(model, secrets=lambda: [SECRET])
         prefix = f"key = '{SECRET}'\nurl = 'https://ann:hunter2pass@db.example.com/x'\n" + "y = 1\n" * 2000
         await inline.complete(CompletionContext(prefix=prefix, suffix=f"# {SECRET}"))
         with pytest.raises(SensitiveDocument):

@@ -16,13 +16,15 @@ headers); a file whose name says it holds secrets (``.env``, keys) is never sent
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
 from ..permissions.paths import is_sensitive
+from ..tools.redaction import SecretRedactor
 from .llm import ModelError, ModelSettings
 from .models import ModelCatalog
 
@@ -76,7 +78,8 @@ class InlineCompleter:
     catalog, or a name on the chat model's endpoint), else the chat model."""
 
     models: ModelCatalog
-    redact: Callable[[str], str] = lambda text: text
+    # The server's secrets (``known_secrets``): read once per request, for every part of it.
+    secrets: Callable[[], Iterable[str]] = lambda: ()
     completion_model: Callable[[], str] = lambda: ""
     # Endpoint (base URL + model) → the mode that answered there.
     modes: dict[str, str] = field(default_factory=dict)
@@ -115,6 +118,8 @@ class InlineCompleter:
         self._clients.clear()
 
     def _bounded(self, context: CompletionContext) -> CompletionContext:
+        snapshot = list(self.secrets())
+        redact = SecretRedactor(lambda: snapshot).redact
         above: list[str] = []
         room = CELLS_ABOVE_CHARS
         for cell in reversed(context.cells_above):  # the nearest first, until the budget is spent
@@ -124,9 +129,9 @@ class InlineCompleter:
             room -= len(cell) + 2
         return replace(
             context,
-            prefix=self.redact(context.prefix[-PREFIX_CHARS:]),
-            suffix=self.redact(context.suffix[:SUFFIX_CHARS]),
-            cells_above=tuple(self.redact(cell) for cell in above),
+            prefix=redact(context.prefix[-PREFIX_CHARS:]),
+            suffix=redact(context.suffix[:SUFFIX_CHARS]),
+            cells_above=tuple(redact(cell) for cell in above),
             variables=tuple(name for name in context.variables[:VARIABLE_NAMES] if name.isidentifier()),
         )
 
@@ -201,6 +206,11 @@ class InlineCompleter:
                 base_url=base,
                 headers={"Authorization": f"Bearer {api_key}", **settings.extra_headers},
                 timeout=httpx.Timeout(min(settings.timeout, TIMEOUT_SECONDS), connect=5.0),
+                # Headers and body go out as two writes: with Nagle's algorithm the body waits for the
+                # server's delayed ACK of the headers (40 ms on Linux), a third of a small model's answer time.
+                transport=httpx.AsyncHTTPTransport(
+                    socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)], trust_env=True
+                ),
                 trust_env=True,
             )
             self._clients[(base, api_key)] = client
