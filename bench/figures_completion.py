@@ -1,9 +1,10 @@
-"""Inline completion: what ``POST /hdsp-agent/complete`` adds to the model's own request, and how many requests
-100 keystrokes cost once JupyterLab's inline completer has debounced them.
+"""Inline completion: what ``POST /hdsp-agent/complete`` adds to the model's own request, and how many
+requests 100 keystrokes cost once JupyterLab's inline completer has debounced them.
 
-- **latency**: the route on a real Jupyter server (auth, body check, redaction, the request) against the same
-  fill-in-the-middle request sent straight to the model. The scripted model answers after 150 ms, a small local
-  model's time for a short completion: against a model that answers in a millisecond, any server is "slow".
+- **latency**: the route on a real Jupyter server (auth, body check, redaction, the request) against the
+  same fill-in-the-middle request sent straight to the model. The scripted model answers after 150 ms, a
+  small local model's time for a short completion: against a model that answers in a millisecond, any
+  server is "slow".
 - **requests per 100 keystrokes**: a typing trace (bursts of keys 60–180 ms apart, pauses between words and
   lines) through the inline completer's rule — a request only after ``debouncerDelay`` ms without a key press
   (``@jupyterlab/completer`` ``CompletionReconciliator.fetchInline``), at the provider's default 350 ms —

@@ -14,9 +14,9 @@ from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
+from .agent.inline_completion import InlineCompleter
 from .agent.llm import ModelError
 from .agent.model_setup import UserModelFile, inherited_key_warning
-from .agent.inline_completion import InlineCompleter
 from .agent.models import catalog_from_config, probe_local_servers
 from .agent.readiness import ReadinessStore
 from .agent.store import SessionStore

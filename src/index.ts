@@ -41,8 +41,6 @@ import { showReviewMarks } from './reviewMarks';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { showFileReviewMarks } from './fileReviewMarks';
 import { hdspAgentIcon } from './icons';
-// Registered at activation: JupyterLab reads its providers when the app is restored.
-// eslint-disable-next-line jupyter/prefer-lazy-imports
 import {
   DEFAULT_INLINE_PREFERENCES,
   HdspInlineProvider,
@@ -293,7 +291,10 @@ const inlineCompletionPlugin: JupyterFrontEndPlugin<void> = {
         loaded.changed.connect(read);
       })
       .catch(reason =>
-        console.error('hdsp-agent: failed to load inline completion settings.', reason)
+        console.error(
+          'hdsp-agent: failed to load inline completion settings.',
+          reason
+        )
       );
   }
 };

@@ -98,7 +98,9 @@ interface INotebookLike {
 }
 interface IDocumentLike {
   context?: { path?: string };
-  sessionContext?: { session?: { kernel?: Kernel.IKernelConnection | null } | null };
+  sessionContext?: {
+    session?: { kernel?: Kernel.IKernelConnection | null } | null;
+  };
 }
 
 function documentPath(widget: Widget): string {
@@ -110,7 +112,9 @@ function notebookCellsAbove(widget: Widget): string[] {
   if (!content || !Array.isArray(content.widgets)) {
     return [];
   }
-  const sources = content.widgets.map(cell => cell.model.sharedModel.getSource());
+  const sources = content.widgets.map(cell =>
+    cell.model.sharedModel.getSource()
+  );
   return cellsAbove(sources, content.activeCellIndex);
 }
 
@@ -189,7 +193,9 @@ export class HdspInlineProvider implements IInlineCompletionProvider {
   }
 
   /** The kernel's names, read when the kept ones are older than NAMES_MAX_AGE_MS and the kernel is idle. */
-  private async _variables(context: IInlineCompletionContext): Promise<string[]> {
+  private async _variables(
+    context: IInlineCompletionContext
+  ): Promise<string[]> {
     const kernel =
       context.session?.kernel ??
       (context.widget as unknown as IDocumentLike).sessionContext?.session

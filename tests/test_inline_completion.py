@@ -1,6 +1,6 @@
-"""Inline completion (``agent/inline_completion.py``, ``POST /hdsp-agent/complete``) against the scripted model:
-fill-in-the-middle where ``/v1/completions`` answers, the chat fallback where it 404s, what is sent redacted
-and bounded, bad bodies refused. That the route needs Jupyter auth: ``tests/test_routes.py``."""
+"""Inline completion (``agent/inline_completion.py``, ``POST /hdsp-agent/complete``) against the scripted
+model: fill-in-the-middle where ``/v1/completions`` answers, the chat fallback where it 404s, what is sent
+redacted and bounded, bad bodies refused. That the route needs Jupyter auth: ``tests/test_routes.py``."""
 
 from __future__ import annotations
 
@@ -86,7 +86,9 @@ def jp_server_config(jp_server_config: dict[str, Any], scripted_model: ScriptedM
     }
 
 
-async def test_the_route_completes_and_refuses_bad_bodies(jp_fetch: Any, scripted_model: ScriptedModel) -> None:
+async def test_the_route_completes_and_refuses_bad_bodies(
+    jp_fetch: Any, scripted_model: ScriptedModel
+) -> None:
     scripted_model.add(text("head()"))
     body = {"prefix": f"# {SECRET}\ndf.", "suffix": "", "language": "python", "path": "a.ipynb"}
     response = await jp_fetch("hdsp-agent", "complete", method="POST", body=json.dumps(body))

@@ -1,7 +1,7 @@
 """Inline completion: the ghost text JupyterLab's inline completer shows in a cell or a file editor.
 
-One short, non-streamed model request per pause in typing. Three ways to ask, tried in this order the first time
-an endpoint is used, and the one that worked is kept for that endpoint (``InlineCompleter.modes``):
+One short, non-streamed model request per pause in typing. Three ways to ask, tried in this order the first
+time an endpoint is used, and the one that worked is kept for that endpoint (``InlineCompleter.modes``):
 
 - ``infill``: llama.cpp's ``/infill`` (``input_prefix``, ``input_suffix``, ``input_extra``), when the server
   answers llama.cpp's ``/props``: its ``/v1/completions`` takes no suffix;
@@ -207,7 +207,7 @@ class InlineCompleter:
                 headers={"Authorization": f"Bearer {api_key}", **settings.extra_headers},
                 timeout=httpx.Timeout(min(settings.timeout, TIMEOUT_SECONDS), connect=5.0),
                 # Headers and body go out as two writes: with Nagle's algorithm the body waits for the
-                # server's delayed ACK of the headers (40 ms on Linux), a third of a small model's answer time.
+                # server's delayed ACK of the headers (40 ms on Linux): a third of a small model's answer.
                 transport=httpx.AsyncHTTPTransport(
                     socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)], trust_env=True
                 ),

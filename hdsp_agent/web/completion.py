@@ -61,9 +61,12 @@ class InlineCompletionHandler(_AgentHandler):
         finally:
             self._task = None
         if completion.mode:
-            meter.record([{"content": context.prefix + context.suffix}], [], {"answer": completion.text}, None)
+            meter.record(
+                [{"content": context.prefix + context.suffix}], [], {"answer": completion.text}, None
+            )
         self.reply(
-            InlineCompletionReply, {"text": completion.text, "mode": completion.mode, "model": completion.model}
+            InlineCompletionReply,
+            {"text": completion.text, "mode": completion.mode, "model": completion.model},
         )
 
     def on_connection_close(self) -> None:
