@@ -49,7 +49,7 @@ class SavedModel:
             "model": self.model,
             "key_set": bool(self.api_key),
             "tool_calls": self.tool_calls,
-            "completion_model": self.completion_model,
+            **({"completion_model": self.completion_model} if self.completion_model else {}),
         }
 
 

@@ -42,9 +42,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "permissions_file": (409, user_template("The permissions file was not changed: %1")),
     "mcp_trust_changed": (409, user_template("The project MCP file was not trusted: %1")),
     "mcp_prompt_failed": (409, user_template("The MCP prompt could not be had: %1")),
-    # The model behind a route.
-    "completion_unavailable": (503, user_template("Inline completion has no model: %1")),
-    "completion_failed": (502, user_template("The completion model failed: %1")),
+    "completion_unavailable": (409, user_template("Inline completion has no model: %1")),
+    "completion_failed": (409, user_template("The completion model failed: %1")),
 }
 
 
