@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from figures_completion import completion_figures
 from figures_core import loop_overhead, pipeline_overhead
 from figures_lean import lean_figures
 from figures_mentions import mention_figures
@@ -54,6 +55,7 @@ GROUPS: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "lean": lean_figures,  # prompt tokens: first request per profile (vs the Continue CLI; with MCP); a task
     "ttft": _ttft,  # a new chat's first token over the session WebSocket on a 4k model
     "trust": trust_figures,  # replay vs nbconvert --execute; replay and numbers-check detection rates
+    "completion": completion_figures,  # POST complete vs the raw FIM request; requests per 100 keystrokes
     "scale": scale_figures,  # 2,000 cells, 50 MB open in Chromium: the agent's live ops vs JupyterLab's
 }
 

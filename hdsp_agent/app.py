@@ -14,6 +14,7 @@ from jupyter_server.extension.application import ExtensionApp
 
 from . import __version__
 from .admin_config import apply_admin_settings, load_admin_settings
+from .agent.inline_completion import InlineCompleter
 from .agent.llm import ModelError
 from .agent.model_setup import UserModelFile, inherited_key_warning
 from .agent.models import catalog_from_config, probe_local_servers
@@ -36,6 +37,7 @@ from .tools.registry import ToolCatalog
 from .user_text import texts_for, user_text
 from .web.bridge import build_bridge_handlers
 from .web.commands import build_command_handlers
+from .web.completion import build_completion_handlers
 from .web.instructions import build_instructions_handlers
 from .web.mcp import build_mcp_endpoint, build_mcp_handlers
 from .web.mentions import build_mentions_handlers
@@ -87,6 +89,13 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
             frozenset(self.v1_disabled_tools),
             pass_through_models=self.v1_pass_through_models,
         )
+        # Inline completion: redacted like a tool's result; its model is read at each request (the setup
+        # form may change it).
+        self.inline_completer = InlineCompleter(
+            self.runtime.models,
+            secrets=self.known_secrets,
+            completion_model=self.completion_model_name,
+        )
         self.store = SessionStore(self.conversation_store_path(), self.log)
         self.sessions = built.conversations(self.store)
         manager = mcp_manager(self.registry, self.root_dir, self, self.log)
@@ -122,6 +131,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         self.handlers.extend(build_model_setup_handlers())
         self.handlers.extend(build_instructions_handlers())
         self.handlers.extend(build_mentions_handlers())
+        self.handlers.extend(build_completion_handlers())
 
     def _checkpoints_pruned(self, session_id: str, turn_ids: list[str]) -> None:
         """Tell the conversation whose oldest checkpoints the bound on the undo history removed."""
@@ -185,6 +195,12 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         identity = getattr(self.serverapp, "identity_provider", None)
         values.append(str(getattr(identity, "token", "") or ""))
         return values
+
+    def completion_model_name(self) -> str:
+        """The model for inline completion: the user's choice in the setup form, else the configuration's
+        ``completion_model``; empty: the chat model."""
+        saved = self.user_models.load() if self.allow_user_models else None
+        return (saved.completion_model if saved is not None else "") or self.completion_model
 
     def tool_context(self, **overrides: Any) -> ToolContext:
         assert self.serverapp is not None
@@ -263,6 +279,7 @@ class HdspAgentApp(HdspAgentConfig, ExtensionApp):
         await self.mcp.close()
         # Notebook runs still going after their call answered: stop waiting before the kernels go away.
         await self.assembly.aclose()
+        await self.inline_completer.aclose()
         # Agent changes to notebooks no tab holds any more are written to their files, not dropped.
         assert self.serverapp is not None
         await self.live_notebooks.aclose(self.serverapp.contents_manager)

@@ -214,6 +214,13 @@ class HdspAgentConfig(Configurable):
         help="The model's context size in tokens. 0: ask the server (Ollama, vLLM, llama.cpp, LM Studio), "
         "else 32,768. Requests are compacted to fit it.",
     )
+    completion_model = Unicode(
+        "",
+        config=True,
+        help="The model for inline completion in cells and editors: a name from 'models', or a model on the "
+        "same endpoint as the chat model (a small local one is the usual choice). Empty: the chat model. The "
+        "user's choice in the sidebar's model setup comes first.",
+    )
     profile = Unicode(
         "auto",
         config=True,

@@ -15,6 +15,8 @@ import {
   IEndpointModels,
   IEndpointModelsRequest,
   IHunksReply,
+  IInlineCompletionReply,
+  IInlineCompletionRequest,
   IInstruction,
   IInstructionsReply,
   IMcpReport,
@@ -112,6 +114,22 @@ export async function fetchMentionFiles(
     serverSettings
   );
   return Array.isArray(reply?.files) ? reply.files : [];
+}
+
+/**
+ * `POST /hdsp-agent/complete`: one inline completion; `signal` aborts it (the server then drops the model's
+ * request too).
+ */
+export function fetchInlineCompletion(
+  serverSettings: ServerConnection.ISettings,
+  body: IInlineCompletionRequest,
+  signal?: AbortSignal
+): Promise<IInlineCompletionReply> {
+  return requestAPI<IInlineCompletionReply>('complete', serverSettings, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    signal
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ICompletionProviderManager } from '@jupyterlab/completer';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import {
@@ -40,6 +41,12 @@ import { showReviewMarks } from './reviewMarks';
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { showFileReviewMarks } from './fileReviewMarks';
 import { hdspAgentIcon } from './icons';
+import {
+  DEFAULT_INLINE_PREFERENCES,
+  HdspInlineProvider,
+  IInlineCompletionPreferences,
+  INLINE_PLUGIN_ID
+} from './inlineCompletion';
 // The bridge connects at activation: the agent may change an open notebook at any time.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
 import { notebookBridgeUrl } from './api';
@@ -246,4 +253,50 @@ function notifyNoNotebook(trans: TranslationBundle): void {
   );
 }
 
-export default plugin;
+/**
+ * Inline completion in cells and file editors: a provider for JupyterLab's inline completer, with the
+ * user's on/off and languages from schema/inline-completion.json (src/inlineCompletion.ts).
+ */
+const inlineCompletionPlugin: JupyterFrontEndPlugin<void> = {
+  id: INLINE_PLUGIN_ID,
+  description: 'Inline completion from the hdsp-agent model.',
+  autoStart: true,
+  requires: [ICompletionProviderManager],
+  optional: [ISettingRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    completions: ICompletionProviderManager,
+    settings: ISettingRegistry | null
+  ) => {
+    let preferences: IInlineCompletionPreferences = {
+      ...DEFAULT_INLINE_PREFERENCES
+    };
+    // Registered now, before the app is restored: JupyterLab builds its providers' settings then.
+    completions.registerInlineProvider(
+      new HdspInlineProvider({
+        serverSettings: app.serviceManager.serverSettings,
+        preferences: () => preferences
+      })
+    );
+    settings
+      ?.load(INLINE_PLUGIN_ID)
+      .then(loaded => {
+        const read = () => {
+          preferences = {
+            ...DEFAULT_INLINE_PREFERENCES,
+            ...(loaded.composite as Partial<IInlineCompletionPreferences>)
+          };
+        };
+        read();
+        loaded.changed.connect(read);
+      })
+      .catch(reason =>
+        console.error(
+          'hdsp-agent: failed to load inline completion settings.',
+          reason
+        )
+      );
+  }
+};
+
+export default [plugin, inlineCompletionPlugin];

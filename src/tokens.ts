@@ -184,6 +184,7 @@ export interface ISavedModel {
   model: string;
   key_set: boolean;
   tool_calls?: ToolCallMode | null;
+  completion_model?: string;
 }
 
 /**
@@ -195,6 +196,7 @@ export interface IModelSetupRequest {
   api_key?: string | null;
   clear_key?: boolean;
   tool_calls?: ToolCallMode;
+  completion_model?: string;
 }
 
 /** `POST model-setup/models`: the endpoint to list (its saved key is used when none is sent). */
@@ -592,6 +594,26 @@ export interface IClientContext {
   selected_cells?: ICellContext[];
   active_cell_id?: string;
   mode?: AgentMode;
+}
+
+// -- Inline completion ----------------------------------------------------------------------------------
+
+/** `POST complete`: the cursor in a cell or a file editor (src/inlineCompletion.ts). */
+export interface IInlineCompletionRequest {
+  prefix: string;
+  suffix?: string;
+  language?: string;
+  path?: string;
+  cells_above?: string[];
+  variables?: string[];
+}
+
+/** The text to insert ("" when nothing fits), or why nothing was asked (a secret file). */
+export interface IInlineCompletionReply {
+  text: string;
+  mode?: 'infill' | 'fim' | 'chat' | '';
+  model?: string;
+  skipped?: 'sensitive' | null;
 }
 
 // -- Preferences ----------------------------------------------------------------------------------------

@@ -132,6 +132,7 @@ class ScriptedModel:
         summary_reply: Reply | None = None,
         tool_calls_supported: bool | None = None,
         report_usage: bool = False,
+        completions: bool = False,
     ) -> None:
         self._replies = list(replies)
         self._factory = factory
@@ -146,6 +147,9 @@ class ScriptedModel:
         self.tool_calls_supported = tool_calls_supported
         # Answer ``stream_options.include_usage`` with a usage chunk (o200k prompt size, one token a delta).
         self.report_usage = report_usage
+        # Answer the legacy ``/v1/completions`` (with ``suffix``: fill-in-the-middle) from the same script;
+        # False: 404, as a chat-only server.
+        self.completions = completions
         # The prompt size (o200k tokens) of every request, refused ones included, in arrival order.
         self.prompt_sizes: list[int] = []
         self.refused: list[dict[str, Any]] = []
@@ -168,12 +172,16 @@ class ScriptedModel:
         with self._lock:
             self._replies.extend(replies)
 
-    def load_script(self, replies: Iterable[Reply], max_prompt_tokens: int | None = None) -> None:
-        """Replace the replies still queued, set the window, forget the requests seen (``POST /script``)."""
+    def load_script(
+        self, replies: Iterable[Reply], max_prompt_tokens: int | None = None, completions: bool = False
+    ) -> None:
+        """Replace the replies still queued, set the window and whether ``/v1/completions`` answers, forget
+        the requests seen (``POST /script``)."""
         with self._lock:
             self._replies = list(replies)
             self.max_prompt_tokens = max_prompt_tokens
             self.released.clear()
+            self.completions = completions
             self.requests.clear()
             self.request_headers.clear()
             self.prompt_sizes.clear()
@@ -258,12 +266,23 @@ class ScriptedModel:
                     model.load_script(
                         [reply_from_json(spec) for spec in request.get("replies", [])],
                         request.get("max_prompt_tokens"),
+                        bool(request.get("completions")),
                     )
                     self._json(200, {"pending": model.pending})
                     return
                 if self.path.rstrip("/") == "/release":  # a held reply (hold_after) goes on
                     model.released.set()
                     self._json(200, {})
+                    return
+                if self.path.rstrip("/").endswith("/v1/completions") and model.completions:
+                    reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
+                    if reply.hang:
+                        time.sleep(reply.hang)
+                    if reply.status != 200:
+                        self._json(reply.status, reply.body or {}, reply.headers)
+                        return
+                    content = _collapse(reply.chunks)["choices"][0]["message"]["content"] or ""
+                    self._json(200, {"object": "text_completion", "choices": [{"index": 0, "text": content}]})
                     return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     # Other servers' endpoints (Ollama's /api/show, ...): this is not one of them.

@@ -12,6 +12,7 @@ from jupyter_server.serverapp import ServerApp
 from jupyter_server.utils import JupyterServerAuthWarning, url_path_join
 
 from hdsp_agent import __version__
+from hdsp_agent.web.completion import build_completion_handlers
 from hdsp_agent.web.instructions import build_instructions_handlers
 from hdsp_agent.web.mentions import build_mentions_handlers
 from hdsp_agent.web.model_setup import build_model_setup_handlers
@@ -25,6 +26,7 @@ ALL_ROUTES = [
     + build_model_setup_handlers()
     + build_instructions_handlers()
     + build_mentions_handlers()
+    + build_completion_handlers()
     for method in ("get", "post", "patch", "delete")
     if method in vars(handler)
 ]

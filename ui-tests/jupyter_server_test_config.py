@@ -1,7 +1,8 @@
 """Configuration of the JupyterLab started by playwright.config.ts (never use it for real work).
 
-Port, token and root directory come from the command line; this adds what galata needs, a
-settings override that keeps the "Jupyter news" toast from covering the page, and points hdsp-agent at
+Port, token and root directory come from the command line; this adds what galata needs, settings
+overrides that keep the "Jupyter news" toast from covering the page and hdsp-agent's inline completion off
+(tests/inline-completion.spec.ts turns it on), and points hdsp-agent at
 the scripted model server that playwright.config.ts starts (port in $HDSP_UI_MODEL_PORT), and configures one
 MCP server (tests/mcp.spec.ts).
 """
@@ -29,7 +30,12 @@ app_settings_dir = Path(tempfile.mkdtemp(prefix="hdsp-agent-ui-app-settings-"))
             "@jupyterlab/apputils-extension:notification": {
                 "checkForUpdates": False,
                 "fetchNews": "false",
-            }
+            },
+            # hdsp-agent's inline completion would ask the scripted model at every pause in a cell and take
+            # the replies other specs scripted: off, and on in tests/inline-completion.spec.ts only.
+            "@jupyterlab/completer-extension:inline-completer": {
+                "providers": {"hdsp-agent": {"enabled": False}}
+            },
         }
     )
 )

@@ -40,6 +40,8 @@ class SavedModel:
     api_key: str = ""
     # "auto", "native" or "text": how the model calls tools (ModelSettings.tool_calls).
     tool_calls: str = "auto"
+    # The model for inline completion ("": the chat model): a name on the same endpoint or a configured one.
+    completion_model: str = ""
 
     def public(self) -> dict[str, Any]:
         return {
@@ -47,6 +49,7 @@ class SavedModel:
             "model": self.model,
             "key_set": bool(self.api_key),
             "tool_calls": self.tool_calls,
+            **({"completion_model": self.completion_model} if self.completion_model else {}),
         }
 
 
@@ -73,9 +76,17 @@ class UserModelFile:
             str(payload["model"]),
             str(payload.get("api_key") or ""),
             mode if mode in TOOL_CALL_MODES else "auto",
+            str(payload.get("completion_model") or ""),
         )
 
-    def save(self, base_url: str, model: str, api_key: str | None, tool_calls: str = "auto") -> SavedModel:
+    def save(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        tool_calls: str = "auto",
+        completion_model: str = "",
+    ) -> SavedModel:
         """Save; ``api_key=None`` keeps the key saved for the same endpoint, ``""`` removes it."""
         base_url, model = normalize_base_url(base_url), model.strip()
         if not base_url or not model:
@@ -85,7 +96,7 @@ class UserModelFile:
             api_key = previous.api_key if previous and previous.base_url == base_url else ""
         if tool_calls not in TOOL_CALL_MODES:
             raise EndpointError(f"tool_calls must be one of {', '.join(TOOL_CALL_MODES)}.")
-        saved = SavedModel(base_url, model, api_key.strip(), tool_calls)
+        saved = SavedModel(base_url, model, api_key.strip(), tool_calls, completion_model.strip())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(self.path.name + ".partial")
         # Created 0600 from the start: the key is never readable by others, not even for a moment.

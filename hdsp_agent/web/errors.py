@@ -44,6 +44,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "mcp_trust_changed": (409, user_template("The project MCP file was not trusted: %1")),
     "skill_trust_changed": (409, user_template("The skill was not trusted: %1")),
     "mcp_prompt_failed": (409, user_template("The MCP prompt could not be had: %1")),
+    "completion_unavailable": (409, user_template("Inline completion has no model: %1")),
+    "completion_failed": (409, user_template("The completion model failed: %1")),
 }
 
 

@@ -64,7 +64,9 @@ class ModelSetupHandler(_SetupHandler):
         elif api_key is None or not api_key.strip():
             api_key = None  # keep the key saved for this endpoint
         try:
-            self.agent.user_models.save(body.base_url, body.model, api_key, body.tool_calls)
+            self.agent.user_models.save(
+                body.base_url, body.model, api_key, body.tool_calls, body.completion_model
+            )
         except EndpointError as error:
             raise RestError("invalid_endpoint", error) from None
         self.agent.reload_models()

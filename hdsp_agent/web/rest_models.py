@@ -119,6 +119,8 @@ class ModelSetupRequest(_Strict):
     api_key: str | None = None
     clear_key: bool = False
     tool_calls: ToolCallMode = "auto"
+    # Inline completion's model ("": the chat model).
+    completion_model: str = Field(default="", max_length=256)
 
 
 class EndpointModelsRequest(_Strict):
@@ -253,6 +255,7 @@ class SavedModel(_Strict):
     model: str
     key_set: bool
     tool_calls: ToolCallMode | None = None
+    completion_model: str = ""
 
 
 class ModelSetupState(_WithTexts):
@@ -537,6 +540,28 @@ class ErrorReply(_WithTexts):
     conflicts: list[UndoConflict] | None = None
 
 
+class InlineCompletionRequest(_Strict):
+    """``POST complete``: the cursor in a cell or a file editor. Sizes are capped here (a bigger body is a
+    400); the server sends the model less still (``agent/inline_completion.py``)."""
+
+    prefix: str = Field(max_length=200_000)
+    suffix: str = Field(default="", max_length=200_000)
+    language: str = Field(default="python", max_length=64)
+    path: str = Field(default="", max_length=4_096)
+    cells_above: list[str] = Field(default_factory=list, max_length=500)
+    variables: list[str] = Field(default_factory=list, max_length=5_000)
+
+
+class InlineCompletionReply(_Strict):
+    """The text to insert at the cursor ("" when nothing fits), how it was asked and of which model; or why
+    nothing was asked (``skipped``: "sensitive", a file whose name says it holds secrets)."""
+
+    text: str
+    mode: Literal["infill", "fim", "chat", ""] = ""
+    model: str = ""
+    skipped: Literal["sensitive"] | None = None
+
+
 # The contract's ``rest`` section: every model a route reads or writes, by name (wire_schema.py).
 REST_MODELS: tuple[type[BaseModel], ...] = (
     CreateSessionRequest,
@@ -552,6 +577,8 @@ REST_MODELS: tuple[type[BaseModel], ...] = (
     EndpointModelsRequest,
     McpTrustRequest,
     SkillTrustRequest,
+    InlineCompletionRequest,
+    InlineCompletionReply,
     ServerInfo,
     ModelsOverview,
     ModelSetupState,

@@ -35,6 +35,9 @@ export function SetupScreen({
   const [toolCalls, setToolCalls] = React.useState<ToolCallMode>(
     saved?.tool_calls ?? 'auto'
   );
+  const [completionModel, setCompletionModel] = React.useState(
+    saved?.completion_model ?? ''
+  );
   const [checked, setChecked] = React.useState<IModelTestReply | null>(null);
   const [listed, setListed] = React.useState<string[]>([]);
   const [notice, setNotice] = React.useState<{
@@ -47,6 +50,7 @@ export function SetupScreen({
     base_url: baseUrl.trim(),
     model: modelName.trim(),
     tool_calls: toolCalls,
+    completion_model: completionModel.trim(),
     ...(apiKey.trim() ? { api_key: apiKey.trim() } : {})
   });
 
@@ -257,6 +261,18 @@ export function SetupScreen({
               {trans.__('Described in the prompt (text mode)')}
             </option>
           </select>
+        </label>
+        <label className="jp-hdsp-Setup-field">
+          <span>{trans.__('Completion model (optional)')}</span>
+          <input
+            className="jp-mod-styled"
+            placeholder={trans.__('Same as the model')}
+            title={trans.__(
+              'The model for inline completion in cells, on the same endpoint: a small one answers faster.'
+            )}
+            value={completionModel}
+            onChange={event => setCompletionModel(event.target.value)}
+          />
         </label>
         <p className="jp-hdsp-Setup-hint">
           {trans.__(

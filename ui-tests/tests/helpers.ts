@@ -47,14 +47,16 @@ function modelUrl(path: string): string {
 }
 
 /**
- * Replace the scripted model's queued replies: each test brings its own.
+ * Replace the scripted model's queued replies: each test brings its own. `completions`: the model also
+ * answers `/v1/completions` (fill-in-the-middle) from the same replies; otherwise that route is a 404.
  */
 export async function loadScript(
   request: APIRequestContext,
-  replies: ScriptedReply[]
+  replies: ScriptedReply[],
+  options: { completions?: boolean } = {}
 ): Promise<void> {
   const response = await request.post(modelUrl('/script'), {
-    data: { replies }
+    data: { replies, ...options }
   });
   expect(response.ok()).toBeTruthy();
 }
