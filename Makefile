@@ -34,12 +34,7 @@ $(VENV)/.installed: pyproject.toml package.json package-lock.json tests/continue
 lab: setup
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) $(ROOT_FLAG)
 
-# The two long suites run side by side: both mostly wait (on kernels, servers, a browser), so on CI's two
-# cores together they take little more than the longer alone. Each suite's output is printed whole when it
-# ends (--output-sync), with its time.
-test: setup browser sandbox llama-server
-	@$(MAKE) --no-print-directory test-llama test-js
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-python test-ui
+test: setup browser sandbox llama-server test-python test-llama test-js test-ui
 
 # Each suite says how long it took (CI has 90 minutes on 2 cores; make test should stay well under 45).
 TIMED = start=$$(date +%s); trap 'echo "== $@: $$(( $$(date +%s) - start )) s"' EXIT;

@@ -302,7 +302,9 @@ describe('MCP servers view', () => {
 
   it('reports a server that cannot be reached and closes with its button', async () => {
     await openSidebar({
-      'GET mcp/servers': () => jsonResponse({ message: 'boom' }, 500)
+      'GET mcp/servers': () => jsonResponse({ message: 'boom' }, 500),
+      // The drawer also lists skills: none here, so the only alert is the servers'.
+      'GET skills': () => ({ skills: [] })
     });
     const button = screen.getByRole('button', { name: 'MCP' });
     fireEvent.click(button);

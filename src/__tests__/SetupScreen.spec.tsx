@@ -141,6 +141,8 @@ describe('SetupScreen', () => {
         base_url: 'http://127.0.0.1:9999/v1',
         model: 'qwen',
         tool_calls: 'auto',
+        // Empty: completions use the chat model (and a completion model saved before is cleared).
+        completion_model: '',
         api_key: 'sk-typed'
       }
     ]);

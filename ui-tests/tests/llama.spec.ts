@@ -181,12 +181,14 @@ test.describe('a real llama-server in the sidebar', () => {
     await screenshot(page, testInfo, 'llama-answer.png');
 
     await panel
-      .getByRole('combobox', { name: 'Model' })
+      .getByRole('combobox', { name: 'Model', exact: true })
       .selectOption({ label: 'Manage models…' });
     const setup = panel.getByRole('region', { name: 'Model setup' });
     await setup.getByLabel('Endpoint URL').fill(llamaUrl);
     await setup.getByRole('button', { name: 'List models' }).click();
-    await expect(setup.getByLabel('Model')).toHaveValue(/SmolLM2/);
+    await expect(
+      setup.getByRole('combobox', { name: 'Model', exact: true })
+    ).toHaveValue(/SmolLM2/);
     await setup.getByRole('button', { name: 'Test' }).click();
     const card = setup.getByRole('status', { name: 'Readiness check' });
     await expect(card.locator('[data-check="streaming"]')).toContainText(

@@ -124,7 +124,9 @@ test.describe('model setup in the sidebar', () => {
     await setup.getByLabel('Endpoint URL').fill(endpoint);
     await setup.getByLabel('API key').fill('sk-typed-in-the-sidebar');
     await setup.getByRole('button', { name: 'List models' }).click();
-    await expect(setup.getByLabel('Model')).toHaveValue('scripted');
+    await expect(
+      setup.getByRole('combobox', { name: 'Model', exact: true })
+    ).toHaveValue('scripted');
     await expect(setup).toContainText('at most 300 tokens');
     await setup.getByRole('button', { name: 'Test' }).click();
     const card = setup.getByRole('status', { name: 'Readiness check' });
@@ -196,7 +198,7 @@ test.describe('model setup in the sidebar', () => {
     const panel = page.locator(`#${PANEL_ID}`);
     // The model saved by the previous test: switch it to text tool calls in "Manage models…".
     await panel
-      .getByRole('combobox', { name: 'Model' })
+      .getByRole('combobox', { name: 'Model', exact: true })
       .selectOption({ label: 'Manage models…' });
     const setup = panel.getByRole('region', { name: 'Model setup' });
     await setup.getByLabel('Tool calls').selectOption('text');
