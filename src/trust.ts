@@ -52,6 +52,11 @@ export function addTrustActions(
         return;
       }
       app.shell.activateById(PANEL_ID);
+      if (model.activeSession?.conversation.running) {
+        // The open chat is busy with another task: the replay is a task of its own, in a new chat,
+        // rather than a refusal ("a turn is already running") or a message slipped into that turn.
+        model.newChat();
+      }
       await model.send(replayPrompt(path));
     }
   });

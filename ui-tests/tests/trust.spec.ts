@@ -4,6 +4,7 @@ import {
   failOnConsoleErrors,
   loadScript,
   openPanel,
+  releaseModel,
   screenshot,
   sendInNewChat
 } from './helpers';
@@ -56,6 +57,8 @@ test.describe('can I trust this result?', () => {
     });
     expect(put.ok()).toBeTruthy();
     await loadScript(request, [
+      // The chat is busy with another task when the button is pressed (held until released below).
+      { text: 'Reading the notebook first. ', pieces: 4, hold_after: 2 },
       {
         tool_calls: [['check_reproducibility', JSON.stringify({ path })]]
       },
@@ -65,8 +68,13 @@ test.describe('can I trust this result?', () => {
     ]);
     await page.notebook.openByPath(path);
     const panel = await openPanel(page);
+    await sendInNewChat(panel, 'What does this notebook compute?');
+    await expect(panel.locator('.jp-hdsp-Message-assistant')).toContainText(
+      'Reading'
+    );
 
-    // The notebook's toolbar button asks the agent; the replay runs code, so it asks first.
+    // The notebook's toolbar button asks the agent; the replay runs code, so it asks first. The open
+    // chat is working: the replay starts a chat of its own instead of being refused.
     const toolbar = page
       .locator('.jp-NotebookPanel:visible .jp-Toolbar')
       .first();
@@ -80,6 +88,11 @@ test.describe('can I trust this result?', () => {
       .getByRole('dialog')
       .getByRole('button', { name: 'Allow once' })
       .click();
+    await expect(panel.locator('.jp-hdsp-Message-user')).toHaveCount(1);
+    await expect(panel.locator('.jp-hdsp-Message-user')).not.toContainText(
+      'What does this notebook compute?'
+    );
+    await releaseModel(request); // the other chat's turn ends
 
     const finding = panel.locator('.jp-hdsp-Replay-finding');
     await expect(finding).toHaveCount(1, { timeout: 60_000 });
