@@ -2,9 +2,9 @@
 
 A model can stream tens of thousands of one-token chunks; an event (persisted, sent to every tab) per token
 would cost more than the tokens. Text is held for at most ``interval`` seconds — chunks arriving faster than
-that are merged, and a slow model's chunks still go out one by one. "At most" is kept by a timer on the event
-loop, not by the next chunk: a model that sends a few words and then pauses (thinking, a stalled gateway) shows
-those words now, not when it goes on.
+that are merged, and a slow model's chunks still go out one by one. "At most" is kept by a timer on the
+event loop, not by the next chunk: a model that sends a few words and then pauses (thinking, a stalled
+gateway) shows those words now, not when it goes on.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class DeltaBatcher:
 
 
 def _call_later(delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle | None:
-    """A timer on the running loop; none outside one (then the next chunk or the final flush sends the text)."""
+    """A timer on the running loop; none outside one (the next chunk or the final flush sends the text)."""
     try:
         return asyncio.get_running_loop().call_later(delay, callback)
     except RuntimeError:
