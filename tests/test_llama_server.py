@@ -20,6 +20,7 @@ from agent_harness import make_manager, of_type, run_turn
 from llama_server import LlamaServer
 
 from hdsp_agent.agent.context_window import detect_context_window
+from hdsp_agent.agent.inline_completion import CompletionContext, InlineCompleter
 from hdsp_agent.agent.llm import E_MODEL_CONTEXT, ModelClient, ModelError, ModelSettings
 from hdsp_agent.agent.model_setup import endpoint_models
 from hdsp_agent.agent.models import ModelCatalog
@@ -168,3 +169,31 @@ async def test_the_server_stopped_mid_stream_is_a_clear_error_and_nothing_is_los
         assert probe.get(f"{small_llama.root}/health").status_code == 200
     again = await run_turn(session, "Say OK.")
     assert of_type(again, "turn.end")[0]["reason"] == "completed"
+
+
+@pytest.mark.asyncio
+async def test_inline_completion_asks_infill_then_falls_back_when_the_model_has_no_fill_in_tokens(
+    small_llama: LlamaServer,
+) -> None:
+    # llama-server answers /props, so /infill is tried first; SmolLM2 has no prefix/suffix/middle tokens and
+    # the server says so with 501: the completion comes from /v1/completions instead, and that way is kept
+    # for the endpoint (the next keystroke pause does not pay for the refused /infill again).
+    completer = InlineCompleter(ModelCatalog([_settings(small_llama)]))
+    context = CompletionContext(
+        prefix="def add(a, b):\n    return ", suffix="\n", language="python", path="calc.py"
+    )
+    try:
+        assert await completer._candidates(completer.settings()) == ("infill", "fim", "chat")
+        refused = httpx.post(
+            small_llama.base_url.rsplit("/v1", 1)[0] + "/infill",
+            json={"input_prefix": context.prefix, "input_suffix": context.suffix, "n_predict": 4},
+            timeout=60,
+        )
+        assert refused.status_code == 501 and "not supported" in refused.text
+        first = await completer.complete(context)
+        assert first.mode == "fim" and first.text.strip()
+        assert list(completer.modes.values()) == ["fim"]
+        again = await completer.complete(context)
+        assert again.mode == "fim"
+    finally:
+        await completer.aclose()
