@@ -123,6 +123,8 @@ ASK = [
     ".config/fish/config.fish",
     ".hdsp/rules/evil.md",
     ".continue/rules/evil.md",
+    ".agents/skills/evil/SKILL.md",
+    ".hdsp/skills/evil/SKILL.md",
     ".git/config",
     ".git/hooks/pre-commit",
     ".git",

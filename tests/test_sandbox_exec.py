@@ -132,6 +132,7 @@ def test_a_sandboxed_command_cannot_write_protected_paths(sandbox: Sandbox, proj
     attempts = [
         "mkdir -p .hdsp/rules && echo injected > .hdsp/rules/r.md",
         "mkdir -p .continue/rules && echo injected > .continue/rules/r.md",
+        "mkdir -p .agents/skills/s && echo injected > .agents/skills/s/SKILL.md",
         "echo marker > .git/hooks/pre-commit",
         "printf '[core]\\n\\tfsmonitor = touch marker\\n' >> .git/config",
         "mkdir -p .vscode && echo '{}' > .vscode/tasks.json",
@@ -142,6 +143,7 @@ def test_a_sandboxed_command_cannot_write_protected_paths(sandbox: Sandbox, proj
     run(sandbox, project, "; ".join(attempts))
     assert not (project / ".hdsp" / "rules").exists()
     assert not (project / ".continue" / "rules").exists()
+    assert not (project / ".agents" / "skills").exists()
     for hook in ("pre-commit", "post-merge", "post-rewrite"):
         assert not (project / ".git" / "hooks" / hook).exists()
     assert not (project / ".vscode" / "tasks.json").exists()

@@ -10,13 +10,14 @@ Two levels:
   its working directory too. Writing any of them would let the agent grant itself the shell, start a
   program at the next launch, or run code in the server.
 - **always ask**: files that change what runs later or what the agent is told — rules loaded into every
-  future system prompt (``.hdsp/``, ``.continue/``), git's ``config``, ``hooks`` and the ``.git`` pointer
-  file, shell start-up files, ``~/.ssh``, editor tasks (``.vscode/``, ``.devcontainer/``), IPython and
-  Jupyter configuration (``.ipython/``, ``.jupyter/`` at any depth), Python's ``sitecustomize``/``*.pth``
-  hooks (``.pth`` anywhere in the project), the instruction files at the root (``AGENTS.md``, ``CLAUDE.md``,
-  ``.cursorrules``: ``instruction_places.py``), and every file that may hold secrets — and, by what lies
-  around a project path (``runs_later.py``), modules that stand in for what Python imports next to a notebook
-  or at the root, anything in a virtualenv or conda env, what an instruction file links to. Only the user's
+  future system prompt or followed on demand (``.hdsp/``, ``.agents/`` skills, ``.continue/``), git's
+  ``config``, ``hooks`` and the ``.git`` pointer file, shell start-up files, ``~/.ssh``, editor tasks
+  (``.vscode/``, ``.devcontainer/``), IPython and Jupyter configuration (``.ipython/``, ``.jupyter/`` at any
+  depth), Python's ``sitecustomize``/``*.pth`` hooks (``.pth`` anywhere in the project), the instruction
+  files at the root (``AGENTS.md``, ``CLAUDE.md``, ``.cursorrules``: ``instruction_places.py``), and every
+  file that may hold secrets — and, by what lies around a project path (``runs_later.py``), modules that
+  stand in for what Python imports next to a notebook or at the root, anything in a virtualenv or conda env,
+  what an instruction file links to. Only the user's
   approval of that very call lets it through: not accept-edits mode, not an allow rule, not a grant for the
   session.
 
@@ -58,7 +59,9 @@ JUPYTER_CONFIG_NAMES = frozenset(
     for suffix in ("py", "json")
 )
 # Directories whose contents change what runs or what the agent is told, at any depth.
-ASK_DIRS = frozenset({".hdsp", ".continue", ".ssh", ".vscode", ".devcontainer", ".ipython", ".jupyter"})
+ASK_DIRS = frozenset({
+    ".hdsp", ".agents", ".continue", ".ssh", ".vscode", ".devcontainer", ".ipython", ".jupyter",
+})
 # Files run by shells, git, Python, editors or direnv on their own.
 ASK_NAMES = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".inputrc",
@@ -342,7 +345,9 @@ def _runs_later_reason(text: str, root_text: str, given: str | None) -> str | No
 
 
 _DIR_REASONS = {
-    ".hdsp": "hdsp-agent's project rules and MCP servers (loaded into every future conversation)",
+    ".hdsp": "hdsp-agent's rules, skills and MCP servers (loaded into every future conversation)",
+    ".agents": "the project's agent skills (their names go into every future conversation, their "
+    "instructions and scripts are followed when used)",
     ".continue": "Continue's project rules (loaded into every future conversation)",
     ".ssh": "SSH keys and configuration",
     ".vscode": "editor tasks and settings (they can run commands when the folder opens)",

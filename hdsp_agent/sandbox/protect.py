@@ -14,11 +14,11 @@ from pathlib import Path
 from ..instruction_places import INSTRUCTION_FILES
 from ..permissions.protected import protected_paths_under, run_later_files
 
-# Inside the project: what would change the agent's own behaviour (rules, instruction files, MCP servers,
-# editor tasks) or run code the next time someone uses git, opens a shell or starts a kernel there. Always
-# guarded, existing or not.
+# Inside the project: what would change the agent's own behaviour (rules, skills, instruction files, MCP
+# servers, editor tasks) or run code the next time someone uses git, opens a shell or starts a kernel
+# there. Always guarded, existing or not.
 GUARDED_IN_PROJECT = (
-    ".hdsp", ".continue", ".vscode", ".idea", ".git/config", ".git/hooks", ".jupyter", ".ipython",
+    ".hdsp", ".agents", ".continue", ".vscode", ".idea", ".git/config", ".git/hooks", ".jupyter", ".ipython",
     *INSTRUCTION_FILES,
 )  # fmt: skip
 # Guarded when they exist (and, when the project root is the home directory, also when they do not).
