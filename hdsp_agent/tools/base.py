@@ -276,6 +276,14 @@ class Tool(Generic[ArgsT]):
         raise ``ToolError`` when it cannot apply: the model gets the error, the user is not asked."""
         return action.detail if action is not None and action.detail else None
 
+    async def approval_reason(
+        self, args: ArgsT, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """The card's first reason when it can name what the call acts on ("runs code in cell 4 (df.head())
+        of analysis.ipynb"): it takes the place of the tool's general reason (``ToolFacts.ask_reason``).
+        None: the policy's reasons alone. Computed only when asking, after ``approval_preview``."""
+        return None
+
     def is_available(self, ctx: ToolContext) -> bool:
         """Whether the tool can work here at all (e.g. a search backend is configured)."""
         return True

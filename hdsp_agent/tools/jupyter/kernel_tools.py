@@ -111,6 +111,23 @@ class RunCellTool(NotebookTool[RunCellArgs]):
         )
         return PermissionAction(PermissionKind.KERNEL, path, detail)
 
+    async def approval_preview(
+        self, args: RunCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """The code that will run: the given code, else the cell's source as it is now (not its id)."""
+        if args.code is not None or args.cell_id is None:
+            return await super().approval_preview(args, ctx, action)
+        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
+
+    async def approval_reason(
+        self, args: RunCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        path = notebook_path(ctx, args.path)
+        if args.cell_id is None:
+            return user_text("runs code in %1", path)
+        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        return user_text("runs code in %1 of %2", cell, path)
+
     async def run(self, args: RunCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)

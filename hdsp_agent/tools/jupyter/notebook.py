@@ -21,6 +21,7 @@ from ...documents.edits import (
     SetCellSource,
     cell_source,
     cell_words,
+    first_line,
     new_cell,
 )
 from ...documents.gateway import notebook_path
@@ -331,12 +332,14 @@ def replace_in_cell(text: str, old: str, new: str, cell_type: str = "code") -> t
     return outcome.text, (None if outcome.pass_name == "exact" else outcome.note)
 
 
-def cell_diff(before: str, after: str, path: str, cell_id: str) -> str:
+def cell_diff(before: str, after: str, path: str, cell: str) -> str:
+    """A unified diff of one cell's source, headed "PATH CELL" (``cell``: the id for the model, the cell's
+    words for the user's card)."""
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
-        fromfile=f"{path} cell {cell_id}",
-        tofile=f"{path} cell {cell_id}",
+        fromfile=f"{path} {cell}",
+        tofile=f"{path} {cell}",
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
@@ -379,7 +382,15 @@ class EditCellTool(NotebookTool[EditCellArgs]):
             raise ToolError(
                 E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
-        return cell_diff(before, after, path, args.cell_id)
+        # The header names the cell as the user sees it (the model's output keeps the id it works with).
+        return cell_diff(before, after, path, str(cell_words(read.index, before)))
+
+    async def approval_reason(
+        self, args: EditCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        path = notebook_path(ctx, args.path)
+        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        return user_text("changes %1 of %2", cell, path)
 
     @staticmethod
     def _new_source(before: str, args: EditCellArgs, cell_type: str) -> tuple[str, str | None]:
@@ -402,11 +413,17 @@ class EditCellTool(NotebookTool[EditCellArgs]):
             user_text("change %1", cell_words(read.index, after)),
             read,
         )
-        diff = cell_diff(before, after, path, args.cell_id)
+        diff = cell_diff(before, after, path, f"cell {args.cell_id}")
         how = f" old_string {match_note}." if match_note else ""
         return ToolOutput(
             f"Edited cell {args.cell_id} (index {index}).{how}\n{diff}",
-            {"path": path, "cell_id": args.cell_id, "index": index, "diff": diff},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "first_line": first_line(after),
+                "diff": diff,
+            },
         )
 
 
@@ -439,6 +456,19 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         detail = f"delete cell {args.cell_id}" + (f":\n{source}" if source is not None else "")
         return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
 
+    async def approval_preview(
+        self, args: DeleteCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """The source that would go, read from the cell as it is now (the id stays in the details)."""
+        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
+
+    async def approval_reason(
+        self, args: DeleteCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        path = notebook_path(ctx, args.path)
+        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        return user_text("deletes %1 of %2", cell, path)
+
     async def run(self, args: DeleteCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
@@ -452,7 +482,12 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         return ToolOutput(
             f"Deleted {cell.cell_type} cell {args.cell_id} (was at index {index}). "
             f"Its source was:\n{cell_source(cell)}",
-            {"path": path, "cell_id": args.cell_id, "index": index},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "first_line": first_line(cell_source(cell)),
+            },
         )
 
 
@@ -486,6 +521,21 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
             PermissionKind.FILE_WRITE, path, f"move cell {args.cell_id} to index {args.to_index}"
         )
 
+    async def approval_preview(
+        self, args: MoveCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        """The cell's source (what moves; where to is in the reason)."""
+        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
+
+    async def approval_reason(
+        self, args: MoveCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> str | None:
+        path = notebook_path(ctx, args.path)
+        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        if args.to_index < 0:
+            return user_text("moves %1 of %2 to the end", cell, path)
+        return user_text("moves %1 of %2 to position %3", cell, path, args.to_index + 1)
+
     async def run(self, args: MoveCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
@@ -498,5 +548,11 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
         )
         return ToolOutput(
             f"Moved cell {args.cell_id} from index {old_index} to index {index}.",
-            {"path": path, "cell_id": args.cell_id, "index": index, "old_index": old_index},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "old_index": old_index,
+                "first_line": first_line(cell_source(read.cell)),
+            },
         )
