@@ -204,16 +204,15 @@ class ToolExecutor:
                 )
             )
         try:
-            preview = await tool.approval_preview(args, ctx, action)
-            reason = await tool.approval_reason(args, ctx, action)
+            view = await tool.approval_view(args, ctx, action)
         except ToolError as error:
             # The change cannot be made (an old_string not in the cell): say so to the model, ask no one.
             raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
         card_reasons = list(decision.reasons)
-        if reason:
+        if view.reason:
             general = tool.facts.ask_reason if tool.facts is not None else None
-            card_reasons = [reason, *(text for text in card_reasons if text != general)]
-        reply = await self._ask(tool, arguments, action, decision, call, ctx, preview, card_reasons)
+            card_reasons = [view.reason, *(text for text in card_reasons if text != general)]
+        reply = await self._ask(tool, arguments, action, decision, call, ctx, view.preview, card_reasons)
         trail.answered(reply, by_person=not reply.asked_nobody)
         if not reply.approved:
             raise _Refusal(

@@ -23,7 +23,15 @@ from ...documents.edits import (
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
-from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..base import (
+    ApprovalView,
+    PermissionAction,
+    PermissionKind,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
 from .executions import ExecutionRecord
 from .kernel import E_KERNEL_DIED, kernel_spec_language
 from .notebook_runtime import KernelspecSource
@@ -111,22 +119,16 @@ class RunCellTool(NotebookTool[RunCellArgs]):
         )
         return PermissionAction(PermissionKind.KERNEL, path, detail)
 
-    async def approval_preview(
+    async def approval_view(
         self, args: RunCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
+    ) -> ApprovalView:
         """The code that will run: the given code, else the cell's source as it is now (not its id)."""
-        if args.code is not None or args.cell_id is None:
-            return await super().approval_preview(args, ctx, action)
-        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
-
-    async def approval_reason(
-        self, args: RunCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
         path = notebook_path(ctx, args.path)
-        if args.cell_id is None:
-            return user_text("runs code in %1", path)
-        cell, _ = await self.live_cell(ctx, path, args.cell_id)
-        return user_text("runs code in %1 of %2", cell, path)
+        if args.code is not None or args.cell_id is None:
+            preview = (await super().approval_view(args, ctx, action)).preview
+            return ApprovalView(preview, user_text("runs code in %1", path))
+        cell, source = await self.live_cell(ctx, path, args.cell_id)
+        return ApprovalView(source or None, user_text("runs code in %1 of %2", cell, path))
 
     async def run(self, args: RunCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)

@@ -27,7 +27,15 @@ from ...documents.edits import (
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
-from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..base import (
+    ApprovalView,
+    PermissionAction,
+    PermissionKind,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
 from ..builtin.edit import fuzzy
 from .notebook_tool import NotebookTool, output_paging_hint, path_field, vision_enabled
 from .outputs import output_summary, render_outputs
@@ -364,13 +372,13 @@ class EditCellTool(NotebookTool[EditCellArgs]):
     args_model = EditCellArgs
 
     def permission(self, args: EditCellArgs, ctx: ToolContext) -> PermissionAction:
-        # The card's diff is computed against the live cell only when the policy asks (approval_preview).
+        # The card's diff is computed against the live cell only when the policy asks (approval_view).
         path = notebook_path(ctx, args.path)
         return PermissionAction(PermissionKind.FILE_WRITE, path, f"edit cell {args.cell_id}")
 
-    async def approval_preview(
+    async def approval_view(
         self, args: EditCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
+    ) -> ApprovalView:
         """The diff ``run`` will make, by the same matcher, against the cell as it is now (the open tab's
         live content, else the file): an edit that cannot apply raises here, before anyone is asked."""
         path = notebook_path(ctx, args.path)
@@ -383,14 +391,10 @@ class EditCellTool(NotebookTool[EditCellArgs]):
                 E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
         # The header names the cell as the user sees it (the model's output keeps the id it works with).
-        return cell_diff(before, after, path, str(cell_words(read.index, before)))
-
-    async def approval_reason(
-        self, args: EditCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
-        path = notebook_path(ctx, args.path)
-        cell, _ = await self.live_cell(ctx, path, args.cell_id)
-        return user_text("changes %1 of %2", cell, path)
+        cell = cell_words(read.index, before)
+        return ApprovalView(
+            cell_diff(before, after, path, str(cell)), user_text("changes %1 of %2", cell, path)
+        )
 
     @staticmethod
     def _new_source(before: str, args: EditCellArgs, cell_type: str) -> tuple[str, str | None]:
@@ -456,18 +460,13 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         detail = f"delete cell {args.cell_id}" + (f":\n{source}" if source is not None else "")
         return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
 
-    async def approval_preview(
+    async def approval_view(
         self, args: DeleteCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
+    ) -> ApprovalView:
         """The source that would go, read from the cell as it is now (the id stays in the details)."""
-        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
-
-    async def approval_reason(
-        self, args: DeleteCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
         path = notebook_path(ctx, args.path)
-        cell, _ = await self.live_cell(ctx, path, args.cell_id)
-        return user_text("deletes %1 of %2", cell, path)
+        cell, source = await self.live_cell(ctx, path, args.cell_id)
+        return ApprovalView(source or None, user_text("deletes %1 of %2", cell, path))
 
     async def run(self, args: DeleteCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
@@ -521,20 +520,17 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
             PermissionKind.FILE_WRITE, path, f"move cell {args.cell_id} to index {args.to_index}"
         )
 
-    async def approval_preview(
+    async def approval_view(
         self, args: MoveCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
-        """The cell's source (what moves; where to is in the reason)."""
-        return (await self.live_cell(ctx, notebook_path(ctx, args.path), args.cell_id))[1] or None
-
-    async def approval_reason(
-        self, args: MoveCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
+    ) -> ApprovalView:
+        """The cell's source (what moves) and where to."""
         path = notebook_path(ctx, args.path)
-        cell, _ = await self.live_cell(ctx, path, args.cell_id)
+        cell, source = await self.live_cell(ctx, path, args.cell_id)
         if args.to_index < 0:
-            return user_text("moves %1 of %2 to the end", cell, path)
-        return user_text("moves %1 of %2 to position %3", cell, path, args.to_index + 1)
+            return ApprovalView(source or None, user_text("moves %1 of %2 to the end", cell, path))
+        return ApprovalView(
+            source or None, user_text("moves %1 of %2 to position %3", cell, path, args.to_index + 1)
+        )
 
     async def run(self, args: MoveCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
