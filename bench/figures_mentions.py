@@ -1,5 +1,6 @@
 """The composer's ``@`` completion on a 20,000-file project: the first lookup's answer (a cold listing, then
-the ranking and secret check of what is shown) against a plain directory listing of the same tree."""
+the ranking and secret check of what is shown) against a plain directory listing of the same tree; and, as
+``after_sidebar_open_seconds``, the first lookup once the sidebar's connect has warmed the listing."""
 
 from __future__ import annotations
 
@@ -37,7 +38,19 @@ async def mention_figures(workdir: Path) -> list[Figure]:
         assert len(listed) >= TREE_FILES
         return elapsed
 
+    async def first_lookup_after_open() -> float:
+        # What the user meets: the sidebar's connect asked for the listing (model.ts, connect) before the
+        # first "@" is typed, so that lookup ranks the kept listing.
+        mentions._listing.clear()
+        await mentions.project_files(root)
+        start = clock()
+        suggested = mentions.rank(await mentions.project_files(root), "mod1", root)
+        elapsed = clock() - start
+        assert suggested
+        return elapsed
+
     ours, baseline = await compare(first_lookup, plain_listing, repeats=7, warmup=1)
+    after_open = sorted([await first_lookup_after_open() for _ in range(5)])[2]
     return [
         Figure(
             "@ first results",
@@ -50,6 +63,7 @@ async def mention_figures(workdir: Path) -> list[Figure]:
                 "files": TREE_FILES,
                 "bound_seconds": FIRST_RESULTS_SECONDS,
                 "within_bound": ours <= FIRST_RESULTS_SECONDS,
+                "after_sidebar_open_seconds": round(after_open, 4),
             },
         )
     ]

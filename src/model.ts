@@ -272,6 +272,9 @@ export class AgentModel implements IDisposable {
       return;
     }
     this._setState('ready', outcome.serverInfo, null);
+    // Warm the server's project listing for `@` now: the user's first `@` is then answered from it (a
+    // ranking of the kept listing, tens of ms on 20,000 files) instead of waiting on the walk.
+    void fetchMentionFiles(this._serverSettings, '').catch(() => undefined);
     await this._loadWorkspace(attempt);
   }
 

@@ -167,7 +167,11 @@ async def test_edit_cell_re_bases_a_loose_match_onto_the_cells_tabs(
         assert source == "def f():\n\tx = 1\n\ty = 2\n\treturn x"
         compile(source, "cell", "exec")
         assert PASS_NOTES["trimmed"] in edited.content
-        assert approver.requests[-1].preview == edited.details["diff"]  # the user saw what was written
+        # The user saw what was written: the same hunks; the card's header names the cell as they know it
+        # ("cell 1 (def f():)"), the model's keeps the id it works with.
+        shown, written = approver.requests[-1].preview.splitlines(), edited.details["diff"].splitlines()
+        assert shown[2:] == written[2:]
+        assert shown[0] == "--- nb.ipynb cell 1 (def f():)" and written[0] == f"--- nb.ipynb cell {cell_id}"
 
         spaced = await agent.call(
             "edit_cell", path="nb.ipynb", cell_id=cell_id, old_string="\treturn  x", new_string="\treturn y"

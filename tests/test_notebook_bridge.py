@@ -321,13 +321,15 @@ async def test_a_live_run_cell_crosses_the_bridge_no_more_than_it_must(
         ok(await agent.call("run_cell", path="nb.ipynb", code="print(7)"))
         assert answered(tab) == ["read_cell", "apply", "apply"]
 
-        # An existing cell: one read of that cell (its source, the kernelspec), the final outputs.
+        # An existing cell: a read of that cell for the card (the code as it is now, not as the agent last
+        # saw it), one for the run (its source, the kernelspec: the user may edit while the card waits), the
+        # final outputs.
         tab.requests.clear()
         asked.clear()
         cell_id = tab.notebooks["nb.ipynb"].cells[0].id
         ok(await agent.call("run_cell", path="nb.ipynb", cell_id=cell_id))
-        assert answered(tab) == ["read_cell", "apply"]
-        assert len(asked) <= 2
+        assert answered(tab) == ["read_cell", "read_cell", "apply"]
+        assert len(asked) <= 3
 
         # Undo still takes both runs back, from the notebooks the calls held.
         await agent.runtime.undo.undo_since(agent.ctx.session_id, 0)
@@ -365,11 +367,12 @@ async def test_a_live_cell_change_reads_at_most_its_cell_and_applies_once(
         if tool != "insert_cell":
             arguments = {**arguments, "cell_id": original.cells[0].id}
         ok(await agent.call(tool, path="nb.ipynb", **arguments))
-        # A new cell reads one cell (the last: is it the launcher's empty starter cell?), an edit reads its
-        # cell for the approval's preview and for the change; a change to one cell reads that cell only.
-        expected = {"insert_cell": ["read_cell", "apply"], "edit_cell": ["read_cell", "read_cell", "apply"]}
-        assert answered(tab) == expected.get(tool, ["read_cell", "apply"])
-        assert len(asked) == (2 if tool == "edit_cell" else 1)  # the preview opens the notebook too
+        # A new cell reads one cell (the last: is it the launcher's empty starter cell?); a change to one
+        # cell reads that cell once for the approval card (its preview and the words naming it) and once for
+        # the change — never the notebook.
+        expected = {"insert_cell": ["read_cell", "apply"]}
+        assert answered(tab) == expected.get(tool, ["read_cell", "read_cell", "apply"])
+        assert len(asked) == (1 if tool == "insert_cell" else 2)  # the card's read opens the notebook too
         assert tab.notebooks["nb.ipynb"] != original
 
         # The inverse recorded from the call's own read takes the change back.

@@ -210,7 +210,7 @@ async def test_cells_are_inserted_edited_moved_and_deleted_by_id(
     assert cells_of(path) == [("markdown", "# Title"), ("code", "x = 1"), ("code", "y = 4\nz = 5")]
 
     deleted = ok(await agent.call("delete_cell", path="nb.ipynb", cell_id=new_id))
-    assert deleted.details == {"path": "nb.ipynb", "cell_id": new_id, "index": 2}
+    assert deleted.details == {"path": "nb.ipynb", "cell_id": new_id, "index": 2, "first_line": "y = 4"}
     assert deleted.content.endswith("Its source was:\ny = 4\nz = 5")
     assert cells_of(path) == [("markdown", "# Title"), ("code", "x = 1")]
 
@@ -421,7 +421,7 @@ async def test_approval_shows_the_diff_or_the_code_and_a_denial_changes_nothing(
             "edit_cell",
             "FileWrite",
             "nb.ipynb",
-            f"--- nb.ipynb cell {cell_id}\n+++ nb.ipynb cell {cell_id}\n"
+            "--- nb.ipynb cell 1 (total = 1)\n+++ nb.ipynb cell 1 (total = 1)\n"
             "@@ -1 +1 @@\n-total = 1\n+total = 2\n",
         ),
         ("run_cell", "Kernel", "nb.ipynb", "print('hi')"),
@@ -443,7 +443,8 @@ async def test_edit_cell_preview_is_the_change_against_the_cell_as_it_is_now(
     agent = Agent(jp_serverapp, jp_root_dir, approver=approver)
     ok(await agent.call("edit_cell", path="nb.ipynb", cell_id=cell_id, old_string="5", new_string="6"))
     assert [r.preview for r in approver.requests] == [
-        f"--- nb.ipynb cell {cell_id}\n+++ nb.ipynb cell {cell_id}\n@@ -1 +1 @@\n-total = 5\n+total = 6\n"
+        "--- nb.ipynb cell 1 (total = 5)\n+++ nb.ipynb cell 1 (total = 5)\n"
+        "@@ -1 +1 @@\n-total = 5\n+total = 6\n"
     ]
     missing = await agent.call(
         "edit_cell", path="nb.ipynb", cell_id=cell_id, old_string="count = 9", new_string="count = 10"

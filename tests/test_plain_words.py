@@ -4,10 +4,17 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from test_notebook_tools import Agent, RecordingApprover, write_notebook
+from test_user_text import korean
 
 from hdsp_agent.agent.undo import UndoConflict, UndoConflicts
 from hdsp_agent.documents.edits import cell_words
 from hdsp_agent.permissions.defaults import default_level
+from hdsp_agent.tools.builtin import builtin_tools
 from hdsp_agent.tools.facts import known_facts
 from hdsp_agent.user_text import UserText, collect_texts
 
@@ -59,3 +66,55 @@ def test_an_undo_conflict_names_the_cell_by_number_once() -> None:
     texts = collect_texts(message)
     assert "cell %1 (%2)" in {ref.id for ref in texts.values()}
     assert "the cell was edited after the agent changed it" in {ref.id for ref in texts.values()}
+
+
+async def test_approval_cards_name_cells_by_number_and_files_relative_in_english_and_korean(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    """What a card shows (question's subject, reasons, preview) for cell tools addressed by id and for a file
+    given by its absolute path: "cell 2 (df.describe())", "analysis.ipynb", "data/notes.txt", never an id,
+    a tool name or the server's absolute root, in English and in Korean."""
+    path = write_notebook(jp_root_dir, "analysis.ipynb", "import pandas as pd", "df.describe()", "df.plot()")
+    ids = [cell.id for cell in nbformat.read(path, as_version=4).cells]
+    (jp_root_dir / "data").mkdir()
+    (jp_root_dir / "data" / "notes.txt").write_text("old\n")
+    approver = RecordingApprover(approve=False)
+    agent = Agent(jp_serverapp, jp_root_dir, approver=approver)
+    agent.executor.registry.register(next(t for t in builtin_tools() if t.name == "single_find_and_replace"))
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("delete_cell", {"path": "analysis.ipynb", "cell_id": ids[1]}),
+        ("move_cell", {"path": "analysis.ipynb", "cell_id": ids[2], "to_index": 0}),
+        ("run_cell", {"path": "analysis.ipynb", "cell_id": ids[1]}),
+        (
+            "edit_cell",
+            {"path": "analysis.ipynb", "cell_id": ids[1], "old_string": "describe", "new_string": "head"},
+        ),
+        (
+            "single_find_and_replace",
+            {"filepath": str(jp_root_dir / "data" / "notes.txt"), "old_string": "old", "new_string": "new"},
+        ),
+    ]
+    for name, arguments in calls:
+        assert (await agent.call(name, **arguments)).status == "denied", name
+    requests = approver.requests
+    assert [request.reasons[0] for request in requests[:4]] == [
+        "deletes cell 2 (df.describe()) of analysis.ipynb",
+        "moves cell 3 (df.plot()) of analysis.ipynb to position 1",
+        "runs code in cell 2 (df.describe()) of analysis.ipynb",
+        "changes cell 2 (df.describe()) of analysis.ipynb",
+    ]
+    assert [request.preview for request in requests[:3]] == ["df.describe()", "df.plot()", "df.describe()"]
+    assert requests[4].action_target == "data/notes.txt"
+    tool_names = re.compile(r"\b(" + "|".join(re.escape(name) for name in known_facts()) + r")\b")
+    root = str(jp_root_dir)
+    for request in requests:
+        texts = request.model_dump()["texts"]
+        shown = [*request.reasons, request.preview or "", request.action_target or ""]
+        for language, words in (("en", shown), ("ko", [korean(text, texts) for text in shown])):
+            for text in words:
+                assert not any(cell_id in text for cell_id in ids), (language, request.tool, text)
+                assert root not in text, (language, request.tool, text)
+                assert not tool_names.search(text), (language, request.tool, text)
+                assert not re.search(r"\bE_[A-Z_]+", text), (language, request.tool, text)
+        if request.tool != "single_find_and_replace":
+            assert korean(request.reasons[0], texts).startswith("analysis.ipynb의 셀 ")

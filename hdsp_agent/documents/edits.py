@@ -90,12 +90,18 @@ def cell_source(cell: dict[str, Any]) -> str:
 _FIRST_LINE_CHARS = 40
 
 
-def cell_words(index: int | None, source: str = "") -> UserText:
-    """A cell as the user sees it: its number (1-based, as the notebook counts) and its first line, never its
-    id ("cell 4 (df.head())"). ``index`` None: a cell no longer in the notebook."""
+def first_line(source: str) -> str:
+    """A cell's first non-empty line, cut to a short label (what the user recognises a cell by)."""
     first = next((line.strip() for line in source.splitlines() if line.strip()), "")
     if len(first) > _FIRST_LINE_CHARS:
         first = first[: _FIRST_LINE_CHARS - 1].rstrip() + "…"
+    return first
+
+
+def cell_words(index: int | None, source: str = "") -> UserText:
+    """A cell as the user sees it: its number (1-based, as the notebook counts) and its first line, never its
+    id ("cell 4 (df.head())"). ``index`` None: a cell no longer in the notebook."""
+    first = first_line(source)
     if index is None:
         return user_text("a cell (%1)", first) if first else user_text("a cell")
     return user_text("cell %1 (%2)", index + 1, first) if first else user_text("cell %1", index + 1)

@@ -76,6 +76,8 @@ class ReadOnlyPolicy:
             return PolicyDecision("deny", [why])
         if level == "allow" and action is None:
             return PolicyDecision("allow", [why])
+        if level == "ask":
+            return PolicyDecision("ask", [why])  # the tool's own reason, in words ("It changes files")
         what = (
             f"{action.kind.value} {action.target}".strip()
             if action

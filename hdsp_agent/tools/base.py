@@ -132,6 +132,16 @@ class PermissionAction:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class ApprovalView:
+    """What an approval card shows of one call: the change (a diff, the code that will run) and, when the tool
+    can name what the call acts on, the card's first reason ("runs code in cell 4 (df.head()) of
+    analysis.ipynb"), which takes the place of the tool's general reason (``ToolFacts.ask_reason``)."""
+
+    preview: str | None = None
+    reason: str | None = None
+
+
 class ToolArgs(BaseModel):
     """Base for argument models: unknown fields are an error the model is told about, not silently dropped."""
 
@@ -268,13 +278,14 @@ class Tool(Generic[ArgsT]):
         """The risky action this call performs, for the policy; None for a call with no side effects."""
         return None
 
-    async def approval_preview(
+    async def approval_view(
         self, args: ArgsT, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
+    ) -> ApprovalView:
         """What the approval card shows, computed just before asking (only then: a call the policy allows
-        never pays for it). Tools whose change can be computed against the live document override this and
-        raise ``ToolError`` when it cannot apply: the model gets the error, the user is not asked."""
-        return action.detail if action is not None and action.detail else None
+        never pays for it). Tools whose change can be computed against the live document override this —
+        one read of it gives both the preview and the reason — and raise ``ToolError`` when the change cannot
+        apply: the model gets the error, the user is not asked."""
+        return ApprovalView(action.detail if action is not None and action.detail else None)
 
     def is_available(self, ctx: ToolContext) -> bool:
         """Whether the tool can work here at all (e.g. a search backend is configured)."""

@@ -14,6 +14,7 @@ import asyncio
 import difflib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -203,11 +204,15 @@ class ToolExecutor:
                 )
             )
         try:
-            preview = await tool.approval_preview(args, ctx, action)
+            view = await tool.approval_view(args, ctx, action)
         except ToolError as error:
             # The change cannot be made (an old_string not in the cell): say so to the model, ask no one.
             raise _Refusal(self._error(call, error.code, error.message, error.suggestion)) from None
-        reply = await self._ask(tool, arguments, action, decision, call, ctx, preview)
+        card_reasons = list(decision.reasons)
+        if view.reason:
+            general = tool.facts.ask_reason if tool.facts is not None else None
+            card_reasons = [view.reason, *(text for text in card_reasons if text != general)]
+        reply = await self._ask(tool, arguments, action, decision, call, ctx, view.preview, card_reasons)
         trail.answered(reply, by_person=not reply.asked_nobody)
         if not reply.approved:
             raise _Refusal(
@@ -234,6 +239,7 @@ class ToolExecutor:
         call: ToolCall,
         ctx: ToolContext,
         preview: str | None = None,
+        reasons: list[str] | None = None,
     ) -> ApprovalReply:
         if self.approver is None:
             return ApprovalReply.nobody_to_ask(
@@ -243,9 +249,9 @@ class ToolExecutor:
             call_id=call.id,
             tool=tool.name,
             arguments=arguments,
-            reasons=decision.reasons,
+            reasons=decision.reasons if reasons is None else reasons,
             action_kind=action.kind.value if action else None,
-            action_target=action.target if action else None,
+            action_target=shown_path(action.target, ctx.root_dir) if action else None,
             preview=preview,
             run_mode=decision.run_mode,
             offer_session=decision.offer_session,
@@ -439,3 +445,14 @@ def _close(awaitable: Any) -> None:
     close = getattr(awaitable, "close", None)
     if close is not None:
         close()
+
+
+def shown_path(target: str, root: Path) -> str:
+    """An action's target as the card shows it: a path under the server's root relative to it (the user knows
+    their project's files by those names), anything else (a command, a URL, a path outside) as it is."""
+    if not target or "\n" in target or not Path(target).is_absolute():
+        return target
+    try:
+        return Path(target).resolve().relative_to(root.resolve()).as_posix() or "."
+    except (ValueError, OSError):
+        return target

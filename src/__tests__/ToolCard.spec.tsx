@@ -138,6 +138,51 @@ describe('ToolCard', () => {
     ).toContain('src/app.py');
   });
 
+  it('names a deleted or moved cell by number and first line; ids and raw JSON stay behind "Details"', () => {
+    for (const [name, headline] of [
+      ['delete_cell', 'Delete a cell of analysis.ipynb'],
+      ['move_cell', 'Move a cell in analysis.ipynb']
+    ]) {
+      const { container, unmount } = card(
+        call({
+          name,
+          arguments: {
+            path: 'analysis.ipynb',
+            cell_id: 'aec4de07',
+            to_index: null
+          },
+          rawArguments: null,
+          content: 'Deleted code cell aec4de07 (was at index 3).',
+          details: {
+            path: 'analysis.ipynb',
+            cell_id: 'aec4de07',
+            index: 3,
+            first_line: 'df.head()'
+          }
+        })
+      );
+      fireEvent.click(container.querySelector('.jp-hdsp-ToolCard-header')!);
+      const root = container.querySelector('.jp-hdsp-ToolCard')!;
+      const details = root.querySelector('.jp-hdsp-ToolCard-details')!;
+      expect(details.hasAttribute('open')).toBe(false);
+      // What shows without opening "Details": the card as a person reads it.
+      const shown = root.cloneNode(true) as Element;
+      for (const hidden of Array.from(
+        shown.querySelectorAll('.jp-hdsp-ToolCard-details > :not(summary)')
+      )) {
+        hidden.remove();
+      }
+      expect(shown.textContent).toContain(headline);
+      expect(shown.textContent).toContain('cell 4 (df.head())');
+      expect(shown.textContent).not.toMatch(
+        /aec4de07|null|delete_cell|move_cell/
+      );
+      expect(details.textContent).toContain('aec4de07');
+      expect(details.textContent).toContain('null');
+      unmount();
+    }
+  });
+
   it.each<[string, Record<string, unknown>, string]>([
     [
       'insert_cell',

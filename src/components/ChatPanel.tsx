@@ -97,7 +97,7 @@ export function ChatView(props: IChatViewProps): JSX.Element {
 
   return (
     <div
-      className="jp-hdsp-ChatPanel"
+      className={`jp-hdsp-ChatPanel${pending.length > 0 ? ' jp-mod-waiting' : ''}`}
       ref={panel}
       onKeyDownCapture={event => {
         // The waiting card's shortcuts, from anywhere in the sidebar (the composer included): Ctrl+Enter

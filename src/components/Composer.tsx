@@ -286,7 +286,7 @@ export function Composer({
   };
 
   return (
-    <div className="jp-hdsp-Composer">
+    <div className={`jp-hdsp-Composer${running ? ' jp-mod-running' : ''}`}>
       {queued !== null && (
         <div className="jp-hdsp-Composer-queued" role="status">
           <span className="jp-hdsp-Composer-queuedLabel">
@@ -390,7 +390,7 @@ export function Composer({
         }
         className="jp-hdsp-Composer-input"
         value={draft}
-        rows={3}
+        rows={running ? 1 : 3}
         placeholder={
           running
             ? sendOnEnter

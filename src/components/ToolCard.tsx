@@ -72,7 +72,8 @@ export function ToolCard({
     ? call.details.replay
     : null;
   const headline = toolHeadline(call.name, call.arguments, trans);
-  const target = summarize(call, headline !== null);
+  const target = cellTarget(call, trans) ?? summarize(call, headline !== null);
+  const code = shownCode(call);
   const outcome = toolOutcome(call);
 
   return (
@@ -150,27 +151,34 @@ export function ToolCard({
       ))}
       {open && (
         <div id={bodyId} className="jp-hdsp-ToolCard-body">
-          <div className="jp-hdsp-ToolCard-section">
-            {trans.__('Tool')} <code>{call.name}</code>
-            {call.error && (
-              <span className="jp-hdsp-ToolCard-errorCode">
-                {' · '}
-                {trans.__('error code %1', call.error.code)}
-              </span>
+          {code && <pre className="jp-hdsp-ToolCard-code">{code}</pre>}
+          {/* The tool's name, its error code, the raw arguments (with their nulls) and the text the model
+              read are for the curious: behind "Details", open from the start with the showToolDetails
+              preference. */}
+          <details className="jp-hdsp-ToolCard-details" open={showDetails}>
+            <summary>{trans.__('Details')}</summary>
+            <div className="jp-hdsp-ToolCard-section">
+              {trans.__('Tool')} <code>{call.name}</code>
+              {call.error && (
+                <span className="jp-hdsp-ToolCard-errorCode">
+                  {' · '}
+                  {trans.__('error code %1', call.error.code)}
+                </span>
+              )}
+            </div>
+            <div className="jp-hdsp-ToolCard-section">
+              {trans.__('Arguments')}
+            </div>
+            <pre className="jp-hdsp-ToolCard-pre">{formatArguments(call)}</pre>
+            {call.content !== null && call.content !== '' && (
+              <>
+                <div className="jp-hdsp-ToolCard-section">
+                  {trans.__('Result')}
+                </div>
+                <pre className="jp-hdsp-ToolCard-pre">{call.content}</pre>
+              </>
             )}
-          </div>
-          <div className="jp-hdsp-ToolCard-section">
-            {trans.__('Arguments')}
-          </div>
-          <pre className="jp-hdsp-ToolCard-pre">{formatArguments(call)}</pre>
-          {call.content !== null && call.content !== '' && (
-            <>
-              <div className="jp-hdsp-ToolCard-section">
-                {trans.__('Result')}
-              </div>
-              <pre className="jp-hdsp-ToolCard-pre">{call.content}</pre>
-            </>
-          )}
+          </details>
         </div>
       )}
     </div>
@@ -341,6 +349,38 @@ export function summarize(
     if (typeof value === 'string' && value.trim()) {
       const line = value.trim().split('\n')[0];
       return line.length > 60 ? `${line.slice(0, 57)}…` : line;
+    }
+  }
+  return '';
+}
+
+/**
+ * The cell a cell tool changed, as the user counts it ("cell 4 (df.head())", from the result's `index` and
+ * `first_line`): never its id. Null for other calls, and before the result.
+ */
+export function cellTarget(
+  call: Pick<IToolCallState, 'details'>,
+  trans: TranslationBundle
+): string | null {
+  const index = call.details?.index;
+  const line = call.details?.first_line;
+  if (typeof index !== 'number' || typeof line !== 'string') {
+    return null;
+  }
+  return line
+    ? trans.__('cell %1 (%2)', index + 1, line)
+    : trans.__('cell %1', index + 1);
+}
+
+/**
+ * The code or text a call runs or writes (its `code`, `source` or `command`), shown as it is in the opened
+ * card; the rest of the arguments stay behind "Details".
+ */
+function shownCode(call: Pick<IToolCallState, 'arguments'>): string {
+  for (const key of ['code', 'source', 'command', 'new_string']) {
+    const value = call.arguments?.[key];
+    if (typeof value === 'string' && value.trim()) {
+      return value;
     }
   }
   return '';

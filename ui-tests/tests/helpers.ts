@@ -39,7 +39,7 @@ export type ScriptedReply =
       // Stop after this many pieces until releaseModel(): the turn stays busy as long as the test needs.
       hold_after?: number;
     }
-  | { tool_calls: [string, string][]; pieces?: number }
+  | { tool_calls: [string, string][]; pieces?: number; delay?: number }
   | { error: number; message?: string };
 
 function modelUrl(path: string): string {

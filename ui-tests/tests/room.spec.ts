@@ -33,7 +33,9 @@ import {
 const WIDTH = 250;
 // The tools of the turn, and words that only the model and the details should see.
 const INTERNAL =
-  /\b(todo|insert_cell|run_cell|edit_cell|E_[A-Z_]+|FileWrite|Kernel|null)\b/;
+  /\b(todo|insert_cell|run_cell|edit_cell|delete_cell|move_cell|E_[A-Z_]+|FileWrite|Kernel|null)\b/;
+// The server's root: a path the user reads is relative to it.
+const ROOT = process.env.HDSP_UI_ROOT_DIR;
 
 interface IRoom {
   page: Page;
@@ -41,7 +43,13 @@ interface IRoom {
   testInfo: TestInfo;
   prefix: string;
   dark: boolean;
-  labels: { queued: string; edit: string; allowOnce: string };
+  labels: {
+    queued: string;
+    edit: string;
+    allowOnce: string;
+    moved: RegExp;
+    deleted: RegExp;
+  };
 }
 
 /** The panel's visible text (closed details and hidden parts are not in innerText). */
@@ -52,6 +60,9 @@ async function visibleText(panel: Locator): Promise<string> {
 async function expectPlainWords(panel: Locator, cellIds: string[]) {
   const text = await visibleText(panel);
   expect(text).not.toMatch(INTERNAL);
+  if (ROOT) {
+    expect(text).not.toContain(ROOT);
+  }
   for (const id of cellIds) {
     expect(text).not.toContain(id);
   }
@@ -160,6 +171,20 @@ async function walk(room: IRoom): Promise<void> {
       ]
     },
     { tool_calls: [['run_cell', JSON.stringify({ cell_id: 'bbbb2222' })]] },
+    // Cell changes go through in "Accept edits": their cards name the cells by number, never by id.
+    {
+      tool_calls: [
+        [
+          'move_cell',
+          JSON.stringify({ path, cell_id: 'aaaa1111', to_index: -1 })
+        ]
+      ]
+    },
+    {
+      tool_calls: [
+        ['delete_cell', JSON.stringify({ path, cell_id: 'bbbb2222' })]
+      ]
+    },
     { text: 'The summary is in the new cell.' }
   ]);
 
@@ -241,8 +266,10 @@ async function walk(room: IRoom): Promise<void> {
     };
   });
   expect(boxes.clipped).toEqual([]);
-  // NOT YET: with the card, plan, review bar, queued box, chips, composer, usage and Undo/Stop all showing
-  // on a 768 px screen, the composer's last rows are pushed below the panel (boxes.overflow is true).
+  // With the card, plan, review bar, queued box, chips, composer, usage and Undo/Stop all showing on a
+  // 768 px screen, everything ends inside the panel: the server line waits while the card does, the plan
+  // gives way to its title, the box is short while the agent works, usage and buttons share a row.
+  expect(boxes.overflow).toBe(false);
   expect(boxes.cardTitle.height).toBeGreaterThanOrEqual(boxes.cardLine * 0.8);
   // The chat keeps at least 40 % of the panel while the card waits.
   expect(boxes.messages.height).toBeGreaterThanOrEqual(
@@ -288,7 +315,12 @@ async function walk(room: IRoom): Promise<void> {
     panel.locator('.jp-hdsp-Message-assistant').first()
   ).toContainText('The summary is in the new cell', { timeout: 60_000 });
   const cards = panel.locator('.jp-hdsp-ToolCard');
-  await expect(cards).toHaveCount(3);
+  await expect(cards).toHaveCount(5);
+  await expect(cards.nth(3)).toContainText(labels.moved);
+  await expect(cards.nth(4)).toContainText(labels.deleted);
+  // Opened, a card shows what is for the user; the raw call stays in its closed "Details".
+  await cards.nth(4).locator('.jp-hdsp-ToolCard-header').click();
+  await expect(cards.nth(4).locator('.jp-hdsp-ToolCard-details')).toBeVisible();
   await expectPlainWords(panel, ['aaaa1111', 'bbbb2222']);
   if (room.dark) {
     await expectReadableInDark(panel);
@@ -336,7 +368,13 @@ async function openLab(
   return { page, errors };
 }
 
-const ENGLISH = { queued: 'Queued', edit: 'Edit', allowOnce: 'Allow once' };
+const ENGLISH = {
+  queued: 'Queued',
+  edit: 'Edit',
+  allowOnce: 'Allow once',
+  moved: /cell 3 \(import pandas as pd\)/,
+  deleted: /cell \d \(df\.describe\(\)\)/
+};
 
 test.describe('room and words at a 250 px sidebar', () => {
   test.afterEach(async ({ request }) => {
@@ -364,7 +402,13 @@ test.describe('room and words at a 250 px sidebar', () => {
         prefix,
         dark: prefix === 'dark',
         labels: locale
-          ? { queued: '대기', edit: '편집', allowOnce: '한 번 허용' }
+          ? {
+              queued: '대기',
+              edit: '편집',
+              allowOnce: '한 번 허용',
+              moved: /셀 3 \(import pandas as pd\)/,
+              deleted: /셀 \d \(df\.describe\(\)\)/
+            }
           : ENGLISH
       });
       expect(errors).toEqual([]);

@@ -11,7 +11,8 @@ import {
 /**
  * Where the agent's work lands (issue 28, problem 7): its cells in order after the cell in view, the
  * launcher's empty cell reused, the chat titled with the notebook's name, restored-away messages shown as
- * undone, "Undo all" waiting for the turn, a rule file added while Lab runs getting its chip.
+ * undone, "Undo all" waiting for the turn, a rule file added while Lab runs getting its chip, the notebook
+ * scrolled to the agent's changed cell unless the user is typing in another.
  */
 test.describe('where the work lands', () => {
   failOnConsoleErrors();
@@ -129,5 +130,87 @@ test.describe('where the work lands', () => {
       // The file is at the server's root: other specs' prompts must not get it.
       await request.delete('/api/contents/AGENTS.md');
     }
+  });
+
+  test("the notebook scrolls to the agent's changed cell, not while the user types in another", async ({
+    page,
+    request
+  }) => {
+    const path = 'scrolls.ipynb';
+    const id = (index: number) => `cell${String(index).padStart(4, '0')}`;
+    await request.put(`/api/contents/${path}`, {
+      data: {
+        type: 'notebook',
+        content: {
+          nbformat: 4,
+          nbformat_minor: 5,
+          metadata: {
+            kernelspec: {
+              name: 'python3',
+              display_name: 'Python 3',
+              language: 'python'
+            }
+          },
+          cells: Array.from({ length: 40 }, (_, index) => ({
+            id: id(index),
+            cell_type: 'code',
+            source: `value_${index} = ${index}`,
+            metadata: {},
+            outputs: [],
+            execution_count: null
+          }))
+        }
+      }
+    });
+    const edit = (index: number, source: string) =>
+      JSON.stringify({ path, cell_id: id(index), source });
+    await loadScript(request, [
+      { tool_calls: [['edit_cell', edit(39, 'value_39 = "changed"')]] },
+      { text: 'Changed the last cell.' },
+      // Slow to arrive: the user is typing in the first cell by then.
+      {
+        tool_calls: [['edit_cell', edit(38, 'value_38 = "changed"')]],
+        pieces: 3,
+        delay: 1.5
+      },
+      { text: 'Changed another.' }
+    ]);
+    await page.evaluate(async p => {
+      await (window as any).jupyterapp.commands.execute('docmanager:open', {
+        path: p,
+        factory: 'Notebook'
+      });
+    }, path);
+    const cells = notebookCells(page);
+    await expect(cells.first()).toBeInViewport();
+    const panel = await openPanel(page);
+    await panel
+      .locator(
+        '.jp-hdsp-ComposerToolbar select:has(option[value="accept-edits"])'
+      )
+      .selectOption('accept-edits');
+    await sendInNewChat(panel, 'Change the last cell');
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('Changed the last cell.', { timeout: 60_000 });
+    // The changed cell came into view (the focus stayed in the sidebar).
+    await expect(cells.nth(39)).toContainText('changed');
+    await expect(cells.nth(39)).toBeInViewport();
+    await expect(cells.first()).not.toBeInViewport();
+
+    // The user goes back to the first cell and types while the next change arrives: the view stays.
+    const input = panel.getByRole('textbox', { name: 'Message' });
+    await input.fill('Change another one');
+    await input.press('Enter');
+    await cells.first().scrollIntoViewIfNeeded();
+    await cells.first().locator('.jp-InputArea-editor').click();
+    await page.keyboard.type('  # mine');
+    await expect(
+      panel.locator('.jp-hdsp-Message-assistant').last()
+    ).toContainText('Changed another.', { timeout: 60_000 });
+    await expect(cells.nth(38)).toContainText('changed');
+    await expect(cells.first()).toBeInViewport();
+    await expect(cells.first()).toContainText('value_0 = 0  # mine');
+    await expect(cells.nth(38)).not.toBeInViewport();
   });
 });

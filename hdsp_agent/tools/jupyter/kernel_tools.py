@@ -23,7 +23,15 @@ from ...documents.edits import (
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
-from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..base import (
+    ApprovalView,
+    PermissionAction,
+    PermissionKind,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
 from .executions import ExecutionRecord
 from .kernel import E_KERNEL_DIED, kernel_spec_language
 from .notebook_runtime import KernelspecSource
@@ -110,6 +118,17 @@ class RunCellTool(NotebookTool[RunCellArgs]):
             source if source is not None else f"run cell {args.cell_id} (its source has not been read yet)"
         )
         return PermissionAction(PermissionKind.KERNEL, path, detail)
+
+    async def approval_view(
+        self, args: RunCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> ApprovalView:
+        """The code that will run: the given code, else the cell's source as it is now (not its id)."""
+        path = notebook_path(ctx, args.path)
+        if args.code is not None or args.cell_id is None:
+            preview = (await super().approval_view(args, ctx, action)).preview
+            return ApprovalView(preview, user_text("runs code in %1", path))
+        cell, source = await self.live_cell(ctx, path, args.cell_id)
+        return ApprovalView(source or None, user_text("runs code in %1 of %2", cell, path))
 
     async def run(self, args: RunCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)

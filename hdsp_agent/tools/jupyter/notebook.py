@@ -21,12 +21,21 @@ from ...documents.edits import (
     SetCellSource,
     cell_source,
     cell_words,
+    first_line,
     new_cell,
 )
 from ...documents.gateway import notebook_path
 from ...tools.facts import ToolFacts, ToolWords
 from ...user_text import user_template, user_text
-from ..base import PermissionAction, PermissionKind, ToolArgs, ToolContext, ToolError, ToolOutput
+from ..base import (
+    ApprovalView,
+    PermissionAction,
+    PermissionKind,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
 from ..builtin.edit import fuzzy
 from .notebook_tool import NotebookTool, output_paging_hint, path_field, vision_enabled
 from .outputs import output_summary, render_outputs
@@ -331,12 +340,14 @@ def replace_in_cell(text: str, old: str, new: str, cell_type: str = "code") -> t
     return outcome.text, (None if outcome.pass_name == "exact" else outcome.note)
 
 
-def cell_diff(before: str, after: str, path: str, cell_id: str) -> str:
+def cell_diff(before: str, after: str, path: str, cell: str) -> str:
+    """A unified diff of one cell's source, headed "PATH CELL" (``cell``: the id for the model, the cell's
+    words for the user's card)."""
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
-        fromfile=f"{path} cell {cell_id}",
-        tofile=f"{path} cell {cell_id}",
+        fromfile=f"{path} {cell}",
+        tofile=f"{path} {cell}",
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
@@ -361,13 +372,13 @@ class EditCellTool(NotebookTool[EditCellArgs]):
     args_model = EditCellArgs
 
     def permission(self, args: EditCellArgs, ctx: ToolContext) -> PermissionAction:
-        # The card's diff is computed against the live cell only when the policy asks (approval_preview).
+        # The card's diff is computed against the live cell only when the policy asks (approval_view).
         path = notebook_path(ctx, args.path)
         return PermissionAction(PermissionKind.FILE_WRITE, path, f"edit cell {args.cell_id}")
 
-    async def approval_preview(
+    async def approval_view(
         self, args: EditCellArgs, ctx: ToolContext, action: PermissionAction | None
-    ) -> str | None:
+    ) -> ApprovalView:
         """The diff ``run`` will make, by the same matcher, against the cell as it is now (the open tab's
         live content, else the file): an edit that cannot apply raises here, before anyone is asked."""
         path = notebook_path(ctx, args.path)
@@ -379,7 +390,11 @@ class EditCellTool(NotebookTool[EditCellArgs]):
             raise ToolError(
                 E_EDIT_NO_CHANGE, user_text("cell %1 already has this content; nothing changed", args.cell_id)
             )
-        return cell_diff(before, after, path, args.cell_id)
+        # The header names the cell as the user sees it (the model's output keeps the id it works with).
+        cell = cell_words(read.index, before)
+        return ApprovalView(
+            cell_diff(before, after, path, str(cell)), user_text("changes %1 of %2", cell, path)
+        )
 
     @staticmethod
     def _new_source(before: str, args: EditCellArgs, cell_type: str) -> tuple[str, str | None]:
@@ -402,11 +417,17 @@ class EditCellTool(NotebookTool[EditCellArgs]):
             user_text("change %1", cell_words(read.index, after)),
             read,
         )
-        diff = cell_diff(before, after, path, args.cell_id)
+        diff = cell_diff(before, after, path, f"cell {args.cell_id}")
         how = f" old_string {match_note}." if match_note else ""
         return ToolOutput(
             f"Edited cell {args.cell_id} (index {index}).{how}\n{diff}",
-            {"path": path, "cell_id": args.cell_id, "index": index, "diff": diff},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "first_line": first_line(after),
+                "diff": diff,
+            },
         )
 
 
@@ -439,6 +460,14 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         detail = f"delete cell {args.cell_id}" + (f":\n{source}" if source is not None else "")
         return PermissionAction(PermissionKind.FILE_WRITE, path, detail)
 
+    async def approval_view(
+        self, args: DeleteCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> ApprovalView:
+        """The source that would go, read from the cell as it is now (the id stays in the details)."""
+        path = notebook_path(ctx, args.path)
+        cell, source = await self.live_cell(ctx, path, args.cell_id)
+        return ApprovalView(source or None, user_text("deletes %1 of %2", cell, path))
+
     async def run(self, args: DeleteCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
@@ -452,7 +481,12 @@ class DeleteCellTool(NotebookTool[DeleteCellArgs]):
         return ToolOutput(
             f"Deleted {cell.cell_type} cell {args.cell_id} (was at index {index}). "
             f"Its source was:\n{cell_source(cell)}",
-            {"path": path, "cell_id": args.cell_id, "index": index},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "first_line": first_line(cell_source(cell)),
+            },
         )
 
 
@@ -486,6 +520,18 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
             PermissionKind.FILE_WRITE, path, f"move cell {args.cell_id} to index {args.to_index}"
         )
 
+    async def approval_view(
+        self, args: MoveCellArgs, ctx: ToolContext, action: PermissionAction | None
+    ) -> ApprovalView:
+        """The cell's source (what moves) and where to."""
+        path = notebook_path(ctx, args.path)
+        cell, source = await self.live_cell(ctx, path, args.cell_id)
+        if args.to_index < 0:
+            return ApprovalView(source or None, user_text("moves %1 of %2 to the end", cell, path))
+        return ApprovalView(
+            source or None, user_text("moves %1 of %2 to position %3", cell, path, args.to_index + 1)
+        )
+
     async def run(self, args: MoveCellArgs, ctx: ToolContext) -> ToolOutput:
         path = notebook_path(ctx, args.path)
         document = await self.runtime.open(ctx, path)
@@ -498,5 +544,11 @@ class MoveCellTool(NotebookTool[MoveCellArgs]):
         )
         return ToolOutput(
             f"Moved cell {args.cell_id} from index {old_index} to index {index}.",
-            {"path": path, "cell_id": args.cell_id, "index": index, "old_index": old_index},
+            {
+                "path": path,
+                "cell_id": args.cell_id,
+                "index": index,
+                "old_index": old_index,
+                "first_line": first_line(cell_source(read.cell)),
+            },
         )

@@ -6,8 +6,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from ...documents.edits import cell_source, cell_words
 from ...events import ToolProgressEvent
-from ...user_text import user_text
+from ...user_text import UserText, user_text
 from ..base import Tool, ToolContext, ToolError, ToolOutput
 from .executions import ExecutionRecord, ProgressHandler
 from .kernel import E_KERNEL_DIED, E_NO_KERNEL
@@ -31,6 +32,13 @@ class NotebookTool(Tool[ArgsT]):
 
     def __init__(self, runtime: NotebookRuntime) -> None:
         self.runtime = runtime
+
+    async def live_cell(self, ctx: ToolContext, path: str, cell_id: str) -> tuple[UserText, str]:
+        """A cell as the user knows it now ("cell 4 (df.head())", from the open tab or the file) and its
+        source: what an approval card names instead of the id."""
+        read = await (await self.runtime.open(ctx, path)).read_cell(cell_id)
+        source = cell_source(read.cell)
+        return cell_words(read.index, source), source
 
 
 def no_kernel_error(path: str) -> ToolError:
