@@ -1,6 +1,6 @@
 /**
- * Inline completion in a notebook cell: typing shows ghost text from the scripted model (fill-in-the-middle
- * through `/v1/completions`), and Tab, JupyterLab's own key, accepts it.
+ * Inline completion in a notebook cell and in the file editor: typing shows ghost text from the scripted
+ * model (fill-in-the-middle through `/v1/completions`), and Tab, JupyterLab's own key, accepts it.
  *
  * The test lab turns the hdsp-agent provider off (jupyter_server_test_config.py: other specs type in cells);
  * this spec's page has it on, as a user sets it under Settings → Inline Completer.
@@ -55,5 +55,51 @@ test.describe('inline completion', () => {
     expect(sent.messages).toBeUndefined();
     expect(sent.prompt).toContain('import math\n');
     expect(sent.suffix).toBe('');
+  });
+
+  test('typing in a Python file in the editor shows ghost text with the text after the cursor as the suffix', async ({
+    page,
+    request,
+    tmpPath
+  }) => {
+    await loadScript(request, Array(4).fill({ text: 'sqrt(2)' }), {
+      completions: true
+    });
+    const path = `${tmpPath}/calc.py`;
+    const put = await request.put(`/api/contents/${path}`, {
+      data: {
+        type: 'file',
+        format: 'text',
+        content: 'import math\n\n\nprint(root)\n'
+      }
+    });
+    expect(put.ok()).toBeTruthy();
+    await page.evaluate(async file => {
+      await (window as any).jupyterapp.commands.execute('docmanager:open', {
+        path: file,
+        factory: 'Editor'
+      });
+    }, path);
+    const editor = page.locator('.jp-FileEditor:visible .cm-content');
+    await expect(editor).toContainText('print(root)');
+    // The cursor on the empty line between the import and the print.
+    await editor.locator('.cm-line').nth(2).click();
+    await page.keyboard.type('root = math.', { delay: 20 });
+
+    const ghost = page.locator('.jp-GhostText');
+    await expect(ghost).toHaveText('sqrt(2)');
+    await page.keyboard.press('Tab');
+    await expect(ghost).toHaveCount(0);
+    await expect(editor.locator('.cm-line').nth(2)).toHaveText(
+      'root = math.sqrt(2)'
+    );
+
+    const sent = (await modelRequests(request)).find(
+      (body: any) =>
+        typeof body.prompt === 'string' && body.prompt.endsWith('root = math.')
+    );
+    expect(sent).toBeDefined();
+    expect(sent.prompt).toContain('import math\n');
+    expect(sent.suffix).toContain('print(root)');
   });
 });
