@@ -275,11 +275,8 @@ class ScriptedModel:
                     self._json(200, {})
                     return
                 if self.path.rstrip("/").endswith("/v1/completions") and model.completions:
-                    reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
-                    if reply.hang:
-                        time.sleep(reply.hang)
-                    if reply.status != 200:
-                        self._json(reply.status, reply.body or {}, reply.headers)
+                    reply = self._answerable_reply(request)
+                    if reply is None:
                         return
                     content = _collapse(reply.chunks)["choices"][0]["message"]["content"] or ""
                     self._json(200, {"object": "text_completion", "choices": [{"index": 0, "text": content}]})
@@ -297,17 +294,24 @@ class ScriptedModel:
                             model.refused.append(request)
                         self._json(400, _context_exceeded(size, model.max_prompt_tokens))
                         return
-                reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
-                if reply.hang:
-                    time.sleep(reply.hang)
-                if reply.status != 200:
-                    self._json(reply.status, reply.body or {}, reply.headers)
+                reply = self._answerable_reply(request)
+                if reply is None:
                     return
                 if not request.get("stream"):
                     self._json(200, _collapse(reply.chunks))
                     return
                 usage_wanted = bool((request.get("stream_options") or {}).get("include_usage"))
                 self._stream(reply, prompt_tokens(request) if model.report_usage and usage_wanted else None)
+
+            def _answerable_reply(self, request: dict[str, Any]) -> Reply | None:
+                """The next reply, after its hang; None when it was an error status, already answered."""
+                reply = model._next_reply(request, {k.lower(): v for k, v in self.headers.items()})
+                if reply.hang:
+                    time.sleep(reply.hang)
+                if reply.status != 200:
+                    self._json(reply.status, reply.body or {}, reply.headers)
+                    return None
+                return reply
 
             def _stream(self, reply: Reply, usage_prompt_tokens: int | None = None) -> None:
                 # Chunked transfer encoding, as real servers stream: a dropped connection is then a broken
