@@ -8,7 +8,8 @@ import {
   screenshot,
   sendInNewChat,
   cellsOnDisk,
-  notebookCells
+  notebookCells,
+  openWith
 } from './helpers';
 
 /**
@@ -240,12 +241,7 @@ test.describe('the file is the truth the user sees', () => {
       },
       { text: 'Changed clean().' }
     ]);
-    await page.evaluate(async file => {
-      await (window as any).jupyterapp.commands.execute('docmanager:open', {
-        path: file,
-        factory: 'Editor'
-      });
-    }, path);
+    await openWith(page, path, 'Editor');
     const editor = page.locator('.jp-FileEditor:visible .cm-content');
     await expect(editor).toContainText('return 2');
     const panel = await openPanel(page);

@@ -231,3 +231,60 @@ export async function cellsOnDisk(
 export function notebookCells(page: IJupyterLabPageFixture): Locator {
   return page.locator('.jp-NotebookPanel:visible .jp-Cell');
 }
+
+/** Open a file in JupyterLab as a user would from the file browser, with the widget factory named. */
+export async function openWith(
+  page: Page,
+  path: string,
+  factory: 'Editor' | 'Notebook'
+): Promise<void> {
+  await page.evaluate(
+    async ([file, widget]) => {
+      await (window as any).jupyterapp.commands.execute('docmanager:open', {
+        path: file,
+        factory: widget
+      });
+    },
+    [path, factory]
+  );
+}
+
+/** A code cell of an nbformat 4.5 notebook, not run yet. */
+export function codeCell(id: string, source: string): object {
+  return {
+    id,
+    cell_type: 'code',
+    source,
+    metadata: {},
+    outputs: [],
+    execution_count: null
+  };
+}
+
+/** An nbformat 4.5 notebook for the python3 kernel, written where a test's lab reads it. */
+export async function putNotebook(
+  request: APIRequestContext,
+  path: string,
+  cells: object[]
+): Promise<void> {
+  const response = await request.put(`/api/contents/${path}`, {
+    data: { type: 'notebook', content: pythonNotebook(cells) }
+  });
+  expect(response.ok()).toBeTruthy();
+}
+
+/** The content of an nbformat 4.5 notebook for the python3 kernel. */
+export function pythonNotebook(cells: object[]): object {
+  return {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {
+      kernelspec: {
+        name: 'python3',
+        display_name: 'Python 3',
+        language: 'python'
+      }
+    },
+    cells
+  };
+}

@@ -7,7 +7,12 @@
  */
 import { expect, galata, test } from '@jupyterlab/galata';
 
-import { failOnConsoleErrors, loadScript, modelRequests } from './helpers';
+import {
+  failOnConsoleErrors,
+  loadScript,
+  modelRequests,
+  openWith
+} from './helpers';
 
 test.use({
   mockSettings: {
@@ -74,12 +79,7 @@ test.describe('inline completion', () => {
       }
     });
     expect(put.ok()).toBeTruthy();
-    await page.evaluate(async file => {
-      await (window as any).jupyterapp.commands.execute('docmanager:open', {
-        path: file,
-        factory: 'Editor'
-      });
-    }, path);
+    await openWith(page, path, 'Editor');
     const editor = page.locator('.jp-FileEditor:visible .cm-content');
     await expect(editor).toContainText('print(root)');
     // The cursor on the empty line between the import and the print.

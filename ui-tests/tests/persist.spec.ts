@@ -8,7 +8,8 @@ import {
   screenshot,
   sendInNewChat,
   cellsOnDisk,
-  notebookCells
+  notebookCells,
+  openWith
 } from './helpers';
 
 /**
@@ -240,12 +241,7 @@ test.describe('the agent changes survive the tab', () => {
       },
       { text: 'Changed clean() to return 20.' }
     ]);
-    await page.evaluate(async file => {
-      await (window as any).jupyterapp.commands.execute('docmanager:open', {
-        path: file,
-        factory: 'Editor'
-      });
-    }, path);
+    await openWith(page, path, 'Editor');
     const editor = page.locator('.jp-FileEditor:visible .cm-content');
     await expect(editor).toContainText('return 2');
     // The user types a line at the top and does not save.

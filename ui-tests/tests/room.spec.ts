@@ -22,9 +22,12 @@ import {
 } from '@playwright/test';
 
 import {
+  codeCell,
   contrast,
   loadScript,
   openPanel,
+  openWith,
+  putNotebook,
   screenshot,
   setLanguage,
   setRightSidebarWidth
@@ -110,43 +113,14 @@ async function expectReadableInDark(panel: Locator): Promise<void> {
 async function walk(room: IRoom): Promise<void> {
   const { page, request, testInfo, prefix, labels } = room;
   const path = `room-${prefix}.ipynb`;
-  const cell = (id: string, source: string) => ({
-    id,
-    cell_type: 'code',
-    source,
-    metadata: {},
-    outputs: [],
-    execution_count: null
-  });
-  await request.put(`/api/contents/${path}`, {
-    data: {
-      type: 'notebook',
-      content: {
-        nbformat: 4,
-        nbformat_minor: 5,
-        metadata: {
-          kernelspec: {
-            name: 'python3',
-            display_name: 'Python 3',
-            language: 'python'
-          }
-        },
-        cells: [
-          cell(
-            'aaaa1111',
-            "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})"
-          ),
-          cell('bbbb2222', 'df.describe()')
-        ]
-      }
-    }
-  });
-  await page.evaluate(async p => {
-    await (window as any).jupyterapp.commands.execute('docmanager:open', {
-      path: p,
-      factory: 'Notebook'
-    });
-  }, path);
+  await putNotebook(request, path, [
+    codeCell(
+      'aaaa1111',
+      "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})"
+    ),
+    codeCell('bbbb2222', 'df.describe()')
+  ]);
+  await openWith(page, path, 'Notebook');
   await loadScript(request, [
     {
       tool_calls: [

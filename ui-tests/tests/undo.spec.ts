@@ -2,9 +2,11 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { APIRequestContext, Locator } from '@playwright/test';
 
 import {
+  codeCell,
   failOnConsoleErrors,
   loadScript,
   openPanel,
+  pythonNotebook,
   screenshot,
   sendInNewChat
 } from './helpers';
@@ -78,24 +80,13 @@ function replace(path: string, old: string, now: string): [string, string] {
 
 /** An nbformat 4.5 notebook (cells with ids) for the python3 kernel. */
 function notebookWith(...cells: [string, string][]): object {
-  return {
-    nbformat: 4,
-    nbformat_minor: 5,
-    metadata: {
-      kernelspec: {
-        name: 'python3',
-        display_name: 'Python 3',
-        language: 'python'
-      }
-    },
-    cells: cells.map(([type, source], index) => ({
-      id: `cell-${index}`,
-      cell_type: type,
-      source,
-      metadata: {},
-      ...(type === 'code' ? { outputs: [], execution_count: null } : {})
-    }))
-  };
+  return pythonNotebook(
+    cells.map(([type, source], index) =>
+      type === 'code'
+        ? codeCell(`cell-${index}`, source)
+        : { id: `cell-${index}`, cell_type: type, source, metadata: {} }
+    )
+  );
 }
 
 const editorText = (page: IJupyterLabPageFixture) =>

@@ -1,10 +1,13 @@
 import { expect, test } from '@jupyterlab/galata';
 
 import {
+  codeCell,
   failOnConsoleErrors,
   loadScript,
   notebookCells,
   openPanel,
+  openWith,
+  putNotebook,
   sendInNewChat
 } from './helpers';
 
@@ -138,30 +141,13 @@ test.describe('where the work lands', () => {
   }) => {
     const path = 'scrolls.ipynb';
     const id = (index: number) => `cell${String(index).padStart(4, '0')}`;
-    await request.put(`/api/contents/${path}`, {
-      data: {
-        type: 'notebook',
-        content: {
-          nbformat: 4,
-          nbformat_minor: 5,
-          metadata: {
-            kernelspec: {
-              name: 'python3',
-              display_name: 'Python 3',
-              language: 'python'
-            }
-          },
-          cells: Array.from({ length: 40 }, (_, index) => ({
-            id: id(index),
-            cell_type: 'code',
-            source: `value_${index} = ${index}`,
-            metadata: {},
-            outputs: [],
-            execution_count: null
-          }))
-        }
-      }
-    });
+    await putNotebook(
+      request,
+      path,
+      Array.from({ length: 40 }, (_, index) =>
+        codeCell(id(index), `value_${index} = ${index}`)
+      )
+    );
     const edit = (index: number, source: string) =>
       JSON.stringify({ path, cell_id: id(index), source });
     await loadScript(request, [
@@ -175,12 +161,7 @@ test.describe('where the work lands', () => {
       },
       { text: 'Changed another.' }
     ]);
-    await page.evaluate(async p => {
-      await (window as any).jupyterapp.commands.execute('docmanager:open', {
-        path: p,
-        factory: 'Notebook'
-      });
-    }, path);
+    await openWith(page, path, 'Notebook');
     const cells = notebookCells(page);
     await expect(cells.first()).toBeInViewport();
     const panel = await openPanel(page);
