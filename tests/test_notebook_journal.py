@@ -43,7 +43,9 @@ def on_disk(root: Path, name: str) -> list[str]:
     return sources(nbformat.read(root / name, as_version=4))
 
 
-async def wait_until(condition: Any, seconds: float = 5.0) -> None:
+async def wait_until(condition: Any, seconds: float = 15.0) -> None:
+    # Generous: on a 2-core CI machine a tab's save can wait behind kernels starting in the other worker.
+    # A condition that holds returns at once; the time only matters when it never does.
     for _ in range(int(seconds / 0.05)):
         try:
             if condition():
